@@ -1,0 +1,128 @@
+"""Attention maths in pure NumPy — the single source of truth for every number the app shows.
+
+Shape vocabulary (used in every docstring and shape comment in this package):
+
+    n          number of tokens; ``n_q`` queries and ``n_k`` keys/values when they differ
+    d_model    width of a token embedding (the model dimension)
+    h          number of attention heads
+    d_k        width of a query/key vector (per head)
+    d_v        width of a value vector (per head)
+    ...        optional leading batch dimensions
+
+Conventions:
+
+* Row vectors: a projection is ``x @ W`` with ``W`` of shape ``(d_in, d_out)``, as in the lessons.
+* Masks are boolean and ``True`` means *may attend*.
+* Randomness only through an explicit ``seed`` (or ``np.random.Generator``) argument.
+* Functions are pure: they return new arrays and keep no state.
+
+Nothing in this package imports streamlit, altair or pandas, or does I/O, so it runs in a
+notebook with only NumPy installed.
+"""
+
+from core.attention import (
+    AttentionTrace,
+    attention_scores,
+    scaled_dot_product_attention,
+    self_attention_trace,
+)
+from core.experiments import (
+    dot_product_samples,
+    dot_variance_curve,
+    entropy,
+    gradient_curve,
+    saturation_curve,
+    softmax_jacobian,
+    softmax_jacobian_norm,
+)
+from core.kv_cache import (
+    CostCurve,
+    DecodeStep,
+    KVCache,
+    cached_causal_attention,
+    decode_costs,
+    decode_step,
+    decode_trace,
+)
+from core.lookup import hard_lookup, polar_query, soft_lookup
+from core.masks import LARGE_NEGATIVE, MASK_FILL, apply_mask, causal_mask, padding_mask
+from core.multihead import (
+    init_multihead,
+    merge_heads,
+    multi_head_attention,
+    multi_head_attention_loop,
+    split_heads,
+)
+from core.projections import (
+    fuse_qkv,
+    fused_project,
+    init_projections,
+    lesson_inputs,
+    project_qkv,
+    xavier_std,
+)
+from core.softmax import softmax, softmax_naive
+from core.textplot import text_heatmap
+from core.tokens import (
+    EMBEDDING_MODES,
+    MAX_TOKENS,
+    EmptyTextError,
+    TokenizeError,
+    TooManyTokensError,
+    embed_tokens,
+    sinusoidal_positions,
+    stable_embeddings,
+    tokenize,
+)
+
+__all__ = [
+    "EMBEDDING_MODES",
+    "LARGE_NEGATIVE",
+    "MASK_FILL",
+    "MAX_TOKENS",
+    "AttentionTrace",
+    "CostCurve",
+    "DecodeStep",
+    "EmptyTextError",
+    "KVCache",
+    "TokenizeError",
+    "TooManyTokensError",
+    "apply_mask",
+    "attention_scores",
+    "cached_causal_attention",
+    "causal_mask",
+    "decode_costs",
+    "decode_step",
+    "decode_trace",
+    "dot_product_samples",
+    "dot_variance_curve",
+    "embed_tokens",
+    "entropy",
+    "fuse_qkv",
+    "fused_project",
+    "gradient_curve",
+    "hard_lookup",
+    "init_multihead",
+    "init_projections",
+    "lesson_inputs",
+    "merge_heads",
+    "multi_head_attention",
+    "multi_head_attention_loop",
+    "padding_mask",
+    "polar_query",
+    "project_qkv",
+    "saturation_curve",
+    "scaled_dot_product_attention",
+    "self_attention_trace",
+    "sinusoidal_positions",
+    "soft_lookup",
+    "softmax",
+    "softmax_jacobian",
+    "softmax_jacobian_norm",
+    "softmax_naive",
+    "split_heads",
+    "stable_embeddings",
+    "text_heatmap",
+    "tokenize",
+    "xavier_std",
+]

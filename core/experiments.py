@@ -1,0 +1,105 @@
+"""Numerical experiments behind "why divide by √d_k" (numbers only; pages draw them)."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.softmax import softmax
+
+
+def dot_product_samples(d_k: int, n_samples: int, seed: int = 0) -> np.ndarray:
+    """Dot products ``q·k`` of random vectors with i.i.d. N(0, 1) entries.
+
+    Shapes: -> ``(n_samples,)``. Their variance is ``d_k`` in theory.
+    """
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n_samples, d_k))
+    k = rng.standard_normal((n_samples, d_k))
+    return np.einsum("sd,sd->s", q, k)  # (n_samples,)
+
+
+def dot_variance_curve(
+    d_ks: np.ndarray | list[int], n_samples: int, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Measured variance of ``q·k`` for each ``d_k``, raw and after ÷√d_k.
+
+    Shapes: ``d_ks`` ``(m,)`` -> ``(raw (m,), scaled (m,))``; theory: ``d_k`` and 1.
+    """
+    raw = np.array(
+        [np.var(dot_product_samples(int(d), n_samples, seed + i)) for i, d in enumerate(d_ks)]
+    )
+    return raw, raw / np.asarray(d_ks, dtype=float)
+
+
+def entropy(p: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Shannon entropy in nats; ``0·log 0`` counts as 0. Shapes: ``(..., n)`` -> ``(...)``."""
+    logs = np.log(np.where(p > 0, p, 1.0))
+    return -np.sum(p * logs, axis=axis)
+
+
+def softmax_jacobian(p: np.ndarray) -> np.ndarray:
+    """Jacobian of softmax at output ``p``: ``diag(p) - p pᵀ``.
+
+    Shapes: ``(..., n)`` -> ``(..., n, n)``.
+    """
+    return p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
+
+
+def softmax_jacobian_norm(p: np.ndarray) -> np.ndarray:
+    """Frobenius norm of the softmax Jacobian: how much gradient can flow back.
+
+    Shapes: ``(..., n)`` -> ``(...)``. It is 0 for a one-hot (saturated) ``p``.
+    """
+    return np.linalg.norm(softmax_jacobian(p), axis=(-2, -1))
+
+
+@dataclass(frozen=True)
+class SaturationCurve:
+    """Mean statistics of one softmax row of random scores, per ``d_k``."""
+
+    d_ks: np.ndarray  # (m,)
+    max_weight: np.ndarray  # (m,)
+    entropy: np.ndarray  # (m,)
+    jacobian_norm: np.ndarray  # (m,)
+
+
+def _random_rows(d_k: int, n_keys: int, n_trials: int, scale: bool, seed: int) -> np.ndarray:
+    """Softmax rows of ``q·k`` scores for random N(0, 1) vectors. Shapes: -> ``(n_trials, n_keys)``."""
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n_trials, 1, d_k))
+    k = rng.standard_normal((n_trials, n_keys, d_k))
+    scores = np.sum(q * k, axis=-1)  # (n_trials, n_keys)
+    return softmax(scores / np.sqrt(d_k) if scale else scores)
+
+
+def saturation_curve(
+    d_ks: np.ndarray | list[int],
+    scale: bool,
+    n_keys: int = 8,
+    n_trials: int = 200,
+    seed: int = 0,
+) -> SaturationCurve:
+    """How peaked a softmax row gets as ``d_k`` grows, with or without ÷√d_k.
+
+    For each ``d_k``: the mean over ``n_trials`` rows of the max weight, the entropy and the
+    softmax Jacobian norm (gradient size). Unscaled rows saturate (max → 1, entropy → 0,
+    gradient → 0); scaled rows stay put.
+    """
+    rows = [_random_rows(int(d), n_keys, n_trials, scale, seed + i) for i, d in enumerate(d_ks)]
+    return SaturationCurve(
+        np.asarray(d_ks),
+        np.array([r.max(axis=-1).mean() for r in rows]),
+        np.array([entropy(r).mean() for r in rows]),
+        np.array([softmax_jacobian_norm(r).mean() for r in rows]),
+    )
+
+
+def gradient_curve(
+    d_ks: np.ndarray | list[int], n_keys: int = 8, n_trials: int = 200, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mean softmax Jacobian norm per ``d_k`` without and with scaling.
+
+    Shapes: ``(m,)`` -> ``(unscaled (m,), scaled (m,))``.
+    """
+    raw = saturation_curve(d_ks, False, n_keys, n_trials, seed).jacobian_norm
+    return raw, saturation_curve(d_ks, True, n_keys, n_trials, seed).jacobian_norm
