@@ -1,4 +1,95 @@
+"""Home page: why attention, the formula, and the five steps with live shapes."""
+
+import pandas as pd
 import streamlit as st
 
-st.title("Attention Lab")
-st.write("Scaled dot-product self-attention, one idea at a time.")
+import core
+from ui import charts
+from ui.blocks import header, link, notice
+from ui.params import Int, slider
+from ui.shell import shell
+from ui.steps import stepper
+
+ctx = shell("home")
+t = ctx.t
+header(ctx)
+steps = stepper(ctx, [t("home.why_title"), t("home.formula_title"), t("home.pipeline_title")])
+
+if steps.show(0):
+    st.subheader(t("home.why_title"))
+    left, right = st.columns([3, 2])
+    with right:
+        st.markdown(t("home.why_text"))
+        distance_max = slider(ctx, Int("distance", 50, 2, 200), t("home.distance"))
+    distance, rnn, attn = core.path_lengths(distance_max)
+    data = pd.concat(
+        [
+            pd.DataFrame({"distance": distance, "steps": rnn, "model": t("home.rnn")}),
+            pd.DataFrame({"distance": distance, "steps": attn, "model": t("home.attention")}),
+        ]
+    )
+    with left:
+        charts.show(
+            ctx,
+            charts.lines(
+                data,
+                "distance",
+                "steps",
+                "model",
+                title=t("home.path_chart"),
+                x_title=t("home.distance_axis"),
+                y_title=t("home.steps_axis"),
+            ),
+        )
+    notice(ctx, [t("home.notice_rnn", d=distance_max), t("home.notice_attention")])
+
+if steps.show(1):
+    st.subheader(t("home.formula_title"))
+    st.latex(
+        r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V"
+    )
+    st.markdown(t("home.formula_text"))
+    link(ctx, "lookup", t("home.lookup_link"))
+
+if steps.show(2):
+    st.subheader(t("home.pipeline_title"))
+    c1, c2, c3, c4 = st.columns(4)
+    with c1:
+        n = slider(ctx, Int("n", 6, 2, 32), t("home.n"))
+    with c2:
+        d_model = slider(ctx, Int("d_model", 8, 2, 64), "d_model")
+    with c3:
+        d_k = slider(ctx, Int("d_k", 4, 1, 64), "d_k")
+    with c4:
+        d_v = slider(ctx, Int("d_v", 4, 1, 64), "d_v")
+    trace = core.self_attention_trace(
+        core.lesson_inputs(n, d_model), *core.init_projections(d_model, d_k, d_v)
+    )
+    stages = [
+        (
+            "project",
+            r"Q=XW^Q,\;K=XW^K,\;V=XW^V",
+            [trace.x.shape, trace.q.shape, trace.v.shape],
+            "qkv",
+        ),
+        ("score", r"QK^\top", [trace.scores.shape], "scaling"),
+        ("scale", r"QK^\top/\sqrt{d_k}", [trace.scaled.shape], "scaling"),
+        ("softmax", r"\mathrm{softmax}(\cdot)", [trace.weights.shape], "softmax"),
+        ("mix", r"\alpha V", [trace.output.shape], "weighted_sum"),
+    ]
+    cols = st.columns(len(stages))
+    for i, (col, (name, formula, shapes, target)) in enumerate(zip(cols, stages, strict=True)):
+        with col, st.container(border=True, height="stretch"):
+            st.markdown(f"**{i + 1}. {t(f'home.step_{name}')}**")
+            st.latex(formula)
+            st.markdown(" → ".join(f"`{s}`" for s in shapes))
+            st.caption(t(f"home.step_{name}_text"))
+            link(ctx, target)
+    row_sum = float(trace.weights[0].sum())
+    notice(
+        ctx,
+        [
+            t("home.notice_shapes", n=n, d_v=d_v),
+            t("home.notice_rowsum", s=f"{row_sum:.3f}", d_v=d_v),
+        ],
+    )

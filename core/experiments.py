@@ -64,7 +64,10 @@ class SaturationCurve:
 
 
 def _random_rows(d_k: int, n_keys: int, n_trials: int, scale: bool, seed: int) -> np.ndarray:
-    """Softmax rows of ``q·k`` scores for random N(0, 1) vectors. Shapes: -> ``(n_trials, n_keys)``."""
+    """Softmax rows of ``q·k`` scores for random N(0, 1) vectors.
+
+    Shapes: -> ``(n_trials, n_keys)``.
+    """
     rng = np.random.default_rng(seed)
     q = rng.standard_normal((n_trials, 1, d_k))
     k = rng.standard_normal((n_trials, n_keys, d_k))
@@ -103,3 +106,14 @@ def gradient_curve(
     """
     raw = saturation_curve(d_ks, False, n_keys, n_trials, seed).jacobian_norm
     return raw, saturation_curve(d_ks, True, n_keys, n_trials, seed).jacobian_norm
+
+
+def path_lengths(max_distance: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sequential steps information needs to travel between two tokens ``d`` apart.
+
+    An RNN passes it through every hidden state in between (``d`` steps); self-attention
+    connects any two positions directly (1 step). Shapes: -> ``(distance, rnn, attention)``,
+    each ``(max_distance,)``.
+    """
+    distance = np.arange(1, max_distance + 1)
+    return distance, distance.copy(), np.ones_like(distance)

@@ -43,9 +43,7 @@ class DecodeStep:
     cache: KVCache  # the cache after this step, t + 1 rows
 
 
-def decode_step(
-    q_t: np.ndarray, k_t: np.ndarray, v_t: np.ndarray, cache: KVCache
-) -> DecodeStep:
+def decode_step(q_t: np.ndarray, k_t: np.ndarray, v_t: np.ndarray, cache: KVCache) -> DecodeStep:
     """Append the new token's key/value to the cache, then attend with its query.
 
     Shapes: ``q_t``/``k_t`` ``(d_k,)``, ``v_t`` ``(d_v,)``, cache with ``t`` rows

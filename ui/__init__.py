@@ -1,0 +1,1 @@
+"""Streamlit-facing helpers: shell, i18n, params, charts, exports, presenter steps."""

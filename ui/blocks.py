@@ -1,0 +1,32 @@
+"""Small repeated page elements: the page header and the "what to notice" box."""
+
+import streamlit as st
+
+from ui.pages import available_pages, page_info
+from ui.shell import PageContext
+
+
+def header(ctx: PageContext) -> None:
+    """The page title and its one-paragraph introduction (``<page>.title`` / ``<page>.intro``)."""
+    st.title(ctx.t(f"{ctx.page}.title"))
+    if not ctx.presenter:
+        st.markdown(ctx.t(f"{ctx.page}.intro"))
+
+
+def notice(ctx: PageContext, items: list[str]) -> None:
+    """The "what to notice" box: the two or three things a lecturer would point at."""
+    with st.container(border=True):
+        st.markdown(f"**:material/lightbulb: {ctx.t('blocks.notice')}**")
+        st.markdown("\n".join(f"- {item}" for item in items))
+
+
+def link(ctx: PageContext, page_id: str, label: str | None = None) -> None:
+    """A link to another page that keeps the language and presenter mode; nothing if that
+    page does not exist yet."""
+    info = page_info(page_id)
+    if info not in available_pages():
+        return
+    carry = {"lang": ctx.lang, **({"present": "1"} if ctx.presenter else {})}
+    st.page_link(
+        info.file, label=label or ctx.t(f"nav.{page_id}"), icon=info.icon, query_params=carry
+    )

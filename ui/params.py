@@ -1,0 +1,170 @@
+"""URL-shareable controls with validation.
+
+Every control that shapes a view is created through these helpers: the widget is bound to a
+query parameter (``bind="query-params"``), so the address bar always restores the view,
+also on a freshly started server. Before the widget is drawn, the raw URL value is checked
+against the same spec; an invalid one (``?d_model=-3``, ``?heads=abc``, ``?seed=1e99``,
+``?temperature=nan``) produces a short translated warning, and the widget falls back to
+its default.
+"""
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import streamlit as st
+
+from ui.safe import plain
+from ui.shell import PageContext
+
+_INT = re.compile(r"[+-]?\d{1,12}")
+
+
+@dataclass(frozen=True)
+class Int:
+    """An integer control in ``[lo, hi]``."""
+
+    key: str
+    default: int
+    lo: int
+    hi: int
+
+    def parse(self, raw: str) -> int | None:
+        """The value ``raw`` stands for, or None if it is not an integer in range."""
+        if not _INT.fullmatch(raw.strip()):
+            return None
+        value = int(raw)
+        return value if self.lo <= value <= self.hi else None
+
+
+@dataclass(frozen=True)
+class Float:
+    """A finite float control in ``[lo, hi]``."""
+
+    key: str
+    default: float
+    lo: float
+    hi: float
+
+    def parse(self, raw: str) -> float | None:
+        """The value ``raw`` stands for, or None if it is not a finite float in range."""
+        try:
+            value = float(raw)
+        except ValueError:
+            return None
+        return value if math.isfinite(value) and self.lo <= value <= self.hi else None
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of a fixed set of raw string tokens (the URL holds the token, not a label)."""
+
+    key: str
+    default: str
+    options: tuple[str, ...]
+
+    def parse(self, raw: str) -> str | None:
+        """``raw`` if it is one of the options."""
+        return raw if raw in self.options else None
+
+
+@dataclass(frozen=True)
+class Text:
+    """Free text up to ``max_len`` characters."""
+
+    key: str
+    default: str
+    max_len: int = 200
+
+    def parse(self, raw: str) -> str | None:
+        """``raw`` if it is not too long."""
+        return raw if len(raw) <= self.max_len else None
+
+
+@dataclass(frozen=True)
+class Flag:
+    """An on/off control; the URL holds ``true`` or ``false``."""
+
+    key: str
+    default: bool
+
+    def parse(self, raw: str) -> bool | None:
+        """True/False for the spellings Streamlit writes, else None."""
+        return {"true": True, "false": False}.get(raw.lower())
+
+
+Spec = Int | Float | Choice | Text | Flag
+
+
+def check_url(ctx: PageContext, spec: Spec) -> None:
+    """Warn (translated) when the URL holds a value for ``spec`` that cannot be used."""
+    raw = st.query_params.get(spec.key)
+    if raw is not None and spec.parse(raw) is None:
+        shown = "" if isinstance(spec, Text) else plain(raw, 24)
+        ctx.warn(ctx.t("params.invalid", name=spec.key, value=shown, default=plain(spec.default)))
+
+
+def slider(
+    ctx: PageContext, spec: Int | Float, label: str, step: float | None = None, **kw: object
+) -> int | float:
+    """A URL-bound slider."""
+    check_url(ctx, spec)
+    return st.slider(
+        label, spec.lo, spec.hi, spec.default, step=step, key=spec.key, bind="query-params", **kw
+    )
+
+
+def number(ctx: PageContext, spec: Int, label: str, **kw: object) -> int:
+    """A URL-bound integer box (for seeds and other wide ranges)."""
+    check_url(ctx, spec)
+    return st.number_input(
+        label, spec.lo, spec.hi, spec.default, step=1, key=spec.key, bind="query-params", **kw
+    )
+
+
+def select(
+    ctx: PageContext,
+    spec: Choice,
+    label: str,
+    format_func: Callable[[str], str] = str,
+    widget: str = "segmented",
+    **kw: object,
+) -> str:
+    """A URL-bound choice among raw tokens: ``widget`` is "segmented", "select" or "radio"."""
+    check_url(ctx, spec)
+    common = {"format_func": format_func, "key": spec.key, "bind": "query-params", **kw}
+    if widget == "segmented":
+        value = st.segmented_control(
+            label, spec.options, default=spec.default, required=True, **common
+        )
+    elif widget == "radio":
+        value = st.radio(label, spec.options, index=spec.options.index(spec.default), **common)
+    else:
+        value = st.selectbox(label, spec.options, index=spec.options.index(spec.default), **common)
+    return value if value in spec.options else spec.default
+
+
+def toggle(ctx: PageContext, spec: Flag, label: str, **kw: object) -> bool:
+    """A URL-bound on/off toggle."""
+    check_url(ctx, spec)
+    return st.toggle(label, spec.default, key=spec.key, bind="query-params", **kw)
+
+
+def text(ctx: PageContext, spec: Text, label: str, **kw: object) -> str:
+    """A URL-bound single-line text box."""
+    check_url(ctx, spec)
+    return st.text_input(
+        label, spec.default, max_chars=spec.max_len, key=spec.key, bind="query-params", **kw
+    )
+
+
+def divisor_choice(key: str, n: int, default: int) -> Choice:
+    """A choice among the divisors of ``n`` (e.g. head counts for ``d_model``)."""
+    options = tuple(str(d) for d in range(1, n + 1) if n % d == 0)
+    return Choice(key, str(default) if str(default) in options else options[0], options)
+
+
+def options_of(values: Sequence[object]) -> tuple[str, ...]:
+    """Raw URL tokens for a list of values."""
+    return tuple(str(v) for v in values)

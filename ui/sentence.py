@@ -1,0 +1,110 @@
+"""The shared "sentence + dimensions" controls used by every page that embeds tokens.
+
+URL keys: ``text``, ``d_model``, ``d_k``, ``d_v``, ``seed``, ``embed`` (lesson|stable),
+``pos`` (positional encoding). Defaults are lesson 002's example: "The cat sat on the mat",
+d_model = 8, d_k = d_v = 4, seed 42, lesson embeddings — so the page reproduces the
+lesson's numbers as it opens.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+import core
+from ui.params import Choice, Flag, Int, Text, number, select, slider, text, toggle
+from ui.shell import PageContext
+
+LESSON_TEXT = "The cat sat on the mat"
+TEXT = Text("text", LESSON_TEXT, max_len=300)
+D_MODEL = Int("d_model", 8, 2, 64)
+D_K = Int("d_k", 4, 1, 64)
+D_V = Int("d_v", 4, 1, 64)
+SEED = Int("seed", 42, 0, 2**32 - 1)
+EMBED = Choice("embed", "lesson", core.EMBEDDING_MODES)
+POSITIONS = Flag("pos", False)
+LESSON_SETTINGS = {
+    TEXT.key: LESSON_TEXT,
+    D_MODEL.key: 8,
+    D_K.key: 4,
+    D_V.key: 4,
+    SEED.key: 42,
+    EMBED.key: "lesson",
+    POSITIONS.key: False,
+}
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """Tokens, their embeddings and the projection sizes chosen on the page."""
+
+    tokens: list[str]
+    x: np.ndarray  # (n, d_model)
+    d_model: int
+    d_k: int
+    d_v: int
+    seed: int
+    mode: str
+    positions: bool
+
+    def projections(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """W_Q, W_K, W_V for these sizes and seed (lesson 002's initialisation)."""
+        return core.init_projections(self.d_model, self.d_k, self.d_v, self.seed)
+
+
+def load_lesson_example() -> None:
+    """Button callback: restore lesson 002's exact settings (the URL follows)."""
+    for key, value in LESSON_SETTINGS.items():
+        st.session_state[key] = value
+
+
+def tokens_or_default(ctx: PageContext, raw: str) -> list[str]:
+    """Tokenise the user's text; on bad text warn (translated) and use the lesson sentence."""
+    try:
+        return core.tokenize(raw)
+    except core.TooManyTokensError as err:
+        ctx.warn(ctx.t("sentence.too_many", count=err.count, limit=err.limit))
+    except core.TokenizeError:
+        ctx.warn(ctx.t("sentence.empty"))
+    return core.tokenize(LESSON_TEXT)
+
+
+def sentence_controls(ctx: PageContext, dims: bool = True, key_dims: bool = True) -> Sentence:
+    """Draw the sentence and size controls and embed the sentence.
+
+    ``dims=False`` hides d_model/d_k/d_v (defaults are used); ``key_dims=False`` hides only
+    d_k and d_v (e.g. multi-head pages derive them from d_model and h).
+    """
+    t = ctx.t
+    with st.container(border=True):
+        raw = text(ctx, TEXT, t("sentence.text"), help=t("sentence.text_help"))
+        tokens = tokens_or_default(ctx, raw)
+        cols = st.columns(6 if dims else 3, vertical_alignment="bottom")
+        d_model = d_k = d_v = None
+        if dims:
+            with cols[0]:
+                d_model = slider(ctx, D_MODEL, "d_model")
+            if key_dims:
+                with cols[1]:
+                    d_k = slider(ctx, D_K, "d_k")
+                with cols[2]:
+                    d_v = slider(ctx, D_V, "d_v")
+        with cols[-3]:
+            seed = number(ctx, SEED, t("sentence.seed"))
+        with cols[-2]:
+            mode = select(
+                ctx, EMBED, t("sentence.embed"), format_func=lambda m: t(f"sentence.mode_{m}")
+            )
+            positions = toggle(ctx, POSITIONS, t("sentence.positions"))
+        with cols[-1]:
+            st.button(
+                t("sentence.lesson"),
+                on_click=load_lesson_example,
+                icon=":material/school:",
+                help=t("sentence.lesson_help"),
+            )
+    d_model = d_model or D_MODEL.default
+    x = core.embed_tokens(tokens, d_model, mode, int(seed), positions)
+    return Sentence(
+        tokens, x, d_model, d_k or D_K.default, d_v or D_V.default, int(seed), mode, positions
+    )

@@ -1,0 +1,146 @@
+"""The frame around every page: page config, sidebar (language, presenter mode, navigation).
+
+Every page starts with ``ctx = shell("softmax")``. Language and presenter mode live in the
+URL (``?lang=zh&present=1``) so a bookmarked lecture link restores them, and every
+navigation link carries them along.
+"""
+
+from dataclasses import dataclass
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from ui.i18n import LANGUAGE_NAMES, LANGUAGES, Translator, browser_language
+from ui.pages import SECTIONS, available_pages, page_info
+from ui.safe import plain
+
+PRESENTER_CSS = """
+<style>
+html { font-size: 22px; }
+.stApp [data-testid="stMarkdownContainer"] p,
+.stApp [data-testid="stMarkdownContainer"] li { font-size: 1.15rem; line-height: 1.5; }
+.stApp [data-testid="stWidgetLabel"] p { font-size: 1rem; }
+header[data-testid="stHeader"] [data-testid="stToolbar"] { display: none; }
+.block-container { padding-top: 2.5rem; max-width: 100%; }
+</style>
+"""
+BASE_CSS = """
+<style>
+.katex { font-size: 1.15em; }
+[data-testid="stSidebarNav"] { display: none; }
+.st-key-arrow_keys { display: none; }
+</style>
+"""
+
+
+@dataclass(frozen=True)
+class PageContext:
+    """What a page needs from the shell."""
+
+    page: str
+    lang: str
+    t: Translator
+    presenter: bool
+    notices: DeltaGenerator  # top-of-page slot for warnings about bad input
+
+    def warn(self, text: str) -> None:
+        """Show a short warning at the top of the page."""
+        self.notices.warning(text, icon=":material/warning:")
+
+
+def _resolve_language(notices: list[str]) -> str:
+    """The URL's ``lang`` if valid, else the last choice in this session, else the browser's."""
+    raw = st.query_params.get("lang")
+    if raw in LANGUAGES:
+        return raw
+    fallback = st.session_state.get("_lang") or browser_language(st.context.locale)
+    if raw is not None:
+        notices.append(f"lang={plain(raw)}")
+    return fallback
+
+
+def _resolve_presenter(notices: list[str]) -> bool:
+    """The URL's ``present`` flag (``1``/``0``), else off."""
+    raw = st.query_params.get("present")
+    if raw is not None and raw not in ("0", "1"):
+        notices.append(f"present={plain(raw)}")
+    return raw == "1"
+
+
+def _set_url(key: str, value: str, default: str) -> None:
+    """Write a shell setting to the URL, dropping it when it is the default."""
+    if value == default:
+        st.query_params.pop(key, None)
+    elif st.query_params.get(key) != value:
+        st.query_params[key] = value
+
+
+def _on_language_change() -> None:
+    choice = st.session_state.get("_lang_choice")
+    if choice in LANGUAGES:
+        st.session_state["_lang"] = choice
+        st.query_params["lang"] = choice
+
+
+def _on_presenter_change() -> None:
+    st.query_params["present"] = "1" if st.session_state.get("_present_choice") else "0"
+
+
+def _sidebar(page: str, lang: str, presenter: bool, t: Translator) -> None:
+    with st.sidebar:
+        st.markdown(f"### {t('app.name')}")
+        st.session_state["_lang_choice"] = lang
+        st.segmented_control(
+            t("shell.language"),
+            LANGUAGES,
+            format_func=LANGUAGE_NAMES.__getitem__,
+            key="_lang_choice",
+            on_change=_on_language_change,
+            required=True,
+        )
+        st.session_state["_present_choice"] = presenter
+        st.toggle(
+            t("shell.presenter"),
+            key="_present_choice",
+            on_change=_on_presenter_change,
+            help=t("shell.presenter_help"),
+        )
+        carry = {"lang": lang, **({"present": "1"} if presenter else {})}
+        pages = available_pages()
+        for section in SECTIONS:
+            members = [p for p in pages if p.section == section]
+            if not members:
+                continue
+            st.caption(t(f"nav.section.{section}"))
+            for p in members:
+                st.page_link(
+                    p.file,
+                    label=t(f"nav.{p.id}"),
+                    icon=p.icon,
+                    query_params=carry,
+                    disabled=p.id == page,
+                )
+
+
+def shell(page: str) -> PageContext:
+    """Set up the page ``page`` (an id from :mod:`ui.pages`) and return its context."""
+    page_info(page)  # fail loudly on a typo in a page script
+    bad: list[str] = []
+    lang = _resolve_language(bad)
+    presenter = _resolve_presenter(bad)
+    st.session_state["_lang"] = lang
+    t = Translator(lang)
+    st.set_page_config(
+        page_title=f"{t(f'nav.{page}')} · {t('app.name')}",
+        page_icon=":material/hub:",
+        layout="wide",
+        initial_sidebar_state="collapsed" if presenter else "auto",
+    )
+    st.html(BASE_CSS + (PRESENTER_CSS if presenter else ""))
+    _set_url("lang", lang, "")
+    _set_url("present", "1" if presenter else "0", "0")
+    _sidebar(page, lang, presenter, t)
+    ctx = PageContext(page, lang, t, presenter, st.container())
+    for item in bad:
+        ctx.warn(t("params.invalid_shell", item=item))
+    return ctx
