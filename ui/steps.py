@@ -4,21 +4,33 @@ In presenter mode a page shows only its current step. Prev/Next buttons answer t
 presentation clicker sends (PageUp/PageDown) and the arrow keys; the step lives in the URL
 (``?step=3``) so a prepared link opens on the right slide. Outside presenter mode every
 step is shown, one below the other, for a student reading alone.
+
+The URL is the single source of truth for the step: the buttons' callbacks write
+``st.query_params`` directly and the step bar is redrawn from it on every run.
 """
 
 from dataclasses import dataclass
 
 import streamlit as st
 
-from ui.params import Choice, select
+from ui.params import Int, check_url
 from ui.shell import PageContext
 
 STEP_KEY = "step"
+_CHOICE_KEY = "_step_choice"
+
+
+def _go(step: int) -> None:
+    st.query_params[STEP_KEY] = str(step)
 
 
 def _move(delta: int, count: int) -> None:
-    current = int(st.session_state.get(STEP_KEY) or 1)
-    st.session_state[STEP_KEY] = str(min(max(current + delta, 1), count))
+    current = Int(STEP_KEY, 1, 1, count).parse(st.query_params.get(STEP_KEY, "1")) or 1
+    _go(min(max(current + delta, 1), count))
+
+
+def _picked() -> None:
+    _go(int(st.session_state[_CHOICE_KEY]))
 
 
 @dataclass(frozen=True)
@@ -38,8 +50,11 @@ def stepper(ctx: PageContext, titles: list[str]) -> Steps:
     if not ctx.presenter:
         return Steps(0, presenter=False)
     count = len(titles)
-    spec = Choice(STEP_KEY, "1", tuple(str(i) for i in range(1, count + 1)))
-    prev_col, bar_col, next_col = st.columns([1, 6, 1], vertical_alignment="bottom")
+    spec = Int(STEP_KEY, 1, 1, count)
+    check_url(ctx, spec)
+    current = spec.parse(st.query_params.get(STEP_KEY, "1")) or 1
+    _go(current)
+    prev_col, bar_col, next_col = st.columns([2, 6, 2], vertical_alignment="center")
     with prev_col:
         st.button(
             ctx.t("steps.prev"),
@@ -48,6 +63,7 @@ def stepper(ctx: PageContext, titles: list[str]) -> Steps:
             shortcut="PageUp",
             icon=":material/chevron_left:",
             width="stretch",
+            disabled=current == 1,
         )
     with next_col:
         st.button(
@@ -59,11 +75,20 @@ def stepper(ctx: PageContext, titles: list[str]) -> Steps:
             icon_position="right",
             width="stretch",
             type="primary",
+            disabled=current == count,
         )
     with bar_col:
-        current = int(select(ctx, spec, ctx.t("steps.label"), label_visibility="collapsed")) - 1
+        st.session_state[_CHOICE_KEY] = str(current)
+        st.segmented_control(
+            ctx.t("steps.label"),
+            [str(i) for i in range(1, count + 1)],
+            format_func=lambda s: f"{s} · {titles[int(s) - 1]}",
+            key=_CHOICE_KEY,
+            on_change=_picked,
+            required=True,
+            label_visibility="collapsed",
+        )
     with st.container(key="arrow_keys"):  # hidden by CSS; only their shortcuts matter
         st.button("←", on_click=_move, args=(-1, count), shortcut="Left")
         st.button("→", on_click=_move, args=(1, count), shortcut="Right")
-    st.markdown(f"#### {ctx.t('steps.heading', i=current + 1, n=count, title=titles[current])}")
-    return Steps(current, presenter=True)
+    return Steps(current - 1, presenter=True)

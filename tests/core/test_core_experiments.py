@@ -1,0 +1,70 @@
+"""The "why ÷√d_k" experiments: variance, saturation, entropy, gradient size."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core import (
+    dot_product_samples,
+    dot_variance_curve,
+    entropy,
+    gradient_curve,
+    saturation_curve,
+    softmax_jacobian,
+    softmax_jacobian_norm,
+)
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.integers(0, 10_000))
+def test_dot_product_variance_is_d_k_and_one_after_scaling(seed):
+    d_ks = [1, 8, 64]
+    raw, scaled = dot_variance_curve(d_ks, 20_000, seed=seed)
+    # relative std of the sample variance is √((2 + 6/d_k)/N) <= 2 % here; allow 10 %
+    np.testing.assert_allclose(raw, d_ks, rtol=0.10)
+    np.testing.assert_allclose(scaled, 1.0, rtol=0.10)
+
+
+def test_dot_product_samples_shape_and_reproducibility():
+    s = dot_product_samples(4, 100, seed=3)
+    assert s.shape == (100,)
+    np.testing.assert_array_equal(s, dot_product_samples(4, 100, seed=3))
+
+
+def test_unscaled_rows_saturate_as_d_k_grows_and_scaled_rows_do_not():
+    d_ks = [1, 16, 256, 1024]
+    unscaled = saturation_curve(d_ks, scale=False)
+    scaled = saturation_curve(d_ks, scale=True)
+    assert np.all(np.diff(unscaled.max_weight) > 0)
+    assert unscaled.max_weight[-1] > 0.9
+    assert unscaled.max_weight[-1] > scaled.max_weight[-1] + 0.4
+    assert np.ptp(scaled.max_weight) < 0.1  # scaled stays put
+    assert unscaled.entropy[-1] < scaled.entropy[-1]
+
+
+def test_jacobian_norm_of_a_one_hot_is_zero():
+    assert softmax_jacobian_norm(np.array([0.0, 1.0, 0.0, 0.0])) == 0.0
+
+
+def test_jacobian_of_two_way_uniform_by_hand():
+    # diag(p) - p pᵀ with p = [½, ½] = [[¼, -¼], [-¼, ¼]]; Frobenius norm = √(4/16) = ½
+    p = np.array([0.5, 0.5])
+    np.testing.assert_array_equal(softmax_jacobian(p), [[0.25, -0.25], [-0.25, 0.25]])
+    assert softmax_jacobian_norm(p) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 32])
+def test_entropy_of_uniform_over_n_is_log_n(n):
+    assert entropy(np.full(n, 1.0 / n)) == pytest.approx(np.log(n), abs=1e-12)
+
+
+def test_entropy_of_one_hot_is_zero_without_nan():
+    h = entropy(np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]))
+    np.testing.assert_array_equal(h, [0.0, 0.0])
+
+
+def test_unscaled_gradient_falls_below_scaled_at_large_d_k():
+    unscaled, scaled = gradient_curve([4, 512])
+    assert unscaled[1] < scaled[1]
+    assert unscaled[1] < unscaled[0]  # the gradient shrinks as scores grow

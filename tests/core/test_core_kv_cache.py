@@ -1,0 +1,92 @@
+"""KV-cached decoding equals full causal attention; the cost model."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from core import (
+    KVCache,
+    cached_causal_attention,
+    causal_mask,
+    decode_costs,
+    decode_step,
+    decode_trace,
+    scaled_dot_product_attention,
+)
+
+vals = st.floats(-3.0, 3.0, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def qkv(draw):
+    n = draw(st.integers(1, 8))
+    d_k = draw(st.integers(1, 5))
+    d_v = draw(st.integers(1, 5))
+    q = draw(arrays(np.float64, (n, d_k), elements=vals))
+    k = draw(arrays(np.float64, (n, d_k), elements=vals))
+    v = draw(arrays(np.float64, (n, d_v), elements=vals))
+    return q, k, v
+
+
+@settings(max_examples=60, deadline=None)
+@given(qkv())
+def test_cached_decoding_equals_full_causal_attention(inputs):
+    q, k, v = inputs
+    out, w = cached_causal_attention(q, k, v)
+    ref_out, ref_w = scaled_dot_product_attention(q, k, v, mask=causal_mask(q.shape[0]))
+    np.testing.assert_allclose(w, ref_w, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(out, ref_out, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(qkv())
+def test_decode_step_t_is_row_t_of_causal_attention_with_t_plus_one_cached_rows(inputs):
+    q, k, v = inputs
+    _, full_w = scaled_dot_product_attention(q, k, v, mask=causal_mask(q.shape[0]))
+    steps = decode_trace(q, k, v)
+    assert len(steps) == q.shape[0]
+    for t, step in enumerate(steps):
+        assert step.t == t
+        assert len(step.cache) == t + 1
+        assert step.weights.shape == (t + 1,)
+        np.testing.assert_array_equal(step.cache.k, k[: t + 1])
+        np.testing.assert_array_equal(step.cache.v, v[: t + 1])
+        np.testing.assert_allclose(step.weights, full_w[t, : t + 1], rtol=1e-12, atol=1e-14)
+
+
+def test_cache_append_returns_a_new_cache_and_leaves_the_old_one():
+    empty = KVCache.empty(2, 3)
+    assert len(empty) == 0 and empty.k.shape == (0, 2) and empty.v.shape == (0, 3)
+    one = empty.append(np.ones(2), np.ones(3))
+    assert len(one) == 1 and len(empty) == 0
+
+
+def test_first_decode_step_attends_only_to_itself():
+    step = decode_step(
+        np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([5.0]), KVCache.empty(2, 1)
+    )
+    np.testing.assert_array_equal(step.weights, [1.0])
+    np.testing.assert_array_equal(step.output, [5.0])
+
+
+def test_decode_costs_tiny_case_by_hand():
+    # n=3, d_model=2, d_k=d_v=1. Projecting one token: 2·(2·1 + 1) = 6 multiply-adds.
+    # With cache at prefix length L:  6 + L·(1 + 1)           -> L=1,2,3: 8, 10, 12
+    # Without cache:  L·6 + L(L+1)/2·(1 + 1)                  -> 6+2=8, 12+6=18, 18+12=30
+    # Cache size after the step:  L·(1 + 1)                  -> 2, 4, 6
+    c = decode_costs(3, 2, 1, 1)
+    np.testing.assert_array_equal(c.with_cache, [8, 10, 12])
+    np.testing.assert_array_equal(c.without_cache, [8, 18, 30])
+    np.testing.assert_array_equal(c.cache_floats, [2, 4, 6])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 200), st.integers(1, 64), st.integers(1, 16), st.integers(1, 16))
+def test_cache_is_cheaper_after_the_first_token_and_grows_linearly(n, d_model, d_k, d_v):
+    c = decode_costs(n, d_model, d_k, d_v)
+    assert c.with_cache.shape == c.without_cache.shape == c.cache_floats.shape == (n,)
+    assert c.with_cache[0] == c.without_cache[0]  # one token: nothing to reuse yet
+    assert np.all(c.with_cache[1:] < c.without_cache[1:])
+    np.testing.assert_array_equal(np.diff(c.cache_floats), np.full(n - 1, d_k + d_v))
+    assert c.cache_floats[0] == d_k + d_v
