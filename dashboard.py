@@ -6,6 +6,7 @@ import streamlit as st
 import core
 from ui import charts
 from ui.blocks import header, link, notice
+from ui.exports import export_panel
 from ui.params import Int, slider
 from ui.shell import shell
 from ui.steps import stepper
@@ -29,7 +30,7 @@ if steps.show(0):
         ]
     )
     with left:
-        charts.show(
+        chart = charts.show(
             ctx,
             charts.lines(
                 data,
@@ -41,6 +42,7 @@ if steps.show(0):
                 y_title=t("home.steps_axis"),
             ),
         )
+    export_panel(ctx, "path_lengths", chart=chart, data=data)
     notice(ctx, [t("home.notice_rnn", d=distance_max), t("home.notice_attention")])
 
 if steps.show(1):

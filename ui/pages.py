@@ -19,6 +19,13 @@ class PageInfo:
     section: str  # catalog key under nav.section.*
     icon: str  # a Material icon shown in the navigation
 
+    @property
+    def url_path(self) -> str:
+        """The page's address: ``/`` for the home page, ``/softmax`` for pages/4_softmax.py."""
+        if self.file == "dashboard.py":
+            return "/"
+        return "/" + Path(self.file).stem.split("_", 1)[1]
+
 
 PAGES = (
     PageInfo("home", "dashboard.py", "start", ":material/home:"),

@@ -1,0 +1,101 @@
+"""Catalog integrity, and no English sentence left on any page in Chinese mode."""
+
+import re
+
+import pytest
+from conftest import ROOT, open_page, texts
+
+from ui.i18n import LANGUAGES, browser_language, catalog, placeholders
+from ui.pages import available_pages
+
+# Three or more Latin words in a row is an English sentence fragment.
+ENGLISH_RUN = re.compile(r"\b[A-Za-z]{2,}(?:[ ,]+[A-Za-z]{2,}){2,}\b")
+# Formulas, code and the lesson's example sentence are not UI text.
+NOT_UI = [
+    re.compile(r"\$\$.*?\$\$|\$[^$]*\$", re.S),  # LaTeX
+    re.compile(r"`[^`]*`"),  # inline code
+    re.compile(r"\\[a-zA-Z]+(\{[^}]*\})?"),  # LaTeX commands in st.latex
+    re.compile(r"The cat sat on the mat"),  # lesson 002's sentence (user-editable input)
+    re.compile(r"Attention Is All You Need"),  # a paper title
+]
+
+
+def test_catalogs_have_identical_keys() -> None:
+    en, zh = catalog("en"), catalog("zh")
+    assert set(en) == set(zh), {"only_en": set(en) - set(zh), "only_zh": set(zh) - set(en)}
+
+
+def test_catalogs_have_identical_placeholders() -> None:
+    en, zh = catalog("en"), catalog("zh")
+    mismatched = [k for k in en if placeholders(en[k]) != placeholders(zh[k])]
+    assert mismatched == []
+
+
+def test_catalog_entries_are_not_empty() -> None:
+    for lang in LANGUAGES:
+        assert all(v.strip() for v in catalog(lang).values()), lang
+
+
+def test_every_key_used_in_code_exists() -> None:
+    used = set()
+    for path in [ROOT / "dashboard.py", *ROOT.glob("pages/*.py"), *ROOT.glob("ui/**/*.py")]:
+        used |= set(re.findall(r"""\bt\(\s*["']([a-z_]+\.[a-z0-9_.]+)["']""", path.read_text()))
+    missing = sorted(used - set(catalog("en")))
+    assert used and missing == []
+
+
+@pytest.mark.parametrize(
+    ("locale", "lang"),
+    [("zh-CN", "zh"), ("zh-TW", "zh"), ("en-US", "en"), (None, "en"), ("fr", "en")],
+)
+def test_browser_locale_picks_language(locale: str | None, lang: str) -> None:
+    assert browser_language(locale) == lang
+
+
+def _visible_strings(at) -> str:
+    parts = [texts(at)]
+    for kind in (
+        "slider",
+        "button",
+        "selectbox",
+        "radio",
+        "toggle",
+        "text_input",
+        "number_input",
+        "checkbox",
+        "select_slider",
+        "multiselect",
+        "text_area",
+        "expander",
+        "tabs",
+    ):
+        for widget in getattr(at, kind, []):
+            parts.append(str(getattr(widget, "label", "")))
+            parts.append(str(getattr(widget, "help", "") or ""))
+    return "\n".join(parts)
+
+
+def _english_left(text: str) -> list[str]:
+    for pattern in NOT_UI:
+        text = pattern.sub(" ", text)
+    return ENGLISH_RUN.findall(text)
+
+
+@pytest.mark.parametrize("info", available_pages(), ids=lambda p: p.id)
+def test_chinese_mode_leaves_no_english_sentence(info) -> None:
+    at = open_page(None if info.file == "dashboard.py" else info.file, lang="zh")
+    assert not at.exception
+    leftover = _english_left(_visible_strings(at))
+    assert leftover == [], f"English left on {info.id}: {leftover[:5]}"
+
+
+@pytest.mark.parametrize("info", available_pages(), ids=lambda p: p.id)
+def test_english_mode_is_english(info) -> None:
+    at = open_page(None if info.file == "dashboard.py" else info.file, lang="en")
+    assert not at.exception
+    assert not re.search(r"[\u4e00-\u9fff]", _visible_strings(at).replace("简体中文", ""))
+
+
+def test_detector_catches_english() -> None:
+    assert _english_left("这是 some English words here") == ["some English words here"]
+    assert _english_left("公式 $QK^\\top / \\sqrt{d_k}$ 和 `x @ W_q`") == []

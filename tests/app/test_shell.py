@@ -1,0 +1,103 @@
+"""The frame every page lives in: language, presenter mode, steps, navigation, URL state."""
+
+import pytest
+from conftest import open_page, texts
+
+from ui.pages import PAGES, available_pages
+
+
+def _page_file(info):
+    return None if info.file == "dashboard.py" else info.file
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("present", ["0", "1"])
+@pytest.mark.parametrize("info", available_pages(), ids=lambda p: p.id)
+def test_every_page_runs_in_both_languages_and_modes(info, lang, present) -> None:
+    at = open_page(_page_file(info), lang=lang, present=present)
+    assert not at.exception
+    assert at.title, "every page has a title"
+    assert at.query_params["lang"] == lang
+
+
+def test_language_switch_changes_visible_text() -> None:
+    at = open_page(None, lang="en")
+    assert at.title[0].value == "Attention Lab"
+    at.button_group(key="_lang_choice").set_value("zh").run()
+    assert at.title[0].value == "注意力实验室"
+    assert at.query_params["lang"] == "zh"
+    assert "Why attention?" not in texts(at)
+
+
+def test_bad_language_in_url_warns_and_falls_back_to_english() -> None:
+    at = open_page(None, lang="xx")
+    assert not at.exception
+    assert at.title[0].value == "Attention Lab"
+    assert any("lang=xx" in w.value for w in at.warning)
+    assert at.query_params["lang"] == "en"
+
+
+def test_url_params_restore_controls() -> None:
+    at = open_page(None, n="12", d_model="16", d_k="8", d_v="2", distance="120")
+    assert [at.slider(key=k).value for k in ("n", "d_model", "d_k", "d_v", "distance")] == [
+        12,
+        16,
+        8,
+        2,
+        120,
+    ]
+    assert "`(12, 2)`" in texts(at), "the output shape follows n and d_v"
+
+
+@pytest.mark.parametrize(
+    ("key", "raw", "default"),
+    [
+        ("n", "-3", 6),
+        ("d_model", "abc", 8),
+        ("d_k", "1e99", 4),
+        ("distance", "nan", 50),
+        ("d_v", "", 4),
+        ("n", "<b>x</b>", 6),
+    ],
+)
+def test_bad_url_values_warn_and_fall_back(key, raw, default) -> None:
+    at = open_page(None, **{key: raw})
+    assert not at.exception
+    assert at.slider(key=key).value == default
+    assert any(f"`{key}`" in w.value for w in at.warning)
+    assert not any("<b>" in w.value for w in at.warning), "user text is escaped"
+
+
+def test_presenter_mode_shows_one_step_at_a_time() -> None:
+    at = open_page(None, present="1")
+    assert [b.label for b in at.button][:2] == ["Back", "Next"]
+    assert at.slider(key="distance").value == 50  # step 1: why attention
+    assert not at.latex
+    at = open_page(None, present="1", step="2")
+    assert at.latex and not at.slider
+    at.button[1].click().run()  # Next
+    assert at.query_params["step"] == "3"
+    assert at.slider(key="n").value == 6
+
+
+def test_presenter_toggle_goes_to_url() -> None:
+    at = open_page(None)
+    at.toggle(key="_present_choice").set_value(True).run()
+    assert at.query_params["present"] == "1"
+    assert at.query_params["step"] == "1"
+
+
+@pytest.mark.parametrize("raw", ["0", "9", "two"])
+def test_bad_step_warns_and_starts_at_step_one(raw) -> None:
+    at = open_page(None, present="1", step=raw)
+    assert not at.exception
+    assert any("`step`" in w.value for w in at.warning)
+    assert at.query_params["step"] == "1"
+
+
+def test_navigation_links_every_existing_page_and_carries_language() -> None:
+    at = open_page(None, lang="zh", present="1")
+    links = [e for e in at.sidebar if type(e).__name__ == "PageLink"]
+    assert len(links) == len(available_pages())
+    assert all(link.proto.query_string == "lang=zh&present=1" for link in links)
+    assert {p.id for p in PAGES} >= {p.id for p in available_pages()}

@@ -1,0 +1,160 @@
+"""Browser tests: a real `streamlit run` on a loopback port, driven by Debian's Chromium.
+
+No browser is downloaded: Playwright launches ``/usr/bin/chromium``. Without it the tests
+are skipped locally with the reason, and fail under CI (``CI`` set) so a missing install
+step cannot pass silently.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+SHOTS = ROOT / "artifacts" / "screens"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/e2e" in str(item.path):
+            item.add_marker(pytest.mark.e2e)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A headless Streamlit server for the app, on a free loopback port."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "dashboard.py",
+             "--server.port", str(self.port), "--server.address", "127.0.0.1",
+             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.3)
+        self.stop()
+        raise RuntimeError("streamlit did not become healthy within 60 s")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> Path:
+    if not CHROMIUM.exists():
+        message = f"Chromium not found at {CHROMIUM} (apt-get install chromium fonts-noto-cjk)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def server(chromium_path: Path) -> Iterator[Server]:
+    srv = Server()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def fresh_server(chromium_path: Path) -> Iterator[Server]:
+    """A server started just for one test, so its first request is the test's."""
+    srv = Server()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path: Path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(chromium_path), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def open_app(browser) -> Iterator[Callable]:
+    """``open_app(server, "/softmax?lang=zh")`` -> a Playwright page with the app rendered."""
+    contexts = []
+
+    def _open(srv: Server, path: str, width: int = 1920, height: int = 1080):
+        context = browser.new_context(
+            viewport={"width": width, "height": height}, accept_downloads=True
+        )
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(srv.url + path)
+        wait_idle(page)
+        return page
+
+    yield _open
+    for context in contexts:
+        context.close()
+
+
+IDLE = """() => !document.querySelector('[data-testid="stStatusWidget"]')
+    && !document.querySelector('[data-testid="stSkeleton"]')"""
+
+
+def wait_idle(page, settle: float = 0.6) -> None:
+    """Wait until the app has rendered its title, no script run is in progress and no
+    element is still a loading skeleton."""
+    page.wait_for_selector("h1", timeout=60_000)
+    page.wait_for_function(IDLE, timeout=60_000)
+    time.sleep(settle)
+    page.wait_for_function(IDLE, timeout=60_000)
+
+
+def wait_for_url(page, fragment: str) -> None:
+    """Wait until the address bar contains ``fragment``, then until the app is idle."""
+    page.wait_for_function("f => location.href.includes(f)", arg=fragment, timeout=30_000)
+    wait_idle(page)
+
+
+def shot(page, name: str) -> Path:
+    """Save a screenshot under artifacts/screens/ for a person to look at."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def href(page) -> str:
+    """The address bar (``page.url`` misses history.replaceState updates)."""
+    return page.evaluate("location.href")

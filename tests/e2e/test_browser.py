@@ -1,0 +1,112 @@
+"""The app as a person sees it in Chromium: every page, both languages, presenter mode."""
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import href, shot, wait_for_url
+
+from ui.i18n import Translator
+from ui.pages import available_pages
+
+PAGES = available_pages()
+
+
+def _no_error_on_screen(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
+    body = page.locator("body").inner_text()
+    assert "Traceback" not in body
+    assert not re.search(r"\bnan\b", body, re.IGNORECASE), "no NaN reaches the screen"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("info", PAGES, ids=lambda p: p.id)
+def test_every_page_renders_without_error(server, open_app, info, lang) -> None:
+    page = open_app(server, f"{info.url_path}?lang={lang}")
+    _no_error_on_screen(page)
+    t = Translator(lang)
+    assert page.title().startswith(t(f"nav.{info.id}"))
+    assert page.locator("h1").first.inner_text().strip() == t(f"{info.id}.title")
+    shot(page, f"{info.id}_{lang}")
+
+
+@pytest.mark.parametrize("info", PAGES, ids=lambda p: p.id)
+def test_every_page_in_presenter_mode(server, open_app, info) -> None:
+    page = open_app(server, f"{info.url_path}?lang=zh&present=1")
+    _no_error_on_screen(page)
+    shot(page, f"{info.id}_zh_presenter")
+
+
+def test_cold_deep_link_restores_view_and_app_navigation(fresh_server, open_app) -> None:
+    target = next((p for p in PAGES if p.id != "home"), PAGES[0])
+    page = open_app(fresh_server, f"{target.url_path}?lang=zh&present=1")
+    nav = page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"]')
+    expected = [Translator("zh")(f"nav.{p.id}") for p in PAGES]
+    assert nav.count() == len(PAGES)
+    assert [nav.nth(i).inner_text().strip() for i in range(nav.count())] == expected
+    assert (
+        page.locator('[data-testid="stSidebarNav"]').count() == 0
+        or not page.locator('[data-testid="stSidebarNav"]').is_visible()
+    )
+    assert "present=1" in href(page) and "lang=zh" in href(page)
+
+
+def test_cold_deep_link_restores_controls(fresh_server, open_app) -> None:
+    page = open_app(fresh_server, "/?lang=zh&n=12&d_model=16&distance=120")
+    sliders = page.locator('[data-testid="stSlider"] [role="slider"]')
+    values = [sliders.nth(i).get_attribute("aria-valuenow") for i in range(sliders.count())]
+    assert values[:3] == ["120", "12", "16"]
+    assert "`(12, 4)`".strip("`") in page.locator("body").inner_text()
+    assert page.locator("h1").first.inner_text().strip() == "注意力实验室"
+
+
+def test_language_switch_in_the_sidebar(server, open_app) -> None:
+    page = open_app(server, "/?lang=en")
+    assert page.locator("h1").first.inner_text().strip() == "Attention Lab"
+    page.get_by_role("radio", name="简体中文").click()
+    wait_for_url(page, "lang=zh")
+    assert page.locator("h1").first.inner_text().strip() == "注意力实验室"
+    assert "lang=zh" in href(page)
+
+
+def test_presenter_mode_type_is_large(server, open_app) -> None:
+    page = open_app(server, "/?lang=en&present=1")
+    size = page.evaluate(
+        """() => parseFloat(getComputedStyle(
+            document.querySelector('[data-testid="stMarkdownContainer"] p')).fontSize)"""
+    )
+    assert size >= 22
+    normal = open_app(server, "/?lang=en")
+    normal_size = normal.evaluate(
+        """() => parseFloat(getComputedStyle(
+            document.querySelector('[data-testid="stMarkdownContainer"] p')).fontSize)"""
+    )
+    assert normal_size < size
+    shot(page, "home_en_presenter_1920")
+
+
+def test_clicker_keys_step_through_the_home_page(server, open_app) -> None:
+    page = open_app(server, "/?lang=en&present=1")
+    assert "step=1" in href(page)
+    for key, step in [
+        ("PageDown", 2),
+        ("PageDown", 3),
+        ("PageUp", 2),
+        ("ArrowRight", 3),
+        ("ArrowLeft", 2),
+    ]:
+        page.keyboard.press(key)
+        wait_for_url(page, f"step={step}")
+    assert page.locator(".katex").count() > 0, "step 2 shows the formula"
+    shot(page, "home_en_presenter_step2")
+
+
+@pytest.mark.parametrize(("fmt", "magic"), [("PNG", b"\x89PNG"), ("SVG", b"<svg")])
+def test_chart_downloads_for_slides(server, open_app, fmt, magic) -> None:
+    page = open_app(server, "/?lang=en")
+    page.get_by_text("Export for slides").first.click()
+    with page.expect_download() as info:
+        page.get_by_role("button", name=fmt).first.click()
+    data = Path(info.value.path()).read_bytes()
+    assert data.startswith(magic)
+    assert len(data) > 1000
