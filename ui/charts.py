@@ -262,10 +262,14 @@ def vectors_2d(data: pd.DataFrame, title: str, extent: float) -> alt.Chart:
 
 
 def themed(chart: alt.TopLevelMixin, presenter: bool) -> alt.TopLevelMixin:
-    """Apply the house fonts and sizes (larger in presenter mode)."""
+    """Apply the house fonts and sizes (larger in presenter mode).
+
+    Charts get an explicit white background so their dark labels stay legible when the
+    app is switched to a dark theme.
+    """
     label, heading = (16, 20) if presenter else (12, 15)
     return (
-        chart.configure(font=FONT)
+        chart.configure(font=FONT, background="#ffffff", padding=8)
         .configure_axis(labelFontSize=label, titleFontSize=label + 1, labelLimit=220)
         .configure_legend(labelFontSize=label, titleFontSize=label)
         .configure_header(labelFontSize=label + 1, titleFontSize=label + 1)
