@@ -16,7 +16,7 @@ t = ctx.t
 header(ctx)
 steps = stepper(ctx, [t("home.why_title"), t("home.formula_title"), t("home.pipeline_title")])
 
-if steps.show(0):
+with steps.section(0):
     st.subheader(t("home.why_title"))
     left, right = st.columns([3, 2])
     with right:
@@ -45,7 +45,7 @@ if steps.show(0):
     export_panel(ctx, "path_lengths", chart=chart, data=data)
     notice(ctx, [t("home.notice_rnn", d=distance_max), t("home.notice_attention")])
 
-if steps.show(1):
+with steps.section(1):
     st.subheader(t("home.formula_title"))
     st.latex(
         r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V"
@@ -53,7 +53,7 @@ if steps.show(1):
     st.markdown(t("home.formula_text"))
     link(ctx, "lookup", t("home.lookup_link"))
 
-if steps.show(2):
+with steps.section(2):
     st.subheader(t("home.pipeline_title"))
     c1, c2, c3, c4 = st.columns(4)
     with c1:
@@ -70,7 +70,7 @@ if steps.show(2):
     stages = [
         (
             "project",
-            r"Q=XW^Q,\;K=XW^K,\;V=XW^V",
+            r"\begin{aligned}Q&=XW^Q\\K&=XW^K\\V&=XW^V\end{aligned}",
             [trace.x.shape, trace.q.shape, trace.v.shape],
             "qkv",
         ),

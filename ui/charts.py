@@ -21,6 +21,7 @@ KEY_COLOR = "#00798c"
 VALUE_COLOR = "#2e7d32"
 ACCENT = "#edae49"
 MAX_ANNOTATED = 30  # print numbers in heatmap cells only up to this many rows/columns
+INKS = ["#222222", "#ffffff"]  # cell text on light / dark cells
 SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 
@@ -105,33 +106,37 @@ def heatmap(
     data = pd.concat([matrix_frame(m, rows, cols, name) for name, m in panels.items()])
     n_r, n_c = len(rows), len(cols)
     size = cell or int(np.clip(420 / max(n_r, n_c), 12, 56))
-    base = alt.Chart(data).encode(
+    single = len(panels) == 1
+    if kind != "weights":
+        top = float(np.nanmax(np.abs(data["value"]))) if data["value"].notna().any() else 1.0
+        dark = data["value"].abs() > 0.6 * (top or 1.0)
+    else:
+        dark = data["value"] > 0.55
+    data["ink"] = np.where(dark.fillna(False), INKS[1], INKS[0])
+    # Faceted: the data belongs to the facet, not to each layer (or every panel draws all).
+    base = alt.Chart(data if single else alt.Undefined).encode(
         x=alt.X("col:N", sort=cols, title=x_title or None, axis=alt.Axis(labelAngle=-45)),
         y=alt.Y("row:N", sort=rows, title=y_title or None),
-    )
-    valid = "isValid(datum.value)"
-    rect = base.mark_rect(stroke="white", strokeWidth=0.5).encode(
-        color=alt.condition(valid, _color(kind, data), alt.value("#d9d9d9")),
         tooltip=[
             alt.Tooltip("row:N", title="row"),
             alt.Tooltip("col:N", title="col"),
             alt.Tooltip("text:N", title="value"),
         ],
     )
-    layers = [rect]
+    # Grey under everything: masked (−∞ → null) cells are dropped by the colour layer.
+    layers = [
+        base.mark_rect(color="#d9d9d9"),
+        base.mark_rect(stroke="white", strokeWidth=0.5).encode(color=_color(kind, data)),
+    ]
     if max(n_r, n_c) <= MAX_ANNOTATED:
-        dark = "abs(datum.value) > 0.55" if kind != "weights" else "datum.value > 0.55"
-        if kind != "weights":
-            top = float(np.nanmax(np.abs(data["value"]))) if data["value"].notna().any() else 1.0
-            dark = f"abs(datum.value) > {0.6 * (top or 1.0)}"
         layers.append(
             base.mark_text(fontSize=max(9, min(14, size // 3))).encode(
-                text="text:N",
-                color=alt.condition(f"{valid} && {dark}", alt.value("white"), alt.value("#222")),
+                text=alt.Text("text:N"),
+                color=alt.Color("ink:N", scale=alt.Scale(domain=INKS, range=INKS), legend=None),
             )
         )
     chart = alt.layer(*layers).properties(width=size * n_c, height=size * n_r)
-    if len(panels) == 1:
+    if single:
         (name,) = panels
         return chart.properties(title=shape_title(name, (n_r, n_c)))
     order = list(panels)
@@ -261,26 +266,42 @@ def vectors_2d(data: pd.DataFrame, title: str, extent: float) -> alt.Chart:
     return alt.layer(shafts, tips, text).properties(title=title, width=440, height=440)
 
 
-def themed(chart: alt.TopLevelMixin, presenter: bool) -> alt.TopLevelMixin:
-    """Apply the house fonts and sizes (larger in presenter mode).
-
-    Charts get an explicit white background so their dark labels stay legible when the
-    app is switched to a dark theme.
-    """
+def theme_config(presenter: bool) -> dict:
+    """The house Vega-Lite ``config``: fonts, sizes (larger in presenter mode), white
+    background so dark labels stay legible when the app is switched to a dark theme."""
     label, heading = (16, 20) if presenter else (12, 15)
-    return (
-        chart.configure(font=FONT, background="#ffffff", padding=8)
-        .configure_axis(labelFontSize=label, titleFontSize=label + 1, labelLimit=220)
-        .configure_legend(labelFontSize=label, titleFontSize=label)
-        .configure_header(labelFontSize=label + 1, titleFontSize=label + 1)
-        .configure_title(fontSize=heading, anchor="start")
-        .configure_text(fontSize=label)
-        .configure_view(stroke=None)
-    )
+    return {
+        "font": FONT,
+        "background": "#ffffff",
+        "padding": 8,
+        "axis": {"labelFontSize": label, "titleFontSize": label + 1, "labelLimit": 220},
+        "legend": {"labelFontSize": label, "titleFontSize": label},
+        "header": {"labelFontSize": label + 1, "titleFontSize": label + 1,
+                   "labelFont": FONT, "titleFont": FONT},
+        "title": {"fontSize": heading, "anchor": "start"},
+        "text": {"fontSize": label},
+        "view": {"strokeWidth": 0},
+    }  # fmt: skip
 
 
-def show(ctx: PageContext, chart: alt.TopLevelMixin, key: str | None = None) -> alt.TopLevelMixin:
-    """Draw ``chart`` with the house theme and return the themed chart (for exports)."""
-    final = themed(chart, ctx.presenter)
-    st.altair_chart(final, theme=None, key=key)
-    return final
+def to_spec(chart: alt.TopLevelMixin | dict, presenter: bool) -> dict:
+    """A finished Vega-Lite spec (a dict) in the house theme.
+
+    Altair charts are converted without re-validating them: validation is what makes a
+    chart cost ~100 ms, and the builders here are tested to produce valid specs.
+    """
+    spec = dict(chart) if isinstance(chart, dict) else chart.to_dict(validate=False)
+    spec["config"] = {**spec.get("config", {}), **theme_config(presenter)}
+    return spec
+
+
+def themed(chart: alt.TopLevelMixin, presenter: bool) -> alt.TopLevelMixin:
+    """The Altair chart with the house configuration attached (slower than :func:`to_spec`)."""
+    return chart.properties(config=alt.Config(**theme_config(presenter)))
+
+
+def show(ctx: PageContext, chart: alt.TopLevelMixin | dict, key: str | None = None) -> dict:
+    """Draw ``chart`` in the house theme at its own size and return the spec (for exports)."""
+    spec = to_spec(chart, ctx.presenter)
+    st.vega_lite_chart(spec=spec, theme=None, key=key, width="content")
+    return spec

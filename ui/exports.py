@@ -5,6 +5,7 @@ the button is clicked (the download data is a callable), so exports cost nothing
 """
 
 import io
+import json
 from collections.abc import Callable, Mapping
 
 import altair as alt
@@ -15,18 +16,22 @@ import streamlit as st
 from ui.shell import PageContext
 
 
-def chart_png(chart: alt.TopLevelMixin, scale: float = 2.0) -> bytes:
-    """The chart as a PNG (``scale`` × its CSS size, sharp on slides)."""
+def _json(chart: alt.TopLevelMixin | dict) -> str:
+    return json.dumps(chart) if isinstance(chart, dict) else chart.to_json()
+
+
+def chart_png(chart: alt.TopLevelMixin | dict, scale: float = 2.0) -> bytes:
+    """The chart (an Altair chart or a Vega-Lite spec) as a PNG, ``scale`` × its CSS size."""
     import vl_convert as vlc
 
-    return vlc.vegalite_to_png(chart.to_json(), scale=scale)
+    return vlc.vegalite_to_png(_json(chart), scale=scale)
 
 
-def chart_svg(chart: alt.TopLevelMixin) -> str:
-    """The chart as SVG text."""
+def chart_svg(chart: alt.TopLevelMixin | dict) -> str:
+    """The chart (an Altair chart or a Vega-Lite spec) as SVG text."""
     import vl_convert as vlc
 
-    return vlc.vegalite_to_svg(chart.to_json())
+    return vlc.vegalite_to_svg(_json(chart))
 
 
 def npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
@@ -56,7 +61,7 @@ def _button(label: str, data: Callable[[], bytes | str], name: str, mime: str, k
 def export_panel(
     ctx: PageContext,
     name: str,
-    chart: alt.TopLevelMixin | None = None,
+    chart: alt.TopLevelMixin | dict | None = None,
     data: pd.DataFrame | None = None,
     arrays: Mapping[str, np.ndarray] | None = None,
     text: str | None = None,

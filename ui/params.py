@@ -123,6 +123,23 @@ def number(ctx: PageContext, spec: Int, label: str, **kw: object) -> int:
     )
 
 
+def _choice_widget_key(spec: Choice) -> str:
+    return f"_choice_{spec.key}"
+
+
+def _write_choice(spec: Choice, value: str) -> None:
+    """Put a choice's raw token in the URL (dropped when it is the default)."""
+    if value == spec.default:
+        st.query_params.pop(spec.key, None)
+    elif st.query_params.get(spec.key) != value:
+        st.query_params[spec.key] = value
+
+
+def _choice_changed(spec: Choice) -> None:
+    value = st.session_state.get(_choice_widget_key(spec))
+    _write_choice(spec, value if value in spec.options else spec.default)
+
+
 def select(
     ctx: PageContext,
     spec: Choice,
@@ -131,18 +148,34 @@ def select(
     widget: str = "segmented",
     **kw: object,
 ) -> str:
-    """A URL-bound choice among raw tokens: ``widget`` is "segmented", "select" or "radio"."""
+    """A URL-synced choice among raw tokens: ``widget`` is "segmented", "select" or "radio".
+
+    Not ``bind="query-params"``: a bound widget writes its *displayed label* to the URL, so
+    a translated label would end up in the link. Here the URL holds the raw token
+    (``?embedding=stable``) in every language, and is the single source of truth.
+    """
     check_url(ctx, spec)
-    common = {"format_func": format_func, "key": spec.key, "bind": "query-params", **kw}
+    value = spec.parse(st.query_params.get(spec.key, spec.default)) or spec.default
+    key = _choice_widget_key(spec)
+    st.session_state[key] = value
+    common = {"format_func": format_func, "key": key, "on_change": _choice_changed,
+              "args": (spec,), **kw}  # fmt: skip
     if widget == "segmented":
-        value = st.segmented_control(
-            label, spec.options, default=spec.default, required=True, **common
-        )
+        st.segmented_control(label, spec.options, required=True, **common)
     elif widget == "radio":
-        value = st.radio(label, spec.options, index=spec.options.index(spec.default), **common)
+        st.radio(label, spec.options, **common)
     else:
-        value = st.selectbox(label, spec.options, index=spec.options.index(spec.default), **common)
-    return value if value in spec.options else spec.default
+        st.selectbox(label, spec.options, **common)
+    _write_choice(spec, value)
+    return value
+
+
+def assign(spec: Spec, value: object) -> None:
+    """Set a control's value from code (e.g. a "load example" button callback)."""
+    if isinstance(spec, Choice):
+        _write_choice(spec, str(value))
+    else:
+        st.session_state[spec.key] = value
 
 
 def toggle(ctx: PageContext, spec: Flag, label: str, **kw: object) -> bool:

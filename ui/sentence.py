@@ -1,6 +1,6 @@
 """The shared "sentence + dimensions" controls used by every page that embeds tokens.
 
-URL keys: ``text``, ``d_model``, ``d_k``, ``d_v``, ``seed``, ``embed`` (lesson|stable),
+URL keys: ``text``, ``d_model``, ``d_k``, ``d_v``, ``seed``, ``embedding`` (lesson|stable),
 ``pos`` (positional encoding). Defaults are lesson 002's example: "The cat sat on the mat",
 d_model = 8, d_k = d_v = 4, seed 42, lesson embeddings — so the page reproduces the
 lesson's numbers as it opens.
@@ -12,7 +12,7 @@ import numpy as np
 import streamlit as st
 
 import core
-from ui.params import Choice, Flag, Int, Text, number, select, slider, text, toggle
+from ui.params import Choice, Flag, Int, Text, assign, number, select, slider, text, toggle
 from ui.shell import PageContext
 
 LESSON_TEXT = "The cat sat on the mat"
@@ -21,17 +21,17 @@ D_MODEL = Int("d_model", 8, 2, 64)
 D_K = Int("d_k", 4, 1, 64)
 D_V = Int("d_v", 4, 1, 64)
 SEED = Int("seed", 42, 0, 2**32 - 1)
-EMBED = Choice("embed", "lesson", core.EMBEDDING_MODES)
+EMBED = Choice("embedding", "lesson", core.EMBEDDING_MODES)  # "embed" is Streamlit's own
 POSITIONS = Flag("pos", False)
-LESSON_SETTINGS = {
-    TEXT.key: LESSON_TEXT,
-    D_MODEL.key: 8,
-    D_K.key: 4,
-    D_V.key: 4,
-    SEED.key: 42,
-    EMBED.key: "lesson",
-    POSITIONS.key: False,
-}
+LESSON_SETTINGS = (
+    (TEXT, LESSON_TEXT),
+    (D_MODEL, 8),
+    (D_K, 4),
+    (D_V, 4),
+    (SEED, 42),
+    (EMBED, "lesson"),
+    (POSITIONS, False),
+)
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,8 @@ class Sentence:
 
 def load_lesson_example() -> None:
     """Button callback: restore lesson 002's exact settings (the URL follows)."""
-    for key, value in LESSON_SETTINGS.items():
-        st.session_state[key] = value
+    for spec, value in LESSON_SETTINGS:
+        assign(spec, value)
 
 
 def tokens_or_default(ctx: PageContext, raw: str) -> list[str]:
@@ -77,32 +77,37 @@ def sentence_controls(ctx: PageContext, dims: bool = True, key_dims: bool = True
     """
     t = ctx.t
     with st.container(border=True):
-        raw = text(ctx, TEXT, t("sentence.text"), help=t("sentence.text_help"))
-        tokens = tokens_or_default(ctx, raw)
-        cols = st.columns(6 if dims else 3, vertical_alignment="bottom")
-        d_model = d_k = d_v = None
-        if dims:
-            with cols[0]:
-                d_model = slider(ctx, D_MODEL, "d_model")
-            if key_dims:
-                with cols[1]:
-                    d_k = slider(ctx, D_K, "d_k")
-                with cols[2]:
-                    d_v = slider(ctx, D_V, "d_v")
-        with cols[-3]:
-            seed = number(ctx, SEED, t("sentence.seed"))
-        with cols[-2]:
-            mode = select(
-                ctx, EMBED, t("sentence.embed"), format_func=lambda m: t(f"sentence.mode_{m}")
-            )
-            positions = toggle(ctx, POSITIONS, t("sentence.positions"))
-        with cols[-1]:
+        text_col, button_col = st.columns([5, 1], vertical_alignment="bottom")
+        with text_col:
+            raw = text(ctx, TEXT, t("sentence.text"), help=t("sentence.text_help"))
+        with button_col:
             st.button(
                 t("sentence.lesson"),
                 on_click=load_lesson_example,
                 icon=":material/school:",
                 help=t("sentence.lesson_help"),
+                width="stretch",
             )
+        tokens = tokens_or_default(ctx, raw)
+        widths = ([1, 1, 1] if dims and key_dims else [1] if dims else []) + [1.2, 2.2, 1.4]
+        cols = iter(st.columns(widths, vertical_alignment="bottom"))
+        d_model = d_k = d_v = None
+        if dims:
+            with next(cols):
+                d_model = slider(ctx, D_MODEL, "d_model")
+            if key_dims:
+                with next(cols):
+                    d_k = slider(ctx, D_K, "d_k")
+                with next(cols):
+                    d_v = slider(ctx, D_V, "d_v")
+        with next(cols):
+            seed = number(ctx, SEED, t("sentence.seed"))
+        with next(cols):
+            mode = select(
+                ctx, EMBED, t("sentence.embed"), format_func=lambda m: t(f"sentence.mode_{m}")
+            )
+        with next(cols):
+            positions = toggle(ctx, POSITIONS, t("sentence.positions"))
     d_model = d_model or D_MODEL.default
     x = core.embed_tokens(tokens, d_model, mode, int(seed), positions)
     return Sentence(

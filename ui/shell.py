@@ -20,6 +20,7 @@ html { font-size: 22px; }
 .stApp [data-testid="stMarkdownContainer"] p,
 .stApp [data-testid="stMarkdownContainer"] li { font-size: 1.15rem; line-height: 1.5; }
 .stApp [data-testid="stWidgetLabel"] p { font-size: 1rem; }
+.stApp [data-testid="stMetricValue"] div { font-size: 2.2rem; }
 header[data-testid="stHeader"] [data-testid="stToolbar"] { display: none; }
 .block-container { padding-top: 2.5rem; max-width: 100%; }
 </style>
@@ -28,7 +29,7 @@ BASE_CSS = """
 <style>
 .katex { font-size: 1.15em; }
 [data-testid="stSidebarNav"] { display: none; }
-.st-key-arrow_keys { display: none; }
+.st-key-arrow_keys, [class*="st-key-hidden_step_"] { display: none; }
 </style>
 """
 

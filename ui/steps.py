@@ -1,6 +1,7 @@
 """Presenter steps: reveal a page one idea at a time, driven by clicker keys.
 
-In presenter mode a page shows only its current step. Prev/Next buttons answer the keys a
+In presenter mode a page shows only its current step (the others are drawn hidden, so
+their controls stay in the URL). Prev/Next buttons answer the keys a
 presentation clicker sends (PageUp/PageDown) and the arrow keys; the step lives in the URL
 (``?step=3``) so a prepared link opens on the right slide. Outside presenter mode every
 step is shown, one below the other, for a student reading alone.
@@ -9,6 +10,7 @@ The URL is the single source of truth for the step: the buttons' callbacks write
 ``st.query_params`` directly and the step bar is redrawn from it on every run.
 """
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import streamlit as st
@@ -41,8 +43,18 @@ class Steps:
     presenter: bool
 
     def show(self, index: int) -> bool:
-        """Whether the step ``index`` (0-based) is drawn on this run."""
+        """Whether the step ``index`` (0-based) is the one on screen (always, for students)."""
         return not self.presenter or index == self.current
+
+    def section(self, index: int) -> AbstractContextManager:
+        """The container for step ``index``: ``with steps.section(1): ...``.
+
+        In presenter mode the other steps are still drawn, inside hidden containers, so
+        their controls stay bound to the URL: a link copied on any step restores them all.
+        """
+        if self.show(index):
+            return st.container()
+        return st.container(key=f"hidden_step_{index}")
 
 
 def stepper(ctx: PageContext, titles: list[str]) -> Steps:

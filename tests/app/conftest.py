@@ -44,3 +44,20 @@ def texts(at: AppTest) -> str:
     ):
         parts.extend(str(e.value) for e in getattr(at, kind))
     return "\n".join(parts)
+
+
+def visible(node) -> list:
+    """Elements drawn on screen: presenter mode draws other steps in hidden containers."""
+    found = []
+    for child in getattr(node, "children", {}).values():
+        if isinstance(getattr(child, "children", None), dict):
+            if "hidden_step_" not in getattr(child.proto, "id", ""):
+                found.extend(visible(child))
+        else:
+            found.append(child)
+    return found
+
+
+def visible_types(at) -> set[str]:
+    """Type names of the elements on screen in the main area (e.g. {"Latex", "Slider"})."""
+    return {type(e).__name__ for e in visible(at.main)}

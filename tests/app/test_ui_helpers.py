@@ -31,15 +31,16 @@ def test_weight_heatmap_has_fixed_unit_scale_numbers_and_shape_title() -> None:
     w = np.full((6, 6), 1 / 6)
     spec = _spec(charts.heatmap({"weights": w}, list("abcdef"), list("abcdef")))
     assert spec["title"] == "weights (6 × 6)"
-    rect, text = spec["layer"]
-    assert rect["encoding"]["color"]["condition"]["scale"]["domain"] == [0, 1]
+    under, rect, text = spec["layer"]
+    assert under["mark"]["color"] == "#d9d9d9", "masked cells show grey"
+    assert rect["encoding"]["color"]["scale"]["domain"] == [0, 1]
     assert text["mark"]["type"] == "text"
 
 
 def test_score_heatmap_is_diverging_and_symmetric() -> None:
     s = np.array([[1.0, -3.0], [0.5, 2.0]])
     spec = _spec(charts.heatmap({"scores": s}, ["a", "b"], ["a", "b"], kind="scores"))
-    assert spec["layer"][0]["encoding"]["color"]["condition"]["scale"]["domain"] == [-3.0, 3.0]
+    assert spec["layer"][1]["encoding"]["color"]["scale"]["domain"] == [-3.0, 3.0]
 
 
 def test_masked_scores_show_minus_infinity_not_nan() -> None:
@@ -54,26 +55,28 @@ def test_large_heatmaps_drop_cell_numbers() -> None:
     spec = _spec(
         charts.heatmap({"w": np.eye(n)}, [str(i) for i in range(n)], [str(i) for i in range(n)])
     )
-    assert len(spec["layer"]) == 1
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["rect", "rect"]
 
 
 def test_panels_become_one_faceted_chart() -> None:
     spec = _spec(charts.heatmap({"h1": np.eye(3), "h2": np.eye(3)}, list("abc"), list("abc")))
     assert spec["facet"]["field"] == "panel"
+    assert all("data" not in layer for layer in spec["spec"]["layer"]), "each panel its own cells"
 
 
 def test_presenter_theme_makes_axis_labels_at_least_16px() -> None:
     chart = charts.lines(
         __import__("pandas").DataFrame({"x": [1, 2], "y": [1, 2], "s": ["a", "a"]}), "x", "y", "s"
     )
-    assert _spec(charts.themed(chart, presenter=True))["config"]["axis"]["labelFontSize"] >= 16
-    assert _spec(charts.themed(chart, presenter=False))["config"]["axis"]["labelFontSize"] < 16
+    assert charts.to_spec(chart, presenter=True)["config"]["axis"]["labelFontSize"] >= 16
+    assert charts.to_spec(chart, presenter=False)["config"]["axis"]["labelFontSize"] < 16
 
 
 def test_png_and_svg_exports_render_offline() -> None:
-    chart = charts.themed(charts.heatmap({"weights": np.eye(3)}, list("abc"), list("abc")), False)
-    assert exports.chart_png(chart).startswith(b"\x89PNG")
-    assert exports.chart_svg(chart).lstrip().startswith("<svg")
+    chart = charts.heatmap({"weights": np.eye(3)}, list("abc"), list("abc"))
+    for spec in (charts.to_spec(chart, False), charts.themed(chart, True)):
+        assert exports.chart_png(spec).startswith(b"\x89PNG")
+        assert exports.chart_svg(spec).lstrip().startswith("<svg")
 
 
 def test_npz_export_loads_without_pickle() -> None:
