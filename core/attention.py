@@ -1,5 +1,6 @@
 """Scaled dot-product attention: softmax(Q Kᵀ / √d_k) V."""
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +16,7 @@ def attention_scores(q: np.ndarray, k: np.ndarray, scale: bool = True) -> np.nda
     With ``scale=True`` the dot products are divided by √d_k.
     """
     scores = q @ np.swapaxes(k, -1, -2)  # (..., n_q, n_k)
-    return scores / np.sqrt(q.shape[-1]) if scale else scores
+    return scores / math.sqrt(q.shape[-1]) if scale else scores  # a Python float keeps float32
 
 
 def scaled_dot_product_attention(
@@ -78,3 +79,45 @@ def self_attention_trace(
     scores = attention_scores(q, k, scale=False)  # (n, n)
     scaled = apply_mask(attention_scores(q, k, scale=scale), mask)  # (n, n)
     return AttentionTrace(x, q, k, v, scores, scaled, weights, output)
+
+
+@dataclass(frozen=True)
+class RowMix:
+    """One query's weighted sum taken apart: ``output_i = Σ_j α_ij v_j``."""
+
+    weights: np.ndarray  # (n_k,)       the query's weight row α_i
+    contributions: np.ndarray  # (n_k, d_v)   α_ij v_j, one row per key
+    running: np.ndarray  # (n_k, d_v)   partial sums over keys 0..j; the last row is the output
+    output: np.ndarray  # (d_v,)        α_i @ V
+    weight_total: float  # Σ_j α_ij (1 for a softmax row, 0 for an all-masked row)
+
+
+def mix_row(weights_row: np.ndarray, v: np.ndarray) -> RowMix:
+    """Split one query's output into the scaled value vectors it is the sum of.
+
+    Shapes: ``weights_row`` ``(n_k,)``, ``v`` ``(n_k, d_v)`` -> :class:`RowMix`.
+    """
+    contributions = weights_row[:, None] * v  # (n_k, d_v)
+    running = np.cumsum(contributions, axis=0)  # (n_k, d_v)
+    return RowMix(weights_row, contributions, running, weights_row @ v, float(weights_row.sum()))
+
+
+def top_terms(weights_row: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest weights, largest first (ties: the earlier key first).
+
+    Shapes: ``weights_row`` ``(n_k,)`` -> ``(min(k, n_k),)`` integer indices.
+    """
+    return np.argsort(-weights_row, kind="stable")[: max(k, 0)]
+
+
+def other_terms(
+    weights_row: np.ndarray, v: np.ndarray, keep: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """The summed contribution and the total weight of every key not in ``keep``.
+
+    Shapes: ``weights_row`` ``(n_k,)``, ``v`` ``(n_k, d_v)``, ``keep`` integer indices
+    -> ``(Σ_{j ∉ keep} α_ij v_j (d_v,), Σ_{j ∉ keep} α_ij)``.
+    """
+    rest = np.ones(weights_row.shape[0], dtype=bool)  # (n_k,)
+    rest[keep] = False
+    return weights_row[rest] @ v[rest], float(weights_row[rest].sum())

@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.attention import attention_scores
+from core.projections import init_projections, xavier_std
 from core.softmax import softmax
 
 
@@ -117,3 +119,101 @@ def path_lengths(max_distance: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     """
     distance = np.arange(1, max_distance + 1)
     return distance, distance.copy(), np.ones_like(distance)
+
+
+@dataclass(frozen=True)
+class VarianceExperiment:
+    """Samples of ``q·k`` for several ``d_k`` and their variance, measured and in theory."""
+
+    d_ks: np.ndarray  # (m,)
+    samples: np.ndarray  # (m, n_samples)  raw q·k, row i drawn with seed + i
+    raw_var: np.ndarray  # (m,)
+    scaled_var: np.ndarray  # (m,)  variance of q·k / √d_k
+    theory_raw: np.ndarray  # (m,)  = d_k
+    theory_scaled: np.ndarray  # (m,)  = 1
+
+
+def variance_experiment(
+    d_ks: np.ndarray | list[int], n_samples: int, seed: int = 0
+) -> VarianceExperiment:
+    """The samples behind :func:`dot_variance_curve` (same seeds, same numbers), kept.
+
+    Shapes: ``d_ks`` ``(m,)`` -> samples ``(m, n_samples)``, every curve ``(m,)``.
+    """
+    samples = np.stack(
+        [dot_product_samples(int(d), n_samples, seed + i) for i, d in enumerate(d_ks)]
+    )  # (m, n_samples)
+    d = np.asarray(d_ks, dtype=float)
+    raw = samples.var(axis=-1)
+    return VarianceExperiment(d, samples, raw, raw / d, d.copy(), np.ones_like(d))
+
+
+def shared_histogram(
+    raw: np.ndarray, d_k: int, bins: int = 60
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Counts of ``raw`` and of ``raw / √d_k`` over one common set of bins.
+
+    Shapes: ``raw`` ``(s,)`` -> ``(edges (bins + 1,), raw_counts (bins,), scaled_counts (bins,))``.
+    """
+    scaled = raw / np.sqrt(d_k)
+    edges = np.histogram_bin_edges(np.concatenate([raw, scaled]), bins=bins)
+    return edges, np.histogram(raw, edges)[0], np.histogram(scaled, edges)[0]
+
+
+def unit_variance_projections(
+    d_model: int, d_k: int, seed: int = 42
+) -> tuple[np.ndarray, np.ndarray]:
+    """Lesson 002's W_Q, W_K rescaled to std ``1/√d_model`` (same directions, other size).
+
+    With unit-variance inputs every entry of ``q`` and ``k`` then has variance ≈ 1, the
+    assumption behind "Var(q·k) = d_k". Shapes: -> ``(w_q (d_model, d_k), w_k (d_model, d_k))``.
+    """
+    w_q, w_k, _ = init_projections(d_model, d_k, 1, seed)
+    ratio = (1.0 / np.sqrt(d_model)) / xavier_std(d_model, d_k)
+    return w_q * ratio, w_k * ratio
+
+
+@dataclass(frozen=True)
+class ScoreComparison:
+    """One sentence's scores and weights without and with ÷√d_k."""
+
+    q: np.ndarray  # (n, d_k)
+    k: np.ndarray  # (n, d_k)
+    raw: np.ndarray  # (n, n)  Q Kᵀ
+    scaled: np.ndarray  # (n, n)  Q Kᵀ / √d_k
+    raw_weights: np.ndarray  # (n, n)  softmax(Q Kᵀ)
+    scaled_weights: np.ndarray  # (n, n)  softmax(Q Kᵀ / √d_k)
+
+
+def compare_scaling(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray) -> ScoreComparison:
+    """Project ``x`` to queries and keys, then score and softmax with and without ÷√d_k.
+
+    Shapes: ``x`` ``(n, d_model)``, ``w_q``/``w_k`` ``(d_model, d_k)`` -> :class:`ScoreComparison`.
+    """
+    q, k = x @ w_q, x @ w_k  # (n, d_k), (n, d_k)
+    raw = attention_scores(q, k, scale=False)  # (n, n)
+    scaled = attention_scores(q, k, scale=True)  # (n, n)
+    return ScoreComparison(q, k, raw, scaled, softmax(raw), softmax(scaled))
+
+
+@dataclass(frozen=True)
+class RowSummary:
+    """How spread the scores are and how peaked their softmax rows are."""
+
+    score_std: float  # standard deviation of all scores
+    max_weight: float  # mean over rows of the largest weight
+    entropy: float  # mean over rows of the entropy (nats)
+
+
+def summarize_rows(scores: np.ndarray, weights: np.ndarray) -> RowSummary:
+    """Shapes: ``scores``, ``weights`` ``(n_q, n_k)`` -> :class:`RowSummary` (three floats)."""
+    return RowSummary(
+        float(np.std(scores)),
+        float(weights.max(axis=-1).mean()),
+        float(entropy(weights).mean()),
+    )
+
+
+def entry_variance(m: np.ndarray) -> float:
+    """Variance of all entries of ``m`` (e.g. of Q): ``(...)`` -> a float."""
+    return float(np.var(m))

@@ -112,3 +112,51 @@ def decode_costs(n: int, d_model: int, d_k: int, d_v: int) -> CostCurve:
     with_cache = proj + lengths * (d_k + d_v)
     without_cache = lengths * proj + lengths * (lengths + 1) // 2 * (d_k + d_v)
     return CostCurve(with_cache, without_cache, lengths * (d_k + d_v))
+
+
+def step_vs_full_diff(step: DecodeStep, full_weights: np.ndarray) -> float:
+    """Largest gap between a cached step's weights and row ``t`` of full causal attention.
+
+    Shapes: ``step.weights`` ``(t + 1,)``, ``full_weights`` ``(n, n)`` -> scalar. Keys after
+    ``t`` count too: the full causal row must be exactly 0 there.
+    """
+    row = full_weights[step.t]  # (n,)
+    seen = np.abs(step.weights - row[: step.t + 1])  # (t + 1,)
+    return float(max(seen.max(), np.abs(row[step.t + 1 :]).max(initial=0.0)))
+
+
+def cumulative_costs(curve: CostCurve) -> CostCurve:
+    """Running totals of the multiply-adds: entry ``t`` = all work up to and including step ``t``.
+
+    Shapes: each field ``(n,)`` -> ``(n,)``; ``cache_floats`` is kept as is (already a size).
+    """
+    return CostCurve(
+        np.cumsum(curve.with_cache), np.cumsum(curve.without_cache), curve.cache_floats
+    )
+
+
+def cost_ratio(curve: CostCurve) -> np.ndarray:
+    """How many times more work decoding takes without the cache, per entry.
+
+    Shapes: ``(n,)`` -> ``(n,)`` floats.
+    """
+    return curve.without_cache / curve.with_cache
+
+
+def cache_bytes(cache_floats: np.ndarray, layers: int, bytes_per_float: int) -> np.ndarray:
+    """Memory the cache holds across ``layers`` layers at ``bytes_per_float`` (4 = float32).
+
+    Shapes: ``(n,)`` -> ``(n,)`` integers.
+    """
+    return np.asarray(cache_floats, dtype=np.int64) * layers * bytes_per_float
+
+
+def sample_steps(n: int, count: int = 64) -> np.ndarray:
+    """About ``count`` step indices spread evenly on a log scale, always with 0 and ``n - 1``.
+
+    Shapes: -> int ``(k,)`` sorted and unique, ``k <= min(n, count + 1)``.
+    """
+    if n <= count:
+        return np.arange(n)
+    picks = np.geomspace(1, n, count).round().astype(np.int64) - 1  # (count,)
+    return np.unique(np.concatenate([[0], picks, [n - 1]]))

@@ -6,7 +6,11 @@ it gives weights that are ~0 rather than exactly 0, and a fully masked row then 
 uniform distribution instead of the all-zero row that ``-inf`` gives.
 """
 
+import math
+
 import numpy as np
+
+from core.softmax import softmax
 
 MASK_FILL = -np.inf
 LARGE_NEGATIVE = -1e9
@@ -38,3 +42,169 @@ def apply_mask(scores: np.ndarray, mask: np.ndarray | None, fill: float = MASK_F
     if mask is None:
         return scores
     return np.where(np.asarray(mask, dtype=bool), scores, fill)
+
+
+SMALL_NEGATIVE = -1e4  # the "large negative" of the original BERT code; finite in float16
+
+
+def padded_valid(n_real: int, n_pad: int, side: str = "right") -> np.ndarray:
+    """Which positions of a sentence padded with ``n_pad`` [PAD] tokens are real.
+
+    ``side="right"`` appends the padding, ``"left"`` puts it first (as batched decoders do).
+    Shapes: -> bool ``(n_real + n_pad,)``, True = real token.
+    """
+    real, pad = np.ones(n_real, dtype=bool), np.zeros(n_pad, dtype=bool)
+    if side not in ("right", "left"):
+        raise ValueError(f"side must be 'right' or 'left', got {side!r}")
+    return np.concatenate([real, pad] if side == "right" else [pad, real])
+
+
+def pad_rows(x: np.ndarray, n_pad: int, side: str = "right") -> np.ndarray:
+    """Add ``n_pad`` zero embedding rows for [PAD] tokens (like ``nn.Embedding``'s padding_idx).
+
+    Shapes: ``x`` ``(n, d_model)`` -> ``(n + n_pad, d_model)``.
+    """
+    zeros = np.zeros((n_pad, x.shape[-1]), dtype=x.dtype)  # (n_pad, d_model)
+    if side not in ("right", "left"):
+        raise ValueError(f"side must be 'right' or 'left', got {side!r}")
+    return np.concatenate([x, zeros] if side == "right" else [zeros, x])
+
+
+def combine_masks(n: int, causal: bool, valid: np.ndarray | list | None = None) -> np.ndarray:
+    """One mask from the causal rule and a key padding mask (both optional).
+
+    Shapes: ``valid`` bool ``(n,)`` (True = real token) -> bool ``(n, n)``; all True when
+    neither rule is on.
+    """
+    mask = causal_mask(n) if causal else np.ones((n, n), dtype=bool)
+    if valid is not None:
+        mask = mask & padding_mask(valid)  # (1, n) broadcasts over the query rows -> (n, n)
+    return mask
+
+
+def fully_masked_rows(mask: np.ndarray) -> np.ndarray:
+    """Queries that may attend to no key at all.
+
+    Shapes: bool ``(..., n_q, n_k)`` -> bool ``(..., n_q)``.
+    """
+    return ~np.asarray(mask, dtype=bool).any(axis=-1)
+
+
+def masked_weight_max(weights: np.ndarray, mask: np.ndarray) -> float:
+    """The largest weight that landed on a masked position (0.0 when nothing is masked).
+
+    Shapes: ``weights`` ``(..., n_q, n_k)``, ``mask`` bool broadcastable to it -> scalar.
+    """
+    hidden = ~np.broadcast_to(np.asarray(mask, dtype=bool), weights.shape)
+    return float(np.max(weights[hidden])) if hidden.any() else 0.0
+
+
+def row_sums(weights: np.ndarray) -> np.ndarray:
+    """Total weight of each query's row.
+
+    Shapes: ``(..., n_q, n_k)`` -> ``(..., n_q)``.
+    """
+    return np.sum(weights, axis=-1)
+
+
+def lookahead_weight(weights: np.ndarray) -> np.ndarray:
+    """Weight each query puts on later tokens (keys ``j > i``), which a decoder cannot see.
+
+    Shapes: ``(..., n, n)`` -> ``(..., n)``.
+    """
+    n = weights.shape[-1]
+    return np.sum(np.where(causal_mask(n), 0.0, weights), axis=-1)
+
+
+def _filled(
+    scores: np.ndarray, mask: np.ndarray, fill: float, temperature: float, dtype: str
+) -> np.ndarray:
+    """Scores in ``dtype`` with masked entries set to ``fill``, then divided by the temperature.
+
+    Shapes: ``(..., n_q, n_k)`` -> same. Values too large for ``dtype`` become ±inf, as in
+    real float16 code.
+    """
+    with np.errstate(over="ignore"):
+        s = np.asarray(scores, dtype=dtype)
+        return apply_mask(s, mask, np.asarray(fill, dtype=dtype)) / temperature
+
+
+def stored_fill(fill: float, dtype: str, temperature: float = 1.0) -> float:
+    """The number a masked score becomes once stored in ``dtype`` and divided by ``temperature``.
+
+    Shapes: scalars. ``stored_fill(-1e9, "float16")`` is ``-inf`` (float16 stops at 65504).
+    """
+    return float(_filled(np.zeros(1), np.zeros(1, dtype=bool), fill, temperature, dtype)[0])
+
+
+def overflow_temperature(fill: float, dtype: str) -> float:
+    """Below this temperature ``fill / temperature`` no longer fits in ``dtype`` and becomes −∞.
+
+    Shapes: scalars. ``inf`` when ``fill`` is already too large to store (or is −∞).
+    """
+    top = float(np.finfo(dtype).max)
+    return math.inf if abs(fill) > top else abs(fill) / top
+
+
+def masked_softmax(
+    scores: np.ndarray,
+    mask: np.ndarray,
+    fill: float = MASK_FILL,
+    temperature: float = 1.0,
+    dtype: str = "float64",
+) -> np.ndarray:
+    """Mask with ``fill`` and take the softmax, all in ``dtype`` (e.g. to show float16 effects).
+
+    Shapes: ``scores`` ``(..., n_q, n_k)``, ``mask`` bool broadcastable -> weights, same
+    shape, in ``dtype``. Rows that end up all −∞ get zeros (the softmax policy).
+    """
+    with np.errstate(over="ignore"):
+        return softmax(_filled(scores, mask, fill, 1.0, dtype), temperature=temperature)
+
+
+def undefined_rows(
+    scores: np.ndarray,
+    mask: np.ndarray,
+    fill: float = MASK_FILL,
+    temperature: float = 1.0,
+    dtype: str = "float64",
+) -> np.ndarray:
+    """Rows a softmax *without* the all-masked guard would turn into 0/0: every entry −∞.
+
+    Shapes: ``(..., n_q, n_k)`` -> bool ``(..., n_q)``.
+    """
+    return np.isneginf(_filled(scores, mask, fill, temperature, dtype)).all(axis=-1)
+
+
+def fill_comparison(
+    scores: np.ndarray,
+    mask: np.ndarray,
+    v: np.ndarray,
+    fills: list[float],
+    temperature: float = 1.0,
+    dtype: str = "float64",
+) -> tuple[np.ndarray, np.ndarray]:
+    """One query's weights and output under each fill value.
+
+    Shapes: ``scores`` ``(n_k,)``, ``mask`` bool ``(n_k,)``, ``v`` ``(n_k, d_v)``, ``m`` fills
+    -> ``(weights (m, n_k), outputs (m, d_v))``, both float64.
+    """
+    rows = [masked_softmax(scores, mask, f, temperature, dtype) for f in fills]
+    weights = np.stack(rows).astype(np.float64)  # (m, n_k)
+    return weights, weights @ v  # (m, n_k), (m, d_v)
+
+
+def vector_norms(x: np.ndarray) -> np.ndarray:
+    """Euclidean length of each row (0 for the zero output of a fully masked query).
+
+    Shapes: ``(..., d)`` -> ``(...)``.
+    """
+    return np.linalg.norm(x, axis=-1)
+
+
+def max_row_spread(weights: np.ndarray) -> float:
+    """Largest difference between two rows at the same key (0.0: all rows agree exactly).
+
+    Shapes: ``(m, n_k)`` -> scalar.
+    """
+    return float(np.ptp(weights, axis=0).max()) if weights.size else 0.0

@@ -1,5 +1,7 @@
 """Multi-head attention: h attentions in parallel on slices of the projections."""
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from core.attention import scaled_dot_product_attention
@@ -95,3 +97,93 @@ def init_multihead(
     std = xavier_std(d_model, d_model)
     w_q, w_k, w_v, w_o = (rng.normal(0.0, std, (d_model, d_model)) for _ in range(4))
     return w_q, w_k, w_v, w_o
+
+
+@dataclass(frozen=True)
+class MultiHeadTrace:
+    """Every intermediate of one batched multi-head pass, for pages that show the stages."""
+
+    x: np.ndarray  # (n, d_model)
+    q: np.ndarray  # (n, h*d_k)       x @ W_Q, before the split
+    q_split: np.ndarray  # (n, h, d_k)  after the reshape
+    q_heads: np.ndarray  # (h, n, d_k)  after the transpose
+    k_heads: np.ndarray  # (h, n, d_k)
+    v_heads: np.ndarray  # (h, n, d_v)
+    weights: np.ndarray  # (h, n, n)
+    heads: np.ndarray  # (h, n, d_v)    each head's output
+    concat: np.ndarray  # (n, h*d_v)    heads side by side
+    output: np.ndarray  # (n, d_out)    concat @ W_O
+
+
+def multi_head_trace(
+    x: np.ndarray,
+    w_q: np.ndarray,
+    w_k: np.ndarray,
+    w_v: np.ndarray,
+    w_o: np.ndarray,
+    h: int,
+    mask: np.ndarray | None = None,
+) -> MultiHeadTrace:
+    """Run :func:`multi_head_attention` on ``x`` and keep every stage.
+
+    Shapes as in :func:`multi_head_attention`; see :class:`MultiHeadTrace` for each field.
+    ``q_split`` is the reshape half of :func:`split_heads`, before its transpose.
+    """
+    q, k, v = x @ w_q, x @ w_k, x @ w_v  # 1) project: (..., n, h*d_k), (..., n, h*d_v)
+    q_heads = split_heads(q, h)  # (..., h, n, d_k) — raises unless h divides the width
+    q_split = q.reshape(*q.shape[:-1], h, q.shape[-1] // h)  # (..., n, h, d_k)
+    k_heads, v_heads = split_heads(k, h), split_heads(v, h)  # (..., h, n, d_k), (..., h, n, d_v)
+    # 2) score 3) softmax 4) mix — every head at once
+    heads, weights = scaled_dot_product_attention(q_heads, k_heads, v_heads, mask=mask)
+    concat = merge_heads(heads)  # 5) merge: (..., n, h*d_v)
+    return MultiHeadTrace(
+        x, q, q_split, q_heads, k_heads, v_heads, weights, heads, concat, concat @ w_o
+    )
+
+
+def average_heads(weights: np.ndarray) -> np.ndarray:
+    """The head-averaged attention weights (what ``torch.nn.MultiheadAttention`` returns by
+    default, ``average_attn_weights=True``).
+
+    Shapes: ``(..., h, n_q, n_k)`` -> ``(..., n_q, n_k)``; rows still sum to 1.
+    """
+    return weights.mean(axis=-3)
+
+
+def max_abs_difference(a: np.ndarray, b: np.ndarray) -> float:
+    """Largest ``|a - b|`` over all entries (0.0 for empty arrays); shapes must broadcast."""
+    diff = np.abs(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))
+    return float(diff.max()) if diff.size else 0.0
+
+
+def head_focus(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For every head and query: the key it weights most, and that weight.
+
+    Shapes: ``(..., h, n_q, n_k)`` -> ``(argmax (..., h, n_q), max (..., h, n_q))``.
+    """
+    return weights.argmax(axis=-1), weights.max(axis=-1)
+
+
+def most_disputed_query(weights: np.ndarray) -> int:
+    """The query whose heads disagree most about their top key (most distinct argmaxes;
+    ties: the largest spread of weights between heads, then the first query).
+
+    Shapes: ``(h, n_q, n_k)`` -> an index into ``n_q``.
+    """
+    top = weights.argmax(axis=-1)  # (h, n_q)
+    distinct = np.array([len(set(col)) for col in top.T])  # (n_q,)
+    spread = (weights.max(axis=0) - weights.min(axis=0)).sum(axis=-1)  # (n_q,)
+    return int(np.lexsort((-spread, -distinct))[0])
+
+
+def torch_layout(
+    w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Our ``x @ W`` weights in ``torch.nn.MultiheadAttention``'s ``x @ W.T`` layout.
+
+    Shapes: ``w_q``/``w_k``/``w_v`` ``(d_model, d_model)``, ``w_o`` ``(d_model, d_model)``
+    -> ``(in_proj_weight (3*d_model, d_model), out_proj.weight (d_model, d_model))``, i.e.
+    ``in_proj_weight = [W_Q | W_K | W_V]ᵀ`` and ``out_proj.weight = W_Oᵀ``.
+    """
+    in_proj = np.concatenate([w_q, w_k, w_v], axis=1).T  # (3*d_model, d_model)
+    return in_proj, w_o.T  # (3*d_model, d_model), (d_model, d_model)

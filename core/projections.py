@@ -59,3 +59,19 @@ def fused_project(
     qkv = x @ w_qkv  # (..., n, 2*d_k + d_v)
     q, k, v = np.split(qkv, [d_k, 2 * d_k], axis=-1)
     return q, k, v
+
+
+def fused_differences(
+    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray
+) -> tuple[float, float, float]:
+    """Largest absolute difference between the fused and the separate Q, K and V.
+
+    Shapes: ``x`` ``(..., n, d_model)``, weights as in :func:`project_qkv` -> three floats
+    (for Q, K, V); rounding aside they are 0.
+    """
+    separate = project_qkv(x, w_q, w_k, w_v)
+    fused = fused_project(x, fuse_qkv(w_q, w_k, w_v), w_q.shape[-1])
+    q, k, v = (
+        float(np.max(np.abs(a - b), initial=0.0)) for a, b in zip(separate, fused, strict=True)
+    )
+    return q, k, v
