@@ -47,7 +47,9 @@ def shape_title(title: str, shape: tuple[int, ...]) -> str:
 
 
 def fmt(value: float, digits: int = 2) -> str:
-    """A number as shown in cells: −∞/+∞ spelled out, minus sign typographic."""
+    """A number as shown in cells: −∞/+∞ spelled out, minus sign typographic, NaN blank."""
+    if np.isnan(value):
+        return ""
     if np.isneginf(value):
         return "−∞"
     if np.isposinf(value):
@@ -117,10 +119,10 @@ def heatmap(
     base = alt.Chart(data if single else alt.Undefined).encode(
         x=alt.X("col:N", sort=cols, title=x_title or None, axis=alt.Axis(labelAngle=-45)),
         y=alt.Y("row:N", sort=rows, title=y_title or None),
-        tooltip=[
-            alt.Tooltip("row:N", title="row"),
-            alt.Tooltip("col:N", title="col"),
-            alt.Tooltip("text:N", title="value"),
+        tooltip=[  # language-neutral titles: i = query row, j = key column
+            alt.Tooltip("row:N", title=y_title or "i"),
+            alt.Tooltip("col:N", title=x_title or "j"),
+            alt.Tooltip("text:N", title="α" if kind == "weights" else "="),
         ],
     )
     # Grey under everything: masked (−∞ → null) cells are dropped by the colour layer.
@@ -156,6 +158,12 @@ def matrix_strip(
     return alt.hconcat(*charts, spacing=18).resolve_scale(color="independent")
 
 
+def _series_color(field: str, domain: Sequence[str] | None) -> alt.Color:
+    """Colour per series; a fixed ``domain`` keeps each series' colour in every language."""
+    scale = alt.Scale(domain=list(domain)) if domain else alt.Undefined
+    return alt.Color(f"{field}:N", title=None, scale=scale, legend=alt.Legend(orient="bottom"))
+
+
 def bars(
     data: pd.DataFrame,
     x: str,
@@ -169,10 +177,12 @@ def bars(
     x_title: str | None = None,
     y_title: str | None = None,
     width: int = 360,
+    color_domain: Sequence[str] | None = None,
 ) -> alt.Chart:
     """Bar chart of ``y`` per category ``x``.
 
-    Optional: a colour series ``color`` and one panel per value of ``column``.
+    Optional: a colour series ``color`` (``color_domain`` fixes its order, so colours do not
+    swap with the language) and one panel per value of ``column``.
     """
     scale = alt.Scale(domain=list(y_domain)) if y_domain else alt.Undefined
     enc = {
@@ -183,10 +193,10 @@ def bars(
         "tooltip": [alt.Tooltip(f"{x}:N"), alt.Tooltip(f"{y}:Q", format=".4f")],
     }
     if color:
-        enc["color"] = alt.Color(f"{color}:N", title=None, legend=alt.Legend(orient="bottom"))
+        enc["color"] = _series_color(color, color_domain)
     else:
         enc["color"] = alt.value(KEY_COLOR)
-    base = alt.Chart(data).encode(**enc)
+    base = alt.Chart(alt.Undefined if column else data).encode(**enc)
     layers = [base.mark_bar()]
     if labels:
         layers.append(
@@ -212,6 +222,7 @@ def lines(
     y_title: str | None = None,
     dashed: str | None = None,
     width: int = 420,
+    color_domain: Sequence[str] | None = None,
 ) -> alt.Chart:
     """Line chart with points, one series per ``color`` value; optional log axes.
 
@@ -220,7 +231,7 @@ def lines(
     enc = {
         "x": alt.X(f"{x}:Q", scale=alt.Scale(type="log" if log_x else "linear"), title=x_title),
         "y": alt.Y(f"{y}:Q", scale=alt.Scale(type="log" if log_y else "linear"), title=y_title),
-        "color": alt.Color(f"{color}:N", title=None, legend=alt.Legend(orient="bottom")),
+        "color": _series_color(color, color_domain),
         "tooltip": [
             alt.Tooltip(f"{color}:N"),
             alt.Tooltip(f"{x}:Q"),

@@ -185,8 +185,11 @@ def toggle(ctx: PageContext, spec: Flag, label: str, **kw: object) -> bool:
 
 
 def text(ctx: PageContext, spec: Text, label: str, **kw: object) -> str:
-    """A URL-bound single-line text box."""
+    """A URL-bound single-line text box; an over-long URL value falls back to the default."""
     check_url(ctx, spec)
+    raw = st.query_params.get(spec.key)
+    if raw is not None and spec.parse(raw) is None:
+        st.session_state[spec.key] = spec.default
     return st.text_input(
         label, spec.default, max_chars=spec.max_len, key=spec.key, bind="query-params", **kw
     )

@@ -61,3 +61,18 @@ def visible(node) -> list:
 def visible_types(at) -> set[str]:
     """Type names of the elements on screen in the main area (e.g. {"Latex", "Slider"})."""
     return {type(e).__name__ for e in visible(at.main)}
+
+
+def optional_module(name: str):
+    """Import an optional extra. Missing: skipped on a developer's machine with the reason,
+    but a failure under CI, whose .ci/run installs requirements-optional.txt."""
+    import importlib
+    import os
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        hint = f"{name} is an optional extra: pip install -r requirements-optional.txt"
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must install it ({hint})")
+        pytest.skip(hint)

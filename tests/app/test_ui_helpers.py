@@ -131,3 +131,23 @@ def test_page_urls_follow_file_names() -> None:
     assert page_info("home").url_path == "/"
     assert page_info("softmax").url_path == "/softmax"
     assert len({p.url_path for p in PAGES}) == len(PAGES)
+
+
+def test_faceted_bars_draw_each_panel_from_its_own_rows() -> None:
+    import pandas as pd
+
+    data = pd.DataFrame({"x": ["a", "b", "a", "b"], "y": [1, 2, 3, 4], "p": ["P", "P", "Q", "Q"]})
+    spec = _spec(charts.bars(data, "x", "y", column="p"))
+    assert all("data" not in layer for layer in spec["spec"]["layer"])
+
+
+def test_series_colours_keep_their_order_in_every_language() -> None:
+    import pandas as pd
+
+    data = pd.DataFrame({"x": [1, 2], "y": [1, 2], "s": ["缓存", "无缓存"]})
+    spec = _spec(charts.lines(data, "x", "y", "s", color_domain=["无缓存", "缓存"]))
+    assert spec["encoding"]["color"]["scale"]["domain"] == ["无缓存", "缓存"]
+
+
+def test_nan_cells_print_blank() -> None:
+    assert charts.fmt(float("nan")) == ""

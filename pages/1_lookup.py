@@ -1,0 +1,105 @@
+"""Attention as a database lookup: a hard lookup is the cold limit of a soft one."""
+
+import streamlit as st
+
+from core import text_heatmap
+from core.lookup import (
+    capital_table,
+    hard_lookup,
+    lookup_scores,
+    polar_query,
+    soft_lookup,
+    temperature_sweep,
+)
+from ui.blocks import header, link, notice
+from ui.exports import export_panel
+from ui.shell import shell
+from ui.steps import stepper
+from ui.views import lookup as views
+
+ctx = shell("lookup")
+t = ctx.t
+header(ctx)
+steps = stepper(ctx, [t("lookup.step_table"), t("lookup.step_soft"), t("lookup.step_temperature")])
+
+ids, keys, values = capital_table()
+countries = views.names(t, ids, "country")
+capitals = views.names(t, ids, "capital")
+
+angle, length, log_t = views.controls(ctx, countries)
+temperature = views.temperature_of(log_t)
+query = polar_query(angle, length)
+scores = lookup_scores(query, keys)
+hard_index, hard_value = hard_lookup(query, keys, values)
+weights, blended = soft_lookup(query, keys, values, temperature)
+st.caption(
+    t("lookup.query_now", x=views.num(query[0]), y=views.num(query[1]), T=f"{temperature:.3g}")
+)
+arrays = {"keys": keys, "values": values, "query": query, "scores": scores, "weights": weights}
+
+if steps.show(0):
+    st.subheader(t("lookup.step_table"))
+    st.markdown(t("lookup.table_text"))
+    st.markdown(
+        views.table_markdown(t, countries, capitals, keys, values, scores, weights, hard_index)
+    )
+    st.caption(t("lookup.table_caption"))
+
+if steps.show(1):
+    st.subheader(t("lookup.step_soft"))
+    st.markdown(t("lookup.soft_text"))
+    views.result_cards(t, countries, capitals, hard_value, hard_index, blended, weights)
+    chart = views.show(
+        ctx,
+        "lookup",
+        (angle, length, log_t),
+        lambda: (
+            views.key_space(t, countries, keys, query, weights, extent=2.1)
+            | views.value_space(t, capitals, values, weights, blended, hard_index)
+        ),
+    )
+    notice(
+        ctx,
+        [
+            t(
+                "lookup.notice_hard",
+                capital=capitals[hard_index],
+                w=views.num(weights[hard_index], 3),
+                rest=views.num(views.rest(weights, hard_index), 3),
+            ),
+            t("lookup.notice_blend", lat=views.num(blended[0]), lon=views.num(blended[1])),
+            t("lookup.notice_length", L=views.num(length, 1), T=f"{temperature:.3g}"),
+        ],
+    )
+    export_panel(
+        ctx,
+        "lookup",
+        chart,
+        views.table_frame(t, countries, capitals, keys, values, scores, weights),
+        {**arrays, "blended": blended, "hard_value": hard_value},
+        text_heatmap(weights[None, :], ["q"], countries),
+    )
+
+if steps.show(2):
+    st.subheader(t("lookup.step_temperature"))
+    temps, sweep = temperature_sweep(query, keys)
+    st.markdown(t("lookup.sweep_text", m=len(ids), u=views.num(views.uniform(len(ids)), 3)))
+    data = views.sweep_frame(countries, temps, sweep)
+    chart = views.show(
+        ctx,
+        "lookup_sweep",
+        (angle, length, log_t),
+        lambda: views.sweep_chart(t, data, temperature, countries),
+    )
+    notice(ctx, views.sweep_notices(t, countries, temps, sweep, hard_index))
+    rows, labels = views.sweep_text_rows(temps, sweep)
+    export_panel(
+        ctx,
+        "lookup_temperature",
+        chart,
+        data,
+        {**arrays, "temperatures": temps, "sweep_weights": sweep},
+        text_heatmap(rows, labels, countries),
+    )
+    link(ctx, "softmax", t("lookup.softmax_link"))
+    link(ctx, "qkv", t("lookup.qkv_link"))

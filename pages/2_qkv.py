@@ -1,0 +1,134 @@
+"""Q, K, V: three learned projections of every token vector, separate and fused."""
+
+import streamlit as st
+
+import core
+from core.projections import fuse_qkv, fused_differences, fused_project
+from ui import charts
+from ui.blocks import header, link, notice
+from ui.exports import export_panel
+from ui.safe import plain
+from ui.shell import shell
+from ui.steps import stepper
+from ui.views import qkv as view
+
+ctx = shell("qkv")
+t = ctx.t
+header(ctx)
+s = view.settings(ctx, t("qkv.settings"))
+w_q, w_k, w_v = s.projections()
+tr = core.self_attention_trace(s.x, w_q, w_k, w_v)
+diff_q, diff_k, diff_v = fused_differences(s.x, w_q, w_k, w_v)
+largest_diff = view.difference_text(max(diff_q, diff_k, diff_v))
+labels = charts.unique_labels(s.tokens)
+dims = charts.dim_labels(s.d_model)
+q_cols, k_cols, v_cols = (
+    charts.dim_labels(d, p) for d, p in ((s.d_k, "q"), (s.d_k, "k"), (s.d_v, "v"))
+)
+titles = [
+    t("qkv.matrices_title"),
+    t("qkv.follow_title"),
+    t("qkv.fused_title"),
+    t("qkv.lesson_title"),
+]
+steps = stepper(ctx, titles)
+i = None
+
+if steps.show(0):
+    st.subheader(titles[0])
+    st.markdown(t("qkv.matrices_text"))
+    st.latex(view.shapes_tex(tr.x, (w_q, w_k, w_v), (tr.q, tr.k, tr.v)))
+    i = view.token_picker(ctx, s.tokens, t("qkv.token"))
+    panels = [
+        ("X", tr.x, s.tokens, dims),
+        ("W_Q", w_q, dims, q_cols),
+        ("W_K", w_k, dims, k_cols),
+        ("W_V", w_v, dims, v_cols),
+        ("Q", tr.q, s.tokens, q_cols),
+        ("K", tr.k, s.tokens, k_cols),
+        ("V", tr.v, s.tokens, v_cols),
+    ]
+    framed = {name: i for name in ("X", "Q", "K", "V")}
+    shown = view.draw(ctx, view.strip(panels, ctx.presenter, framed))
+    st.caption(t("qkv.matrices_caption", token=plain(s.tokens[i]), i=i))
+    arrays = {"x": tr.x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "q": tr.q, "k": tr.k, "v": tr.v}
+    export_panel(ctx, "qkv_matrices", shown, shown.data, arrays)
+    notice(
+        ctx,
+        [
+            t("qkv.notice_shapes", n=len(s.tokens), d_model=s.d_model, d_k=s.d_k, d_v=s.d_v),
+            t("qkv.notice_rows", token=plain(s.tokens[i]), i=i, q=view.numbers(tr.q[i], 2)),
+            t("qkv.notice_fused", diff=largest_diff),
+        ],
+    )
+
+if steps.show(1):
+    st.subheader(titles[1])
+    if i is None:
+        i = view.token_picker(ctx, s.tokens, t("qkv.token"))
+    st.markdown(t(f"qkv.follow_text_{s.mode}", token=plain(s.tokens[i]), i=i))
+    st.latex(view.follow_tex(i, tr.x[i], tr.q[i], tr.k[i], tr.v[i]))
+    row = [labels[i]]
+    panels = [
+        (f"x_{i}", tr.x[i : i + 1], row, dims),
+        (f"q_{i} = x_{i} · W_Q", tr.q[i : i + 1], row, q_cols),
+        (f"k_{i} = x_{i} · W_K", tr.k[i : i + 1], row, k_cols),
+        (f"v_{i} = x_{i} · W_V", tr.v[i : i + 1], row, v_cols),
+    ]
+    shown = view.draw(ctx, view.stack(panels, ctx.presenter))
+    arrays = {"x_i": tr.x[i], "q_i": tr.q[i], "k_i": tr.k[i], "v_i": tr.v[i]}
+    export_panel(ctx, "qkv_follow", shown, shown.data, arrays)
+
+if steps.show(2):
+    st.subheader(titles[2])
+    st.markdown(t("qkv.fused_text", width=2 * s.d_k + s.d_v, d_k=s.d_k))
+    st.latex(
+        r"W^{QKV}=\left[\,W^Q\;\middle|\;W^K\;\middle|\;W^V\,\right],\qquad"
+        r"\left[\,Q\;\middle|\;K\;\middle|\;V\,\right]=X\,W^{QKV}"
+    )
+    w_qkv = fuse_qkv(w_q, w_k, w_v)
+    qkv = view.side_by_side(*fused_project(s.x, w_qkv, s.d_k))
+    fused_cols = view.fused_columns(s.d_k, s.d_v)
+    panels = [
+        ("X", tr.x, s.tokens, dims),
+        ("W_QKV", w_qkv, dims, fused_cols),
+        ("X · W_QKV", qkv, s.tokens, fused_cols),
+    ]
+    shown = view.draw(ctx, view.strip(panels, ctx.presenter))
+    cols = st.columns(3)
+    for col, name, value in zip(cols, "QKV", (diff_q, diff_k, diff_v), strict=True):
+        col.metric(t("qkv.fused_metric", name=name), view.difference_text(value))
+    st.caption(t("qkv.fused_caption", diff=largest_diff))
+    export_panel(ctx, "qkv_fused", shown, shown.data, {"x": tr.x, "w_qkv": w_qkv, "qkv": qkv})
+
+if steps.show(3):
+    st.subheader(titles[3])
+    if view.is_lesson(s):
+        st.success(t("qkv.lesson_match"), icon=":material/check_circle:")
+    else:
+        st.info(t("qkv.lesson_differs"), icon=":material/info:")
+    st.markdown(
+        t(
+            "qkv.first_rows",
+            token=plain(s.tokens[0]),
+            weights=view.numbers(tr.weights[0]),
+            output=view.numbers(tr.output[0]),
+        )
+    )
+    panels = [
+        (t("qkv.weights"), tr.weights, s.tokens, s.tokens),
+        (t("qkv.output"), tr.output, s.tokens, v_cols),
+    ]
+    first = {p[0]: 0 for p in panels}
+    shown = view.draw(ctx, view.strip(panels, ctx.presenter, first, {panels[0][0]: "weights"}))
+    text = core.text_heatmap(tr.weights, labels)
+    export_panel(
+        ctx,
+        "qkv_lesson",
+        shown,
+        shown.data,
+        {"weights": tr.weights, "output": tr.output},
+        text,
+    )
+    link(ctx, "scaling", t("qkv.next_link"))
+    link(ctx, "weighted_sum")

@@ -1,0 +1,149 @@
+"""Scores and scaling: why QKᵀ is divided by √d_k before the softmax."""
+
+import streamlit as st
+
+from core.experiments import compare_scaling, entry_variance, summarize_rows
+from ui.blocks import header, link, notice
+from ui.charts import fmt
+from ui.exports import export_panel
+from ui.shell import shell
+from ui.steps import stepper
+from ui.views import scaling as view
+
+ctx = shell("scaling")
+t = ctx.t
+header(ctx)
+titles = [t(f"scaling.step{i}_title") for i in range(1, 5)]
+steps = stepper(ctx, titles)
+
+if steps.show(0):
+    st.subheader(titles[0])
+    st.markdown(t("scaling.scores_text"))
+    s = view.sentence(ctx)
+    unit = view.unit_control(ctx)
+    w_q, w_k = view.projections(s, unit)
+    c = compare_scaling(s.x, w_q, w_k)
+    raw, scaled = summarize_rows(c.raw, c.raw_weights), summarize_rows(c.scaled, c.scaled_weights)
+    view.metrics(
+        ctx,
+        [
+            (t("scaling.m_std_raw"), fmt(raw.score_std)),
+            (t("scaling.m_std_scaled", d_k=s.d_k), fmt(scaled.score_std)),
+            (t("scaling.m_max_raw"), fmt(raw.max_weight, 3)),
+            (t("scaling.m_max_scaled"), fmt(scaled.max_weight, 3)),
+        ],
+    )
+    matrices = (c.raw, c.scaled, c.raw_weights, c.scaled_weights)
+    shown = view.draw(view.score_view(ctx.lang, ctx.presenter, matrices, tuple(s.tokens), s.d_k))
+    notice(
+        ctx,
+        [
+            t("scaling.n_spread", d_k=s.d_k, raw=fmt(raw.score_std), scaled=fmt(scaled.score_std)),
+            t(
+                "scaling.n_peak",
+                raw=fmt(raw.max_weight, 3),
+                raw_h=fmt(raw.entropy),
+                scaled=fmt(scaled.max_weight, 3),
+                scaled_h=fmt(scaled.entropy),
+            ),
+            t(f"scaling.n_init_{'unit' if unit else 'xavier'}", var=fmt(entry_variance(c.q))),
+        ],
+    )
+    export_panel(
+        ctx,
+        "scaling_scores",
+        shown,
+        shown.data,
+        view.score_arrays(s, w_q, w_k, c),
+        view.weights_text(t, c, s.tokens, s.d_k),
+    )
+    link(ctx, "qkv", t("scaling.link_qkv"))
+
+cfg = None  # experiment settings: drawn in the first experiment step on screen
+d_max = view.D_KS[-1]
+
+if steps.show(1):
+    st.subheader(titles[1])
+    st.markdown(t("scaling.variance_text"))
+    st.latex(r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k")
+    cfg = view.experiment_controls(ctx)
+    with st.spinner(t("scaling.computing")):
+        exp = view.variance_data(cfg.samples, cfg.seed)
+    i = view.hist_control(ctx)
+    d_k = view.D_KS[i]
+    view.metrics(
+        ctx,
+        [
+            (t("scaling.m_var_raw", d_k=d_k), fmt(exp.raw_var[i])),
+            (t("scaling.m_var_theory"), fmt(exp.theory_raw[i], 0)),
+            (t("scaling.m_var_scaled", d_k=d_k), fmt(exp.scaled_var[i], 3)),
+        ],
+    )
+    shown = view.draw(view.variance_view(ctx.lang, ctx.presenter, cfg.samples, cfg.seed, i))
+    st.caption(t("scaling.variance_caption", n=cfg.samples))
+    notice(
+        ctx,
+        [
+            t("scaling.n_var", d_k=d_k, n=cfg.samples, var=fmt(exp.raw_var[i])),
+            t("scaling.n_var_scaled", var=fmt(exp.scaled_var[i], 3)),
+            t("scaling.n_var_max", d_k=d_max, var=fmt(exp.raw_var[-1], 1)),
+        ],
+    )
+    export_panel(ctx, "scaling_variance", shown, shown.data, view.variance_arrays(exp, i))
+
+if steps.show(2):
+    st.subheader(titles[2])
+    cfg = cfg or view.experiment_controls(ctx)
+    with st.spinner(t("scaling.computing")):
+        raw_rows, scaled_rows = view.saturation_data(cfg.n_keys, cfg.seed)
+    st.markdown(t("scaling.saturation_text", n=cfg.n_keys, trials=view.TRIALS))
+    top, top_s = fmt(raw_rows.max_weight[-1], 3), fmt(scaled_rows.max_weight[-1], 3)
+    ent, ent_s = fmt(raw_rows.entropy[-1], 3), fmt(scaled_rows.entropy[-1], 3)
+    view.metrics(
+        ctx,
+        [
+            (t("scaling.m_top_raw", d_k=d_max), top),
+            (t("scaling.m_top_scaled", d_k=d_max), top_s),
+            (t("scaling.m_ent_raw", d_k=d_max), ent),
+            (t("scaling.m_ent_scaled", d_k=d_max), ent_s),
+        ],
+    )
+    shown = view.draw(view.saturation_view(ctx.lang, ctx.presenter, cfg.n_keys, cfg.seed))
+    first = fmt(raw_rows.entropy[0], 3)
+    notice(
+        ctx,
+        [
+            t("scaling.n_top", d_k=d_max, raw=top, scaled=top_s),
+            t("scaling.n_entropy", first=first, d_k=d_max, raw=ent, scaled=ent_s),
+        ],
+    )
+    arrays = view.curve_arrays(raw_rows, scaled_rows, "max_weight", "entropy")
+    export_panel(ctx, "scaling_saturation", shown, shown.data, arrays)
+    link(ctx, "softmax", t("scaling.link_softmax"))
+
+if steps.show(3):
+    st.subheader(titles[3])
+    st.markdown(t("scaling.gradient_text"))
+    st.latex(r"\frac{\partial p}{\partial s}=\operatorname{diag}(p)-p\,p^\top")
+    cfg = cfg or view.experiment_controls(ctx)
+    with st.spinner(t("scaling.computing")):
+        raw_rows, scaled_rows = view.saturation_data(cfg.n_keys, cfg.seed)
+    g_raw, g_scaled = raw_rows.jacobian_norm, scaled_rows.jacobian_norm
+    view.metrics(
+        ctx,
+        [
+            (t("scaling.m_grad_raw", d_k=d_max), fmt(g_raw[-1], 4)),
+            (t("scaling.m_grad_scaled", d_k=d_max), fmt(g_scaled[-1], 4)),
+        ],
+    )
+    shown = view.draw(view.gradient_view(ctx.lang, ctx.presenter, cfg.n_keys, cfg.seed))
+    notice(
+        ctx,
+        [
+            t("scaling.n_grad", d_k=d_max, raw=fmt(g_raw[-1], 4), scaled=fmt(g_scaled[-1], 4)),
+            t("scaling.n_grad_one", value=fmt(g_raw[0], 3)),
+            t("scaling.n_grad_story"),
+        ],
+    )
+    arrays = view.curve_arrays(raw_rows, scaled_rows, "jacobian_norm")
+    export_panel(ctx, "scaling_gradient", shown, shown.data, arrays)

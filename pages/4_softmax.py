@@ -1,0 +1,136 @@
+"""Softmax: scores become a probability distribution; temperature, stability, masks."""
+
+import streamlit as st
+
+import core
+from core.softmax import EXP_OVERFLOW, exp_terms, mask_last, scale_sweep
+from ui import charts
+from ui.blocks import header, link, notice
+from ui.exports import export_panel
+from ui.params import Int, select, slider
+from ui.shell import shell
+from ui.steps import stepper
+from ui.views import softmax as views
+
+SCALE = Int("scale", 1, 1, 1000)
+
+ctx = shell("softmax")
+t = ctx.t
+header(ctx)
+steps = stepper(
+    ctx,
+    [
+        t("softmax.step_bars"),
+        t("softmax.step_matrix"),
+        t("softmax.step_stable"),
+        t("softmax.step_mask"),
+    ],
+)
+
+logits_a, logits_b, temp = views.controls(ctx)
+probs_a = core.softmax(logits_a, temperature=temp)
+probs_b = core.softmax(logits_b, temperature=temp)
+
+if steps.show(0):
+    st.subheader(t("softmax.step_bars"))
+    st.markdown(t("softmax.bars_text"))
+    st.latex(r"p_i = \frac{e^{x_i/T}}{\sum_j e^{x_j/T}}")
+    sums = {"A": views.total(probs_a), "B": views.total(probs_b)}
+    data = views.bars_frame(t, [("A", logits_a, probs_a), ("B", logits_b, probs_b)])
+    chart = views.show(
+        ctx,
+        "bars",
+        (tuple(logits_a), tuple(logits_b), temp),
+        lambda: views.bars_chart(t, data, sums),
+    )
+    st.markdown(
+        t("softmax.probs_line", T=f"{temp:.2f}", a=views.vector(probs_a), b=views.vector(probs_b))
+    )
+    lesson_true = core.softmax(views.LESSON_LOGITS)
+    st.info(views.lesson_note(t, lesson_true), icon=":material/school:")
+    notice(ctx, views.bars_notices(t, sums, temp, probs_a, core.softmax(logits_a)))
+    export_panel(
+        ctx,
+        "softmax_bars",
+        chart,
+        data,
+        {"logits_a": logits_a, "probs_a": probs_a, "logits_b": logits_b, "probs_b": probs_b},
+    )
+
+if steps.show(1):
+    st.subheader(t("softmax.step_matrix"))
+    st.markdown(t("softmax.matrix_text"))
+    tokens, mats = views.lesson_trace(temp)
+    panels = {
+        t("softmax.panel_t1"): mats["weights_t1"],
+        t("softmax.panel_t", T=f"{temp:.2f}"): mats["weights_t"],
+    }
+    chart = views.show(
+        ctx,
+        "matrix",
+        (temp,),
+        lambda: views.heatmaps(panels, tokens, t("softmax.keys"), t("softmax.queries")),
+    )
+    notice(ctx, views.matrix_notices(t, mats, temp))
+    export_panel(
+        ctx,
+        "softmax_matrix",
+        chart,
+        charts.matrix_frame(mats["weights_t"], tokens, tokens),
+        mats,
+        core.text_heatmap(mats["weights_t"], tokens),
+    )
+
+if steps.show(2):
+    st.subheader(t("softmax.step_stable"))
+    st.markdown(t("softmax.stable_text"))
+    scale = slider(ctx, SCALE, t("softmax.scale"))
+    naive_p, stable_p = (rows[0] for rows in scale_sweep(logits_a, [scale]))
+    st.markdown(
+        views.stability_table(
+            t,
+            exp_terms(logits_a, scale, stable=False),
+            exp_terms(logits_a, scale, stable=True),
+            naive_p,
+            stable_p,
+        )
+    )
+    sweep = views.stability_sweep(tuple(logits_a))
+    exp_data = views.exponent_frame(t, views.SCALES[::10], sweep["naive"], sweep["stable"])
+    limit = t("softmax.limit", v=f"{EXP_OVERFLOW:.2f}")
+    chart = views.show(
+        ctx,
+        "stability",
+        (tuple(logits_a), scale),
+        lambda: views.exponent_chart(t, exp_data, scale, EXP_OVERFLOW, limit),
+    )
+    notice(ctx, views.stability_notices(t, sweep["first_bad"], stable_p))
+    export_panel(
+        ctx,
+        "softmax_stability",
+        chart,
+        exp_data,
+        {"logits": logits_a, "scale": scale, "naive_p": naive_p, "stable_p": stable_p},
+    )
+
+if steps.show(3):
+    st.subheader(t("softmax.step_mask"))
+    st.markdown(t("softmax.mask_text"))
+    count = int(select(ctx, views.mask_choice(len(logits_b)), t("softmax.masked_count")))
+    masked = mask_last(logits_b, count)
+    after = core.softmax(masked, temperature=temp)
+    data = views.mask_frame(t, masked, probs_b, after)
+    chart = views.show(
+        ctx, "mask", (tuple(logits_b), count, temp), lambda: views.mask_chart(t, data)
+    )
+    notice(ctx, views.mask_notices(t, masked, after))
+    export_panel(
+        ctx,
+        "softmax_mask",
+        chart,
+        data,
+        {"masked_logits": masked, "probs_before": probs_b, "probs_after": after},
+    )
+    link(ctx, "masking", t("softmax.masking_link"))
+    link(ctx, "weighted_sum", t("softmax.weighted_sum_link"))
+    link(ctx, "lookup", t("softmax.lookup_link"))

@@ -1,0 +1,123 @@
+"""Weighted sum: a query's output is its attention weights mixing the value vectors."""
+
+import streamlit as st
+
+import core
+from core.attention import mix_row, top_terms
+from ui import charts
+from ui.blocks import header, link, notice
+from ui.exports import export_panel
+from ui.safe import plain
+from ui.shell import shell
+from ui.steps import stepper
+from ui.views import qkv as shared_view
+from ui.views import weighted_sum as view
+
+ctx = shell("weighted_sum")
+t = ctx.t
+header(ctx)
+s = shared_view.settings(ctx, t("weighted_sum.settings"))
+tr = core.self_attention_trace(s.x, *s.projections())
+labels = charts.unique_labels(s.tokens)
+v_cols = charts.dim_labels(s.d_v, "v")
+n = len(s.tokens)
+titles = [
+    t("weighted_sum.row_title"),
+    t("weighted_sum.scale_title"),
+    t("weighted_sum.sum_title"),
+    t("weighted_sum.matrix_title"),
+]
+steps = stepper(ctx, titles)
+i = shared_view.token_picker(ctx, s.tokens, t("weighted_sum.token"))
+mix = mix_row(tr.weights[i], tr.v)
+token = plain(s.tokens[i])
+top = int(top_terms(mix.weights, 1)[0])
+
+if steps.show(0):
+    st.subheader(titles[0])
+    st.markdown(t("weighted_sum.row_text", token=token, i=i, n=n))
+    title = t("weighted_sum.row_chart", token=labels[i])
+    shown = shared_view.draw(ctx, view.weight_bars(mix.weights, labels, title, ctx.presenter))
+    st.caption(t("weighted_sum.row_caption", total=f"{mix.weight_total:.3f}"))
+    export_panel(ctx, "weighted_sum_row", shown, shown.data, {"weights_row": mix.weights})
+
+if steps.show(1):
+    st.subheader(titles[1])
+    st.markdown(t("weighted_sum.scale_text", i=i))
+    alpha = f"α_{i}"
+    panels = [
+        ("V", tr.v, s.tokens, v_cols),
+        (alpha, view.column(mix.weights), s.tokens, [alpha]),
+        (t("weighted_sum.contributions"), mix.contributions, s.tokens, v_cols),
+        (t("weighted_sum.running"), mix.running, s.tokens, v_cols),
+    ]
+    framed = {panels[3][0]: n - 1}
+    chart = shared_view.strip(panels, ctx.presenter, framed, {alpha: "weights"})
+    shown = shared_view.draw(ctx, chart)
+    st.caption(t("weighted_sum.scale_caption", i=i, last=plain(s.tokens[-1])))
+    arrays = {"v": tr.v, "weights_row": mix.weights, "contributions": mix.contributions}
+    export_panel(ctx, "weighted_sum_scaled", shown, shown.data, {**arrays, "running": mix.running})
+
+if steps.show(2):
+    st.subheader(titles[2])
+    st.markdown(t("weighted_sum.sum_text", token=token, i=i))
+    title = t("weighted_sum.sum_chart", i=i, token=labels[i])
+    chart = view.stacked(mix.contributions, mix.output, labels, f"o_{i}", title, ctx.presenter)
+    shown = shared_view.draw(ctx, chart)
+    st.caption(t("weighted_sum.sum_caption", i=i))
+    st.latex(view.sum_tex(i, mix, tr.v))
+    rest = view.rest_of_sum(mix, tr.v)
+    if rest is not None:
+        st.caption(t("weighted_sum.rest_caption", count=rest[0], weight=f"{rest[1]:.3f}"))
+    export_panel(
+        ctx,
+        "weighted_sum_stack",
+        shown,
+        shown.data,
+        {"contributions": mix.contributions, "output_row": mix.output},
+    )
+
+if steps.show(3):
+    st.subheader(titles[3])
+    st.markdown(t("weighted_sum.matrix_text", n=n, d_v=s.d_v))
+    st.latex(
+        r"\underbrace{O}_{n\times d_v} = \underbrace{A}_{n\times n}\,\underbrace{V}_{n\times d_v}"
+    )
+    weights_title = t("weighted_sum.weights")
+    output_title = t("weighted_sum.output")
+    panels = [
+        (weights_title, tr.weights, s.tokens, s.tokens),
+        ("V", tr.v, s.tokens, v_cols),
+        (output_title, tr.output, s.tokens, v_cols),
+    ]
+    framed = {weights_title: i, output_title: i}
+    chart = shared_view.strip(panels, ctx.presenter, framed, {weights_title: "weights"})
+    shown = shared_view.draw(ctx, chart)
+    st.markdown(
+        t("weighted_sum.output_row", token=token, i=i, row=shared_view.numbers(tr.output[i]))
+    )
+    text = core.text_heatmap(tr.weights, labels)
+    export_panel(
+        ctx,
+        "weighted_sum_matrix",
+        shown,
+        shown.data,
+        {"weights": tr.weights, "v": tr.v, "output": tr.output},
+        text,
+    )
+
+notice(
+    ctx,
+    [
+        t(
+            "weighted_sum.notice_top",
+            token=token,
+            top=plain(s.tokens[top]),
+            w=f"{mix.weights[top]:.3f}",
+        ),
+        t("weighted_sum.notice_average", total=f"{mix.weight_total:.3f}"),
+        t("weighted_sum.notice_width", d_v=s.d_v, n=n),
+    ],
+)
+link(ctx, "softmax", t("weighted_sum.back_link"))
+link(ctx, "masking", t("weighted_sum.next_link"))

@@ -1,0 +1,56 @@
+"""Masks: causal and padding masks on your sentence, generation order, and −∞ versus −1e9."""
+
+import streamlit as st
+
+from ui.blocks import header, link, notice
+from ui.exports import export_panel
+from ui.shell import shell
+from ui.steps import stepper
+from ui.views import masking as mv
+
+ctx = shell("masking")
+t = ctx.t
+header(ctx)
+titles = [t("masking.s1_title"), t("masking.s2_title"), t("masking.s3_title")]
+steps = stepper(ctx, titles)
+
+sentence, causal, n_pad, side = mv.controls(ctx)
+view = mv.compute(sentence, causal, n_pad, side)
+
+if steps.show(0):
+    st.subheader(titles[0])
+    st.markdown(t("masking.s1_text"))
+    st.latex(r"\tilde s_{ij}=\begin{cases}s_{ij}&\text{mask}_{ij}\\-\infty&\text{else}\end{cases}")
+    chart = mv.draw_mask(ctx, view)
+    notice(ctx, mv.mask_notice(ctx, view))
+    export_panel(
+        ctx,
+        "masking",
+        chart,
+        mv.mask_frame(ctx, view),
+        mv.mask_arrays(view),
+        mv.weights_text(view),
+    )
+
+if steps.show(1):
+    st.subheader(titles[1])
+    st.markdown(t("masking.s2_text"))
+    gen = mv.generation_control(ctx, len(sentence.tokens))
+    st.markdown(t("masking.strip", strip=mv.generation_strip(ctx, sentence.tokens, gen)))
+    data = mv.lookahead_frame(ctx, sentence, gen)
+    chart = mv.draw_lookahead(ctx, data)
+    notice(ctx, mv.lookahead_notice(ctx, sentence, gen))
+    export_panel(ctx, "masking_generation", chart, data)
+
+if steps.show(2):
+    st.subheader(titles[2])
+    st.markdown(t("masking.s3_text"))
+    row, dtype, temp = mv.fill_controls(ctx, len(view.tokens))
+    fv = mv.fill_view(view, row, dtype, temp)
+    chart = mv.draw_fill(ctx, view, fv)
+    st.table(mv.fill_table(ctx, fv), hide_index=True)
+    st.markdown(t("masking.app_policy"))
+    notice(ctx, mv.fill_notice(ctx, view, fv, dtype))
+    export_panel(ctx, "masking_fill", chart, mv.fill_frame(ctx, view, fv), mv.fill_arrays(view, fv))
+    link(ctx, "softmax")
+    link(ctx, "kv_cache")

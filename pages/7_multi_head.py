@@ -1,0 +1,82 @@
+"""Multi-head attention: split d_model into h heads, attend in parallel, merge, project."""
+
+import streamlit as st
+
+from ui import charts
+from ui.blocks import header, link, notice
+from ui.exports import export_panel
+from ui.sentence import sentence_controls
+from ui.shell import shell
+from ui.steps import stepper
+from ui.views import multi_head as mh
+
+ctx = shell("multi_head")
+t = ctx.t
+header(ctx)
+
+with mh.controls_frame(ctx):  # folded away in presenter mode, to leave room for the slide
+    sentence = sentence_controls(ctx, key_dims=False)  # d_k = d_v = d_model / h: derived
+left, right = st.columns([2, 3], vertical_alignment="center")
+with left:
+    h = mh.heads_control(ctx, sentence.d_model)
+tokens = sentence.tokens
+view = mh.compute(sentence.x, sentence.d_model, h, sentence.seed)
+tr = view.trace
+d_k = tr.q_heads.shape[-1]
+with right:
+    st.markdown(t("multi_head.derived", d_model=sentence.d_model, h=h, d_k=d_k))
+arrays = mh.all_arrays(view)
+steps = stepper(ctx, [t(f"multi_head.step_{s}") for s in ("split", "weights", "merge", "check")])
+
+if steps.show(0):
+    st.subheader(t("multi_head.split_title"))
+    st.markdown(t("multi_head.split_text", d_model=sentence.d_model, h=h, d_k=d_k))
+    table_col, heads_col = st.columns([3, 1])
+    with table_col:
+        st.markdown(mh.stage_table(ctx, tr))
+    with heads_col:
+        st.markdown(mh.head_columns(ctx, h, d_k))
+
+if steps.show(1):
+    st.subheader(t("multi_head.weights_title"))
+    st.markdown(t("multi_head.weights_text"))
+    spec, frame = mh.weights_chart(ctx, tr, view.average, tokens)
+    weights = charts.show(ctx, spec)
+    if h > mh.MAX_HEAD_PANELS:
+        st.caption(t("multi_head.more_heads", shown=mh.MAX_HEAD_PANELS, h=h))
+    notice(ctx, mh.notice_items(ctx, view, tokens))
+    export_panel(
+        ctx, "multi_head_weights", weights, frame, arrays, mh.weights_text(ctx, view, tokens)
+    )
+
+if steps.show(2):
+    st.subheader(t("multi_head.merge_title"))
+    st.markdown(t("multi_head.merge_text", h=h, d_k=d_k, d_model=sentence.d_model))
+    st.latex(
+        r"\mathrm{MultiHead}(X)=\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W^O,"
+        r"\quad \mathrm{head}_i=\mathrm{Attention}(XW^Q_i,\,XW^K_i,\,XW^V_i)"
+    )
+    spec, frame = mh.output_chart(ctx, view, tokens)
+    merged = charts.show(ctx, spec)
+    export_panel(ctx, "multi_head_output", merged, frame, arrays)
+
+if steps.show(3):
+    st.subheader(t("multi_head.check_title"))
+    st.markdown(t("multi_head.check_text", h=h))
+    out_diff, w_diff = mh.loop_differences(view)
+    c1, c2 = st.columns(2)
+    c1.metric(t("multi_head.loop_output_diff"), mh.sci(out_diff))
+    c2.metric(t("multi_head.loop_weights_diff"), mh.sci(w_diff))
+    st.markdown(f"#### {t('multi_head.torch_title')}")
+    check = mh.torch_check(sentence.x, sentence.d_model, h, sentence.seed)
+    st.markdown(t("multi_head.torch_mapping"))
+    if check is None:
+        st.info(t("multi_head.torch_missing"), icon=":material/extension:")
+    else:
+        c1, c2, c3 = st.columns(3)
+        c1.metric(t("multi_head.torch_output_diff"), mh.sci(check.output_diff))
+        c2.metric(t("multi_head.torch_average_diff"), mh.sci(check.average_diff))
+        c3.metric(t("multi_head.torch_heads_diff"), mh.sci(check.per_head_diff))
+        st.caption(t("multi_head.torch_version", version=check.version))
+    link(ctx, "masking")
+    link(ctx, "kv_cache")

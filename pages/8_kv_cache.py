@@ -1,0 +1,50 @@
+"""KV cache: decode one token at a time, reuse the cached keys and values, count the savings."""
+
+import streamlit as st
+
+from ui.blocks import header, link, notice
+from ui.exports import export_panel
+from ui.shell import shell
+from ui.steps import stepper
+from ui.views import kv_cache as kv
+
+ctx = shell("kv_cache")
+t = ctx.t
+header(ctx)
+titles = [t("kv_cache.s1_title"), t("kv_cache.s2_title")]
+steps = stepper(ctx, titles)
+
+if steps.show(0):
+    st.subheader(titles[0])
+    st.markdown(t("kv_cache.s1_text"))
+    sentence = kv.controls(ctx)
+    view = kv.compute(sentence)
+    step = kv.step_control(ctx, len(view.tokens))
+    st.markdown(t("kv_cache.strip", strip=kv.token_strip(view.tokens, step)))
+    kv.step_metrics(ctx, view, step)
+    st.latex(
+        r"\alpha_t=\mathrm{softmax}\!\left(\frac{q_t\,K_{0..t}^\top}{\sqrt{d_k}}\right),\quad "
+        r"o_t=\alpha_t V_{0..t}"
+    )
+    chart = kv.draw_cache(ctx, view, step)
+    notice(ctx, kv.step_notice(ctx, view, step))
+    export_panel(
+        ctx,
+        "kv_cache_step",
+        chart,
+        kv.cache_data(kv.cache_frames(ctx, view, step)),
+        kv.cache_arrays(view, step),
+        kv.weights_text(view),
+    )
+
+if steps.show(1):
+    st.subheader(titles[1])
+    st.markdown(t("kv_cache.s2_text"))
+    n, width, layers, log = kv.cost_controls(ctx)
+    cv = kv.cost_view(n, width, layers)
+    data = kv.cost_frame(ctx, cv)
+    chart = kv.draw_costs(ctx, data, log)
+    notice(ctx, kv.cost_notice(ctx, cv, n, width, layers))
+    export_panel(ctx, "kv_cache_cost", chart, data)
+    link(ctx, "masking")
+    link(ctx, "multi_head")

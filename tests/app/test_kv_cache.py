@@ -1,0 +1,141 @@
+"""AppTest of the KV cache page: stepping the cache, cached == causal, costs and memory."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import texts
+
+PAGE = "pages/8_kv_cache.py"
+N_LESSON = 6
+
+
+def frames(at: AppTest, index: int) -> list:
+    """The data tables of the ``index``-th chart on the page (inline or Arrow datasets)."""
+    proto = at.get("vega_lite_chart")[index].proto
+    tables = [pa.ipc.open_stream(ds.data.data).read_pandas() for ds in proto.datasets]
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("data"), dict) and "values" in node["data"]:
+                tables.append(pd.DataFrame(node["data"]["values"]))
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(json.loads(proto.spec))
+    return tables
+
+
+def panel(at: AppTest, name: str) -> np.ndarray:
+    """A panel of the cache chart as a matrix, NaN where a cell is empty."""
+    candidates = [f for f in frames(at, 0) if "panel" in f and (f["panel"] == name).all()]
+    frame = max(candidates, key=len)
+    out = np.full((frame["i"].max() + 1, frame["j"].max() + 1), np.nan)
+    out[frame["i"], frame["j"]] = pd.to_numeric(frame["value"])
+    return out
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def lesson_causal_weights() -> np.ndarray:
+    """Lesson 002's sentence with a causal mask, computed here independently."""
+    x = np.random.default_rng(42).normal(0, 1, (N_LESSON, 8))
+    rng = np.random.default_rng(42)
+    w_q = rng.normal(0, np.sqrt(2 / 12), (8, 4))
+    w_k = rng.normal(0, np.sqrt(2 / 12), (8, 4))
+    s = (x @ w_q) @ (x @ w_k).T / 2.0
+    s = np.where(np.tril(np.ones((N_LESSON, N_LESSON))) > 0, s, -np.inf)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_page_runs_in_english_and_chinese(page):
+    en = page(PAGE)
+    assert not en.exception
+    assert en.title[0].value == "KV cache"
+    zh = page(PAGE, lang="zh")
+    assert not zh.exception
+    assert zh.title[0].value == "KV 缓存"
+    assert "缓存省了什么" in texts(zh)
+    assert "What the cache saves" not in texts(zh)
+
+
+@pytest.mark.parametrize("step", ["1", "2"])
+def test_presenter_mode_shows_one_step(page, step):
+    at = page(PAGE, present="1", step=step)
+    assert not at.exception
+    assert len(at.subheader) == 1
+    assert len(at.get("vega_lite_chart")) == 1
+
+
+def test_stepping_adds_one_cache_row_and_cached_weights_equal_the_causal_row(page):
+    at = page(PAGE, t="0")
+    full = lesson_causal_weights()
+    d_k = 4
+    for t in range(N_LESSON):
+        if t:
+            at.slider(key="t").set_value(t).run()
+        assert not at.exception
+        assert metric(at, "Rows in the cache") == str(t + 1)
+        k = panel(at, "K")
+        assert k.shape == (N_LESSON, d_k)
+        assert np.isfinite(k[: t + 1]).all() and np.isnan(k[t + 1 :]).all()
+        v = panel(at, "V")
+        assert np.isfinite(v[: t + 1]).all() and np.isnan(v[t + 1 :]).all()
+        w = panel(at, "weights")  # row 0: from the cache, row 1: row t of the full matrix
+        np.testing.assert_allclose(w[0, : t + 1], w[1, : t + 1], atol=1e-12)
+        assert np.isnan(w[0, t + 1 :]).all()  # the cache has no later keys
+        np.testing.assert_array_equal(w[1, t + 1 :], 0.0)
+        np.testing.assert_allclose(w[1], full[t], atol=1e-12)
+        assert float(metric(at, "max |cache − full row t|").replace("−", "-")) < 1e-12
+
+
+def test_cost_controls_drive_the_numbers(page):
+    at = page(PAGE)
+    before = texts(at)
+    assert "Step 2048 alone costs 4.92 × 10⁶ multiply-adds with the cache" in before
+    assert "144.00 MiB in float32 or 72.00 MiB in float16" in before  # 2·2048·768·12 floats
+    at.slider(key="n_max").set_value(1024).run()
+    assert "72.00 MiB in float32 or 36.00 MiB in float16" in texts(at)
+    at.number_input(key="layers").set_value(24).run()
+    assert "144.00 MiB in float32" in texts(at)
+    data = max(frames(at, 1), key=len)
+    per_step = data[data["panel"] == "per step"]
+    with_c = per_step[per_step["series"] == "with cache"]["value"].to_numpy()
+    without = per_step[per_step["series"] == "without cache"]["value"].to_numpy()
+    assert (without >= with_c).all() and without[-1] > 100 * with_c[-1]
+
+
+def test_bad_url_params_warn_and_fall_back(page):
+    at = page(PAGE, t="99", n_max="abc", width="0", layers="1e9", log="maybe", d_model="-3")
+    assert not at.exception
+    warned = " ".join(w.value for w in at.warning)
+    for key in ("t", "n_max", "width", "layers", "log", "d_model"):
+        assert f"`{key}`" in warned
+    assert at.slider(key="t").value == 2
+    assert at.slider(key="n_max").value == 2048
+    assert metric(at, "Rows in the cache") == "3"
+
+
+def test_extreme_values_raise_nothing(page):
+    long_text = " ".join(f"w{i}" for i in range(32))
+    at = page(
+        PAGE, text=long_text, t="31", d_model="64", d_k="64", d_v="1", n_max="8192",
+        width="8192", layers="128", log="false",
+    )  # fmt: skip
+    assert not at.exception
+    assert not at.warning
+    assert metric(at, "Rows in the cache") == "32"
+    assert "nan" not in texts(at).lower()
+    one = page(PAGE, text="Hi")
+    assert not one.exception
+    assert metric(one, "Rows in the cache") == "1"

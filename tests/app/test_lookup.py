@@ -1,0 +1,136 @@
+"""The database-lookup page: hard lookup is the cold limit of the soft one."""
+
+import re
+
+import numpy as np
+import pytest
+
+from core.lookup import CAPITALS, capital_table, polar_query, soft_lookup
+from tests.app.conftest import texts
+
+PAGE = "pages/1_lookup.py"
+
+
+def _soft(at) -> tuple[float, float, float]:
+    """(blend latitude, blend longitude, largest weight) from the soft-lookup card."""
+    text = next(m.value for m in at.markdown if m.value.startswith("The answer is the blend"))
+    lat, lon, w = re.search(r"blend \((\S+), (\S+)\)\. The largest weight is (\S+),", text).groups()
+    return float(lat.replace("−", "-")), float(lon.replace("−", "-")), float(w)
+
+
+def _hard(at) -> tuple[str, float, float]:
+    """(country, latitude, longitude) from the hard-lookup card."""
+    text = next(m.value for m in at.markdown if m.value.startswith("The best match is"))
+    country, lat, lon = re.search(r"\*\*(.+?)\*\*, .* at \((\S+), (\S+)\)", text).groups()
+    return country, float(lat.replace("−", "-")), float(lon.replace("−", "-"))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_page_runs_in_both_languages(page, lang):
+    at = page(PAGE, lang=lang)
+    assert not at.exception
+    assert not at.warning
+    title = at.title[0].value
+    assert title == ("Attention as a database lookup" if lang == "en" else "把注意力看作数据库查询")
+    if lang == "zh":
+        body = texts(at)
+        for english in ("The best match", "What to notice", "Country", "Russia", "weight"):
+            assert english not in body
+
+
+@pytest.mark.parametrize("step", ["1", "2", "3"])
+def test_presenter_mode_runs_each_step(page, step):
+    at = page(PAGE, present="1", step=step, lang="zh")
+    assert not at.exception
+    assert not at.warning
+
+
+def test_defaults_match_a_live_soft_lookup(page):
+    at = page(PAGE)
+    _, keys, values = capital_table()
+    weights, blended = soft_lookup(polar_query(30, 1.5), keys, values, 1.0)
+    lat, lon, top = _soft(at)
+    assert (lat, lon) == pytest.approx(tuple(blended), abs=0.006)
+    assert top == pytest.approx(weights.max(), abs=6e-4)
+    assert _hard(at) == ("Russia", 55.76, 37.62)
+
+
+def test_lowering_temperature_raises_the_top_weight(page):
+    at = page(PAGE)
+    tops = []
+    for log_t in (1.0, 0.0, -0.5, -1.0):
+        at.slider(key="log_t").set_value(log_t).run()
+        tops.append(_soft(at)[2])
+    assert tops == sorted(tops)
+    assert tops[0] < 0.2 < 0.8 < tops[-1]
+
+
+def test_smallest_temperature_soft_pick_equals_hard_pick(page):
+    at = page(PAGE, log_t="-2.0")
+    country, lat, lon = _hard(at)
+    blend_lat, blend_lon, top = _soft(at)
+    assert top == pytest.approx(1.0, abs=1e-3)
+    assert (blend_lat, blend_lon) == pytest.approx((lat, lon), abs=0.011)
+    cold = next(m.value for m in at.markdown if "At T = 0.01 the soft lookup" in m.value)
+    assert f"of the weight on {country}. The hard lookup picks {country}" in cold
+
+
+def _aim_control(at):
+    return next(group for group in at.button_group if "France" in group.options)
+
+
+@pytest.mark.parametrize(("item", "country"), [("brazil", "Brazil"), ("china", "China")])
+def test_choosing_an_item_points_the_query_at_it(page, item, country):
+    at = page(PAGE)
+    _aim_control(at).set_value(item).run()
+    assert not at.exception
+    assert at.query_params["aim"] == item  # the URL restores the view
+    assert _hard(at)[0] == country
+    angle = next(row[1] for row in CAPITALS if row[0] == item)
+    x, y = polar_query(angle, 1.5)
+    assert f"({x:.2f}, {y:.2f})".replace("-", "−").replace("−0.00", "0.00") in texts(at)
+    assert "angle" not in [s.key for s in at.slider]  # the angle slider steps aside
+    _aim_control(at).set_value("free").run()
+    assert "aim" not in at.query_params and at.slider(key="angle").value == 30
+
+
+def test_an_aim_link_opens_aimed_in_chinese(page):
+    at = page(PAGE, aim="india", lang="zh")
+    assert not at.exception and not at.warning
+    assert any("查询正对着**印度**（130°）" in m.value for m in at.markdown)
+    assert any("最匹配的是**印度**" in m.value for m in at.markdown)
+
+
+def test_query_length_acts_like_inverse_temperature(page):
+    short = _soft(page(PAGE, length="0.5", log_t="0.0"))[2]
+    long = _soft(page(PAGE, length="2.0", log_t="0.0"))[2]
+    assert long > short
+    _, keys, values = capital_table()
+    expected = soft_lookup(polar_query(30, 2.0), keys, values, 1.0)[0].max()
+    assert long == pytest.approx(expected, abs=6e-4)
+
+
+def test_bad_url_params_warn_and_fall_back(page):
+    at = page(PAGE, angle="abc", length="99", log_t="nan", aim="atlantis")
+    assert len(at.warning) == 4
+    assert at.slider(key="angle").value == 30
+    assert at.slider(key="length").value == pytest.approx(1.5)
+    assert at.slider(key="log_t").value == pytest.approx(0.0)
+    assert not at.exception
+    assert _hard(at)[0] == "Russia"
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"angle": "0", "length": "0.1", "log_t": "-2.0"},
+        {"angle": "359", "length": "2.0", "log_t": "2.0"},
+    ],
+)
+def test_extreme_controls_raise_nothing_and_show_no_nan(page, params):
+    at = page(PAGE, **params)
+    assert not at.exception and not at.warning
+    body = texts(at)
+    assert "nan" not in body.lower().replace("nanjing", "")
+    lat, lon, top = _soft(at)
+    assert np.isfinite([lat, lon, top]).all() and 0 < top <= 1

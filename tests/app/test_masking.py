@@ -1,0 +1,219 @@
+"""AppTest of the masks page: causal and padding masks, generation order, −∞ versus −1e9."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import texts
+
+PAGE = "pages/6_masking.py"
+N_LESSON = 6  # "The cat sat on the mat"
+
+
+def chart_frames(at: AppTest, index: int) -> list:
+    """The data tables of the ``index``-th chart on the page (inline or Arrow datasets)."""
+    proto = at.get("vega_lite_chart")[index].proto
+    tables = [pa.ipc.open_stream(ds.data.data).read_pandas() for ds in proto.datasets]
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("data"), dict) and "values" in node["data"]:
+                tables.append(pd.DataFrame(node["data"]["values"]))
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(json.loads(proto.spec))
+    return tables
+
+
+def panel(at: AppTest, index: int, name: str) -> np.ndarray:
+    """A heatmap panel of a chart as a matrix (NaN where the cell is −∞ / empty)."""
+    frames = [f for f in chart_frames(at, index) if "panel" in f and (f["panel"] == name).all()]
+    frame = max(frames, key=len)
+    out = np.full((frame["i"].max() + 1, frame["j"].max() + 1), np.nan)
+    out[frame["i"], frame["j"]] = pd.to_numeric(frame["value"])
+    return out
+
+
+def fill_table(at: AppTest):
+    return at.table[0].value
+
+
+def no_nan_anywhere(at: AppTest) -> None:
+    assert "nan" not in texts(at).lower()
+    for i in range(len(at.get("vega_lite_chart"))):
+        for frame in chart_frames(at, i):
+            if "text" in frame:
+                assert not frame["text"].str.lower().str.contains("nan").any()
+    for table in at.table:
+        assert "nan" not in table.value.to_string().lower()
+
+
+def lesson_weights(causal: bool) -> np.ndarray:
+    """Lesson 002's sentence computed here independently, with the masking exercise's −∞."""
+    rng = np.random.default_rng(42)
+    x = rng.normal(0, 1, (N_LESSON, 8))
+    rng = np.random.default_rng(42)
+    w_q = rng.normal(0, np.sqrt(2 / 12), (8, 4))
+    w_k = rng.normal(0, np.sqrt(2 / 12), (8, 4))
+    w_v = rng.normal(0, np.sqrt(2 / 12), (8, 4))
+    scores = (x @ w_q) @ (x @ w_k).T / 2.0
+    if causal:
+        scores = np.where(np.tril(np.ones((N_LESSON, N_LESSON))) > 0, scores, -np.inf)
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    assert w_v.shape == (8, 4)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_page_runs_in_english_and_chinese(page):
+    en = page(PAGE)
+    assert not en.exception
+    assert en.title[0].value == "Masks"
+    zh = page(PAGE, lang="zh")
+    assert not zh.exception
+    assert zh.title[0].value == "掩码"
+    assert "为什么解码器不能往后看" in texts(zh)
+    assert "Why a decoder" not in texts(zh)
+
+
+@pytest.mark.parametrize("step", ["1", "2", "3"])
+def test_presenter_mode_shows_one_step(page, step):
+    at = page(PAGE, present="1", step=step, lang="zh")
+    assert not at.exception
+    assert len(at.subheader) == 1
+    assert len(at.get("vega_lite_chart")) == 1
+
+
+def test_causal_mask_zeroes_the_upper_triangle_and_rows_still_sum_to_one(page):
+    at = page(PAGE)
+    w = panel(at, 0, "weights after masking")
+    assert w.shape == (N_LESSON, N_LESSON)
+    np.testing.assert_array_equal(w[np.triu_indices(N_LESSON, 1)], 0.0)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(w, lesson_weights(causal=True), atol=1e-12)
+    after = panel(at, 0, "scores after masking")
+    assert np.isnan(after[np.triu_indices(N_LESSON, 1)]).all()  # −∞ cells
+
+    at.toggle(key="causal").set_value(False).run()
+    w = panel(at, 0, "weights after masking")
+    assert (w[np.triu_indices(N_LESSON, 1)] > 0).all()
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(w, lesson_weights(causal=False), atol=1e-12)
+
+
+def test_padding_masks_the_pad_columns_in_every_row(page):
+    at = page(PAGE, pad="2", causal="false")
+    w = panel(at, 0, "weights after masking")
+    assert w.shape == (N_LESSON + 2, N_LESSON + 2)
+    np.testing.assert_array_equal(w[:, N_LESSON:], 0.0)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-12)
+    assert "The 2 [PAD] columns get weight 0" in texts(at)
+    at.slider(key="pad").set_value(3).run()
+    w = panel(at, 0, "weights after masking")
+    np.testing.assert_array_equal(w[:, N_LESSON:], 0.0)
+    assert w.shape == (N_LESSON + 3, N_LESSON + 3)
+
+
+def test_fully_masked_rows_give_zero_weights_and_no_nan_on_screen(page):
+    at = page(PAGE, pad="2", pad_side="left", row="0")
+    assert not at.exception
+    w = panel(at, 0, "weights after masking")
+    np.testing.assert_array_equal(w[:2], 0.0)  # [PAD]₀ and [PAD]₁ see no key
+    np.testing.assert_allclose(w[2:].sum(axis=1), 1.0, atol=1e-12)
+    assert "have no visible key at all" in texts(at)
+    table = fill_table(at)
+    blank = table["every key masked: weights"].tolist()
+    assert blank[0] == "all 0"  # −∞: the guard gives a zero row
+    assert blank[1] == "0.1250 each"  # −1e9: uniform 1/8 over every key
+    assert table["every key masked: length of output"].tolist()[0] == "0.0000"
+    assert table["softmax without a guard"].tolist()[:2] == ["0/0: undefined", "well defined"]
+    no_nan_anywhere(at)
+
+
+def test_every_key_masked_panel_is_zero_for_minus_inf_and_uniform_for_minus_1e9(page):
+    at = page(PAGE)
+    blank = panel(at, 2, "query sat, every key masked")
+    np.testing.assert_array_equal(blank[0], 0.0)
+    np.testing.assert_allclose(blank[1], 1 / N_LESSON, atol=1e-7)  # float32 by default
+    yours = panel(at, 2, "query sat, your mask")
+    np.testing.assert_allclose(yours[0], yours[1], atol=1e-7)
+    np.testing.assert_array_equal(yours[:, 3:], 0.0)  # causal: 'sat' cannot see later tokens
+
+
+def test_float16_turns_large_negatives_into_minus_infinity(page):
+    at = page(PAGE, dtype="float16")
+    table = fill_table(at)
+    assert table["masked score ÷ τ, as stored"].tolist() == ["−∞", "−∞", "−1e+04"]
+    assert table["every key masked: weights"].tolist()[:2] == ["all 0", "all 0"]
+    assert "In float16, −1e9 is stored as −∞ too" in texts(at)
+    at.slider(key="temp").set_value(0.1).run()
+    table = fill_table(at)
+    assert table["masked score ÷ τ, as stored"].tolist()[2] == "−∞"  # −1e4 / 0.1 overflows
+    assert table["softmax without a guard"].tolist() == ["0/0: undefined"] * 3
+    no_nan_anywhere(at)
+    at.segmented_control(key="_choice_dtype").set_value("float64").run()
+    assert fill_table(at)["masked score ÷ τ, as stored"].tolist() == ["−∞", "−1e+10", "−1e+05"]
+
+
+def test_generation_step_moves_the_look_ahead_share(page):
+    at = page(PAGE)
+    frames = chart_frames(at, 1)
+    data = max(frames, key=len)
+    with_mask = data[data["series"] == "with causal mask"]
+    assert (with_mask["weight"].to_numpy()[3:] == 0).all()  # step 2: tokens 3.. do not exist
+    shares = {}
+    for gen in (0, 2, N_LESSON - 1):
+        at.slider(key="gen").set_value(gen).run()
+        notice = next(m.value for m in at.markdown if "Without the mask, the query" in m.value)
+        shares[gen] = notice.split(" puts ")[1].split(" of its")[0]
+    free = lesson_weights(causal=False)
+    assert shares[0] == f"{free[0, 1:].sum():.1%}"
+    assert shares[2] == f"{free[2, 3:].sum():.1%}"
+    assert shares[N_LESSON - 1] == "0.0%"
+
+
+def test_bad_url_params_warn_and_fall_back(page):
+    at = page(
+        PAGE, causal="maybe", pad="99", pad_side="middle", dtype="float8", temp="nan",
+        row="-1", gen="abc", embedding="x",
+    )  # fmt: skip
+    assert not at.exception
+    warned = " ".join(w.value for w in at.warning)
+    for key in ("causal", "pad", "pad_side", "dtype", "temp", "row", "gen", "embedding"):
+        assert f"`{key}`" in warned
+    assert at.toggle(key="causal").value is True
+    assert at.slider(key="pad").value == 0
+    assert at.segmented_control(key="_choice_pad_side").value == "right"
+    assert at.segmented_control(key="_choice_dtype").value == "float32"
+    assert at.slider(key="temp").value == 1.0
+    assert "pad_side" not in at.query_params
+
+
+def test_pad_side_is_a_raw_token_in_the_url(page):
+    at = page(PAGE, pad="1", lang="zh")
+    at.segmented_control(key="_choice_pad_side").set_value("left").run()
+    assert at.query_params["pad_side"] == "left"
+    at.segmented_control(key="_choice_pad_side").set_value("right").run()
+    assert "pad_side" not in at.query_params
+
+
+def test_extreme_values_raise_nothing(page):
+    long_text = " ".join(f"w{i}" for i in range(32))
+    at = page(
+        PAGE, text=long_text, pad="8", pad_side="left", d_model="64", d_k="1", d_v="64",
+        dtype="float16", temp="0.05", row="39", gen="31",
+    )  # fmt: skip
+    assert not at.exception
+    assert not at.warning
+    no_nan_anywhere(at)
+    one = page(PAGE, text="Hello", causal="true")
+    assert not one.exception
+    w = panel(one, 0, "weights after masking")
+    np.testing.assert_array_equal(w, [[1.0]])

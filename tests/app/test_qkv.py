@@ -1,0 +1,179 @@
+"""The Q, K, V page: matrices with shapes, one followed token, the fused projection, and
+lesson 002's numbers."""
+
+import re
+
+import pytest
+from conftest import texts
+from streamlit.testing.v1 import AppTest
+
+from core import embed_tokens, init_projections, self_attention_trace, tokenize
+from ui.i18n import Translator
+
+PAGE = "pages/2_qkv.py"
+EN, ZH = Translator("en"), Translator("zh")
+LESSON_WEIGHTS_ROW0 = "[0.097, 0.122, 0.236, 0.445, 0.047, 0.052]"
+LESSON_OUTPUT_ROW0 = "[−0.233, 0.443, 1.035, 0.550]"
+STEP_KEYS = ("matrices_title", "follow_title", "fused_title", "lesson_title")
+
+
+def tex_vector(values) -> str:
+    """A vector as the page writes it in LaTeX."""
+    return r"\left[\," + r",\ ".join(f"{v:.3f}" for v in values) + r"\,\right]"
+
+
+def follow_tex(at: AppTest) -> str:
+    (tex,) = [e.value for e in at.latex if "x_{" in e.value]
+    return tex
+
+
+def x_row(at: AppTest, i: int) -> str:
+    """The numbers of x_i in the "follow one token" equations."""
+    start = re.escape(f"x_{{{i}}} &= ")
+    match = re.search(start + r"(\\left\[.*?\\right\])", follow_tex(at))
+    assert match, follow_tex(at)
+    return match.group(1)
+
+
+def differences(at: AppTest) -> list[float]:
+    labels = [EN("qkv.fused_metric", name=n) for n in "QKV"]
+    return [float(m.value) for m in at.metric if m.label in labels]
+
+
+def trace(text="The cat sat on the mat", d_model=8, d_k=4, d_v=4, seed=42, mode="lesson"):
+    x = embed_tokens(tokenize(text), d_model, mode, seed, False)
+    return self_attention_trace(x, *init_projections(d_model, d_k, d_v, seed))
+
+
+def test_opens_with_lesson_002_reproduced(page):
+    at = page(PAGE, lang="en")
+    assert not at.exception
+    assert not at.warning
+    assert at.title[0].value == EN("qkv.title")
+    assert [s.value for s in at.subheader] == [EN(f"qkv.{k}") for k in STEP_KEYS]
+    shown = texts(at)
+    assert LESSON_WEIGHTS_ROW0 in shown and LESSON_OUTPUT_ROW0 in shown
+    assert [s.value for s in at.success] == [EN("qkv.lesson_match")]
+    tr = trace()
+    assert f"q = [{', '.join(f'{v:.2f}' for v in tr.q[0])}]".replace("-", "−") in shown
+
+
+def test_chinese_page_is_translated(page):
+    at = page(PAGE, lang="zh")
+    assert not at.exception
+    assert at.title[0].value == ZH("qkv.title")
+    assert [s.value for s in at.subheader] == [ZH(f"qkv.{k}") for k in STEP_KEYS]
+    assert EN("blocks.notice") not in texts(at)
+
+
+@pytest.mark.parametrize("step", ["1", "2", "3", "4"])
+def test_presenter_mode_shows_one_step(page, step):
+    at = page(PAGE, lang="zh", present="1", step=step)
+    assert not at.exception
+    assert not at.warning
+    assert [s.value for s in at.subheader] == [ZH(f"qkv.{STEP_KEYS[int(step) - 1]}")]
+
+
+def test_fused_projection_matches_within_rounding_for_odd_sizes(page):
+    at = page(PAGE, lang="en", d_model="37", d_k="13", d_v="29", seed="123")
+    assert not at.exception
+    diffs = differences(at)
+    assert len(diffs) == 3 and all(0 <= d < 1e-12 for d in diffs)
+    assert r"(8\times" not in " ".join(e.value for e in at.latex)
+    assert r"(37\times13)" in " ".join(e.value for e in at.latex)
+
+
+def test_changing_d_k_changes_the_shapes_shown(page):
+    at = page(PAGE, lang="en")
+    shapes = next(e.value for e in at.latex if "underbrace" in e.value)
+    assert shapes.count(r"(8\times4)") == 3 and shapes.count(r"(6\times4)") == 3
+    at.slider(key="d_k").set_value(7).run()
+    shapes = next(e.value for e in at.latex if "underbrace" in e.value)
+    assert shapes.count(r"(8\times7)") == 2 and shapes.count(r"(6\times7)") == 2
+    assert shapes.count(r"(8\times4)") == 1, "W_V keeps d_v = 4 columns"
+    assert "Q and K are 6 × 7" in texts(at)
+    assert LESSON_WEIGHTS_ROW0 not in texts(at)
+    assert [s.value for s in at.info] == [EN("qkv.lesson_differs")]
+
+
+def test_picking_a_token_follows_its_row(page):
+    at = page(PAGE, lang="en")
+    tr = trace()
+    assert tex_vector(tr.q[0]) in follow_tex(at)
+    at.button_group(key="_choice_token").set_value("3").run()
+    assert not at.exception
+    assert x_row(at, 3) == tex_vector(tr.x[3])
+    assert tex_vector(tr.q[3]) in follow_tex(at) and tex_vector(tr.v[3]) in follow_tex(at)
+    assert tex_vector(tr.q[0]) not in follow_tex(at)
+    assert "token 3, “on”" in texts(at)
+
+
+def test_token_in_the_url_is_restored(page):
+    at = page(PAGE, lang="en", token="2")
+    assert at.button_group(key="_choice_token").value == "2"
+    assert x_row(at, 2) == tex_vector(trace().x[2])
+
+
+def test_lesson_button_restores_the_lesson_after_changes(page):
+    at = page(PAGE, lang="en", seed="7", d_model="12")
+    assert LESSON_WEIGHTS_ROW0 not in texts(at)
+    (button,) = [b for b in at.button if b.label == EN("sentence.lesson")]
+    button.click().run()
+    assert at.slider(key="d_model").value == 8 and at.number_input(key="seed").value == 42
+    assert LESSON_WEIGHTS_ROW0 in texts(at) and LESSON_OUTPUT_ROW0 in texts(at)
+
+
+def test_stable_mode_gives_a_repeated_word_the_same_vector(page):
+    stable = page(PAGE, lang="en", embedding="stable", token="0")
+    first = x_row(stable, 0)
+    stable.button_group(key="_choice_token").set_value("4").run()
+    assert x_row(stable, 4) == first, "“The” and “the” share one vector in stable mode"
+    lesson = page(PAGE, lang="en", token="4")
+    assert x_row(lesson, 4) != x_row(page(PAGE, lang="en"), 0)
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"text": " ".join(["word"] * 40)}, "40 tokens"),
+        ({"text": "我" * 33}, "33 tokens"),
+        ({"text": "   "}, ""),
+        ({"text": ""}, ""),
+    ],
+)
+def test_bad_sentences_warn_and_fall_back_to_the_lesson(page, params, expected):
+    at = page(PAGE, lang="en", **params)
+    assert not at.exception
+    assert at.warning and expected in at.warning[0].value
+    assert LESSON_WEIGHTS_ROW0 in texts(at)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"token": "99"}, {"token": "abc"}, {"token": "-1"}, {"embedding": "bogus"}, {"d_k": "0"}],
+)
+def test_bad_url_values_warn_and_fall_back(page, params):
+    at = page(PAGE, lang="en", **params)
+    assert not at.exception
+    assert at.warning
+    assert LESSON_WEIGHTS_ROW0 in texts(at)
+    assert at.button_group(key="_choice_token").value == "0"
+
+
+def test_a_stored_token_beyond_a_shortened_sentence_falls_back(page):
+    at = page(PAGE, lang="en", token="5")
+    at.text_input(key="text").set_value("hello world").run()
+    assert not at.exception
+    assert at.warning
+    assert at.button_group(key="_choice_token").value == "0"
+    assert x_row(at, 0) == tex_vector(trace("hello world").x[0])
+
+
+def test_extreme_sizes_run(page):
+    text = " ".join(f"w{i}" for i in range(32))
+    at = page(PAGE, lang="en", text=text, d_model="64", d_k="64", d_v="64", token="31")
+    assert not at.exception
+    assert not at.warning
+    assert all(d < 1e-12 for d in differences(at))
+    at = page(PAGE, lang="en", d_model="2", d_k="1", d_v="1")
+    assert not at.exception

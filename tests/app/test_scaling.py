@@ -1,0 +1,201 @@
+"""The scaling page: scores with and without ÷√d_k, and the variance/saturation/gradient
+experiments behind it."""
+
+import json
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core import embed_tokens, init_projections, tokenize
+from core.experiments import compare_scaling, summarize_rows
+from ui.charts import fmt
+from ui.exports import chart_svg
+from ui.i18n import Translator
+from ui.views import scaling as view
+
+PAGE = "pages/3_scaling.py"
+EN, ZH = Translator("en"), Translator("zh")
+
+
+def metric(at: AppTest, key: str, t: Translator = EN, **values: object) -> float:
+    """The number shown by the st.metric whose label is ``t(key, **values)``."""
+    label = t(key, **values)
+    (value,) = [m.value for m in at.metric if m.label == label]
+    return float(value.replace("−", "-"))
+
+
+def metric_text(at: AppTest, key: str, **values: object) -> str:
+    (value,) = [m.value for m in at.metric if m.label == EN(key, **values)]
+    return value
+
+
+def test_page_opens_in_english_with_the_lesson_numbers(page):
+    at = page(PAGE, lang="en")
+    assert not at.exception
+    assert not at.warning
+    assert at.title[0].value == EN("scaling.title")
+    x = embed_tokens(tokenize("The cat sat on the mat"), 8, "lesson", 42, False)
+    w_q, w_k, _ = init_projections(8, 4, 4, 42)
+    c = compare_scaling(x, w_q, w_k)
+    raw, scaled = summarize_rows(c.raw, c.raw_weights), summarize_rows(c.scaled, c.scaled_weights)
+    assert metric_text(at, "scaling.m_std_raw") == fmt(raw.score_std)
+    assert metric_text(at, "scaling.m_std_scaled", d_k=4) == fmt(scaled.score_std)
+    assert metric_text(at, "scaling.m_max_scaled") == fmt(scaled.max_weight, 3)
+    # at d_k = 4 scaling divides every score by exactly 2
+    assert raw.score_std == pytest.approx(2 * scaled.score_std)
+    assert metric(at, "scaling.m_std_raw") == pytest.approx(
+        2 * metric(at, "scaling.m_std_scaled", d_k=4), abs=0.02
+    )
+    assert metric(at, "scaling.m_max_raw") > metric(at, "scaling.m_max_scaled")
+
+
+def test_page_opens_in_chinese(page):
+    at = page(PAGE, lang="zh")
+    assert not at.exception
+    assert at.title[0].value == ZH("scaling.title")
+    assert [s.value for s in at.subheader] == [ZH(f"scaling.step{i}_title") for i in (1, 2, 3, 4)]
+    assert metric(at, "scaling.m_var_theory", t=ZH) == 64
+
+
+def test_presenter_mode_runs_and_shows_one_step_at_a_time(page):
+    for step in ("1", "2", "3", "4"):
+        at = page(PAGE, lang="zh", present="1", step=step)
+        assert not at.exception, step
+        assert not at.warning, step
+        assert [s.value for s in at.subheader] == [ZH(f"scaling.step{step}_title")]
+
+
+def test_raising_hist_dk_raises_the_measured_variance_and_scaling_keeps_it_near_one(page):
+    low = page(PAGE, lang="en", hist_dk="4")
+    high = page(PAGE, lang="en", hist_dk="256")
+    var_low = metric(low, "scaling.m_var_raw", d_k=4)
+    var_high = metric(high, "scaling.m_var_raw", d_k=256)
+    assert var_high > 20 * var_low
+    assert var_low == pytest.approx(4, rel=0.1)
+    assert var_high == pytest.approx(256, rel=0.1)
+    assert metric(high, "scaling.m_var_theory") == 256
+    for at, d_k in ((low, 4), (high, 256)):
+        assert metric(at, "scaling.m_var_scaled", d_k=d_k) == pytest.approx(1.0, abs=0.1)
+
+
+def test_the_hist_dk_control_drives_the_readout(page):
+    at = page(PAGE, lang="en")
+    before = metric(at, "scaling.m_var_raw", d_k=64)
+    at.button_group(key="_choice_hist_dk").set_value("512").run()
+    assert not at.exception
+    assert metric(at, "scaling.m_var_raw", d_k=512) > 4 * before
+
+
+def test_unscaled_rows_saturate_and_lose_their_gradient_at_large_d_k(page):
+    at = page(PAGE, lang="en")
+    top_raw = metric(at, "scaling.m_top_raw", d_k=512)
+    top_scaled = metric(at, "scaling.m_top_scaled", d_k=512)
+    assert top_raw > 0.9 > 0.5 > top_scaled
+    assert metric(at, "scaling.m_ent_raw", d_k=512) < metric(at, "scaling.m_ent_scaled", d_k=512)
+    g_raw = metric(at, "scaling.m_grad_raw", d_k=512)
+    g_scaled = metric(at, "scaling.m_grad_scaled", d_k=512)
+    assert 0 < g_raw < g_scaled / 4
+
+
+def test_experiment_seed_and_sample_count_change_the_measurement(page):
+    base = metric(page(PAGE, lang="en"), "scaling.m_var_raw", d_k=64)
+    other_seed = metric(page(PAGE, lang="en", exp_seed="7"), "scaling.m_var_raw", d_k=64)
+    fewer = page(PAGE, lang="en", samples="1000")
+    assert other_seed != base
+    assert metric(fewer, "scaling.m_var_raw", d_k=64) != base
+    assert EN("scaling.variance_caption", n=1000) in [c.value for c in fewer.caption]
+
+
+def test_unit_variance_q_k_make_d_k_64_unscaled_rows_peaked(page):
+    xavier = page(PAGE, lang="en", d_k="64")
+    unit = page(PAGE, lang="en", d_k="64", unit_qk="true")
+    assert not unit.exception
+    spread_x = metric(xavier, "scaling.m_std_raw")
+    spread_u = metric(unit, "scaling.m_std_raw")
+    assert spread_u > 3 * spread_x
+    # √64 = 8: the scaled spread is an eighth of the raw one
+    assert metric(unit, "scaling.m_std_scaled", d_k=64) == pytest.approx(spread_u / 8, abs=0.01)
+    assert metric(unit, "scaling.m_max_raw") > 2 * metric(unit, "scaling.m_max_scaled")
+
+
+def test_the_d_k_slider_drives_the_score_matrices(page):
+    at = page(PAGE, lang="en", unit_qk="true")
+    before = metric(at, "scaling.m_std_raw")
+    at.slider(key="d_k").set_value(32).run()
+    assert not at.exception
+    assert metric(at, "scaling.m_std_raw") != before
+    assert any(m.label == EN("scaling.m_std_scaled", d_k=32) for m in at.metric)
+
+
+@pytest.mark.parametrize(
+    "key, raw",
+    [
+        ("samples", "abc"),
+        ("exp_seed", "-1"),
+        ("hist_dk", "1e99"),
+        ("n_keys", "0"),
+        ("unit_qk", "x"),
+    ],
+)
+def test_bad_url_params_warn_and_fall_back(page, key, raw):
+    at = page(PAGE, lang="en", **{key: raw})
+    assert not at.exception
+    assert len(at.warning) == 1
+    assert f"`{key}`" in at.warning[0].value
+    default = page(PAGE, lang="en")
+    assert [m.value for m in at.metric] == [m.value for m in default.metric]
+
+
+def test_bad_params_together_in_chinese_warn_in_chinese(page):
+    at = page(PAGE, lang="zh", samples="abc", exp_seed="-1", hist_dk="1e99")
+    assert not at.exception
+    assert len(at.warning) == 3
+    expected = ZH("params.invalid", name="samples", value="abc", default="10000")
+    assert expected in [w.value for w in at.warning]
+
+
+def test_extreme_control_values_raise_nothing(page):
+    at = page(
+        PAGE,
+        lang="en",
+        d_model="64",
+        d_k="64",
+        unit_qk="true",
+        samples="1000",
+        exp_seed=str(2**32 - 1),
+        n_keys="64",
+        hist_dk="1",
+        text="a " * 32,
+    )
+    assert not at.exception
+    assert not at.warning
+    values = [m.value for m in at.metric]
+    assert values and not any("nan" in v or "inf" in v for v in values)
+    # with d_k = 1 the histogram's two series are the same samples
+    assert metric(at, "scaling.m_var_raw", d_k=1) == pytest.approx(
+        metric(at, "scaling.m_var_scaled", d_k=1), abs=0.01
+    )
+
+
+def test_exports_are_offered_outside_presenter_mode(page):
+    at = page(PAGE, lang="en")
+    names = {e.proto.label for e in at.get("download_button")}
+    assert {"PNG", "SVG", "CSV", "NPZ", "TXT"} <= names
+    assert len(at.get("download_button")) == 5 + 4 * 3  # scores (5), three experiments (4 each)
+    assert np.isfinite(metric(at, "scaling.m_grad_raw", d_k=512))
+
+
+def test_presenter_mode_offers_no_exports(page):
+    at = page(PAGE, lang="en", present="1", step="1")
+    assert not at.get("download_button")
+
+
+def test_the_frozen_charts_export_as_svg_with_their_data():
+    m = np.array([[1.0, -2.0], [3.0, 0.5]])
+    drawn = view.score_view("en", False, (m, m / 2, m / 4, m / 8), ("a", "b"), 4)
+    spec = json.loads(drawn.to_json())
+    assert set(spec["datasets"]) == {"scores", "weights"}
+    assert [p["data"]["name"] for p in spec["vconcat"]] == ["scores", "weights"]
+    assert len(drawn.data) == 4 * 4  # four 2 × 2 panels, one row per cell
+    assert "<svg" in chart_svg(drawn)

@@ -1,0 +1,184 @@
+"""The softmax page: lesson numbers, temperature, naive vs stable, masks, bad logits."""
+
+import math
+
+import pytest
+
+from core.softmax import softmax
+from tests.app.conftest import texts
+from ui.views.softmax import MAX_ENTRIES, Problem, parse_logits
+
+PAGE = "pages/4_softmax.py"
+
+
+def _probs_line(at) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("At T = "))
+
+
+def _notices(at) -> str:
+    return "\n".join(m.value for m in at.markdown if m.value.startswith("- "))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_page_runs_in_both_languages(page, lang):
+    at = page(PAGE, lang=lang)
+    assert not at.exception
+    assert not at.warning
+    if lang == "zh":
+        body = texts(at)
+        for english in ("What to notice", "probabilities", "naive", "stable", "mask"):
+            assert english not in body
+
+
+@pytest.mark.parametrize("step", ["1", "2", "3", "4"])
+def test_presenter_mode_runs_each_step(page, step):
+    at = page(PAGE, present="1", step=step, lang="zh")
+    assert not at.exception
+    assert not at.warning
+
+
+def test_defaults_show_the_lessons_true_probabilities(page):
+    at = page(PAGE)
+    line = _probs_line(at)
+    assert "p(A) = [0.659, 0.242, 0.099]" in line
+    assert "p(B) = [0.580, 0.096, 0.079, 0.158, 0.087]" in line
+    note = next(i.value for i in at.info)
+    assert "[0.52, 0.09, 0.07, 0.14, 0.08]" in note and "only 0.90" in note
+    assert "[0.580, 0.096, 0.079, 0.158, 0.087] (sum 1.000)" in note
+
+
+def test_bad_logits_warn_and_fall_back_to_the_default(page):
+    at = page(PAGE)
+    for bad in ["abc", "", "nan", "inf", "1e999", "1,,2", "1,2,", "+∞"]:
+        at.text_input(key="logits_a").input(bad).run()
+        assert not at.exception
+        assert len(at.warning) == 1, bad
+        assert "Logits A" in at.warning[0].value and "default" in at.warning[0].value
+        assert "p(A) = [0.659, 0.242, 0.099]" in _probs_line(at)
+    at.text_input(key="logits_a").input("3, 1").run()
+    assert not at.warning
+
+
+def test_bad_logits_in_the_url_warn_in_chinese_and_fall_back(page):
+    at = page(PAGE, lang="zh", logits_b="1, two, 3")
+    assert len(at.warning) == 1 and "不是数字" in at.warning[0].value
+    assert "p(B) = [0.580, 0.096, 0.079, 0.158, 0.087]" in texts(at)
+
+
+def test_too_long_url_logits_warn_and_fall_back(page):
+    at = page(PAGE, logits_a="1," * 200 + "1")
+    assert at.warning and all("default" in w.value for w in at.warning)
+    assert "p(A) = [0.659, 0.242, 0.099]" in _probs_line(at)
+
+
+def test_temperature_changes_the_probabilities(page):
+    at = page(PAGE)
+    at.slider(key="temp").set_value(0.5).run()
+    expected = ", ".join(f"{p:.3f}" for p in softmax([2.0, 1.0, 0.1], temperature=0.5))
+    assert f"p(A) = [{expected}]" in _probs_line(at)
+    assert expected != "0.659, 0.242, 0.099"
+    at.slider(key="temp").set_value(5.0).run()
+    hot = softmax([2.0, 1.0, 0.1], temperature=5.0)
+    assert f"p(A) = [{', '.join(f'{p:.3f}' for p in hot)}]" in _probs_line(at)
+
+
+def test_minus_inf_entry_gets_exactly_zero(page):
+    at = page(PAGE, logits_b="1, -inf, 2, −∞")
+    assert not at.warning
+    p = softmax([1.0, -math.inf, 2.0, -math.inf])
+    assert p[1] == 0.0 and p[3] == 0.0
+    assert f"p(B) = [{p[0]:.3f}, 0, {p[2]:.3f}, 0]" in _probs_line(at)
+
+
+def test_masking_the_last_entries_gives_exact_zeros_and_renormalises(page):
+    at = page(PAGE, masked="3")
+    notes = _notices(at)
+    assert "The 3 masked entries get a probability of exactly 0.0" in notes
+    assert "together they sum to 1.000" in notes
+
+
+def test_masking_every_entry_gives_all_zeros_not_nan(page):
+    at = page(PAGE, masked="5")
+    assert not at.exception
+    assert "return all zeros (sum 0)" in _notices(at)
+
+
+def test_naive_softmax_overflows_while_stable_stays_correct(page):
+    at = page(PAGE, scale="1")
+    table = next(m.value for m in at.markdown if m.value.startswith("|  | naive"))
+    assert "NaN" not in table and "+∞" not in table
+    at.slider(key="scale").set_value(400).run()
+    table = next(m.value for m in at.markdown if m.value.startswith("|  | naive"))
+    assert "+∞" in table and "NaN" in table  # naive: e^800 overflows, +∞/+∞
+    assert table.splitlines()[-1].rstrip(" |").endswith("1.000")  # stable sum
+    assert "first breaks at ×355" in _notices(at)
+
+
+def test_naive_never_breaks_for_small_logits_is_reported(page):
+    at = page(PAGE, logits_a="0.1, 0.2")
+    assert "survives every scale up to ×1000" in _notices(at)
+
+
+def test_bad_url_controls_warn_and_fall_back(page):
+    at = page(PAGE, temp="nan", scale="0", masked="9")
+    assert len(at.warning) == 3
+    assert at.slider(key="temp").value == pytest.approx(1.0)
+    assert at.slider(key="scale").value == 1
+    assert "p(A) = [0.659, 0.242, 0.099]" in _probs_line(at)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"temp": "0.05", "scale": "1000", "logits_a": "1000000, -1000000, 0"},
+        {"temp": "5.0", "logits_b": "-inf, -inf", "masked": "0"},
+        {"logits_a": ", ".join(["-1e6"] * MAX_ENTRIES), "scale": "1000"},
+    ],
+)
+def test_extreme_values_raise_nothing_and_print_no_raw_nan(page, params):
+    at = page(PAGE, **params)
+    assert not at.exception and not at.warning
+    body = texts(at)
+    assert "nan" not in body.replace("NaN", "")
+
+
+# ---- the parser on its own -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("2.0, 1.0, 0.1", (2.0, 1.0, 0.1)),
+        (" 1 ,2 ", (1.0, 2.0)),
+        ("1，2、3", (1.0, 2.0, 3.0)),
+        ("−1.5, -inf, −∞, -INF", (-1.5, -math.inf, -math.inf, -math.inf)),
+        ("1e6, -1e6", (1e6, -1e6)),
+        ("7", (7.0,)),
+    ],
+)
+def test_parse_logits_accepts(raw, expected):
+    assert parse_logits(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("1,,2", "empty_entry"),
+        ("1,2,", "empty_entry"),
+        ("abc", "not_number"),
+        ("1, 2x", "not_number"),
+        ("nan", "nan"),
+        ("1, NaN", "nan"),
+        ("inf", "pos_inf"),
+        ("+∞", "pos_inf"),
+        ("1e999", "too_large"),
+        ("-1e999", "too_large"),
+        ("1000001", "too_large"),
+        (",".join(["1"] * (MAX_ENTRIES + 1)), "too_many"),
+    ],
+)
+def test_parse_logits_rejects_with_a_reason(raw, reason):
+    problem = parse_logits(raw)
+    assert isinstance(problem, Problem) and problem.reason == reason

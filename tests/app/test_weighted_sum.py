@@ -1,0 +1,119 @@
+"""The weighted-sum page: one query's weights, the scaled values, their sum, and O = A V."""
+
+import pytest
+from conftest import texts
+from streamlit.testing.v1 import AppTest
+
+from core import embed_tokens, init_projections, self_attention_trace, tokenize
+from ui.i18n import Translator
+
+PAGE = "pages/5_weighted_sum.py"
+EN, ZH = Translator("en"), Translator("zh")
+STEP_KEYS = ("row_title", "scale_title", "sum_title", "matrix_title")
+LESSON_OUTPUT_ROW0 = "[−0.233, 0.443, 1.035, 0.550]"
+
+
+def trace(text="The cat sat on the mat", d_model=8, d_k=4, d_v=4, seed=42):
+    x = embed_tokens(tokenize(text), d_model, "lesson", seed, False)
+    return self_attention_trace(x, *init_projections(d_model, d_k, d_v, seed))
+
+
+def row_text(values) -> str:
+    """A row of numbers as the page prints it."""
+    return "[" + ", ".join(f"{v:.3f}".replace("-", "−") for v in values) + "]"
+
+
+def tex_vector(values) -> str:
+    return r"\left[\," + r",\ ".join(f"{v:.3f}" for v in values) + r"\,\right]"
+
+
+def sum_tex(at: AppTest) -> str:
+    (tex,) = [e.value for e in at.latex if r"\sum_{j}" in e.value]
+    return tex
+
+
+def test_opens_in_english_with_the_lesson_output_row(page):
+    at = page(PAGE, lang="en")
+    assert not at.exception
+    assert not at.warning
+    assert [s.value for s in at.subheader] == [EN(f"weighted_sum.{k}") for k in STEP_KEYS]
+    assert LESSON_OUTPUT_ROW0 in texts(at)
+    assert sum_tex(at).endswith(
+        r"&= \left[\,-0.233,\ 0.443,\ 1.035,\ 0.550\,\right]\end{aligned}" + "\n$$"
+    )
+    assert "0.097" in sum_tex(at) and "0.445" in sum_tex(at), "lesson weights row 0"
+    assert "The weights add up to 1.000." in texts(at)
+
+
+def test_opens_in_chinese(page):
+    at = page(PAGE, lang="zh")
+    assert not at.exception
+    assert at.title[0].value == ZH("weighted_sum.title")
+    assert [s.value for s in at.subheader] == [ZH(f"weighted_sum.{k}") for k in STEP_KEYS]
+
+
+@pytest.mark.parametrize("step", ["1", "2", "3", "4"])
+def test_presenter_mode_shows_one_step(page, step):
+    at = page(PAGE, lang="zh", present="1", step=step)
+    assert not at.exception
+    assert not at.warning
+    key = STEP_KEYS[int(step) - 1]
+    assert [s.value for s in at.subheader] == [ZH(f"weighted_sum.{key}")]
+
+
+def test_output_row_is_the_trace_output_of_the_chosen_token(page):
+    at = page(PAGE, lang="en", token="2")
+    tr = trace()
+    assert row_text(tr.output[2]) in texts(at)
+    assert sum_tex(at).startswith(r"$$" + "\n" + r"\begin{aligned}o_{2}")
+    assert tex_vector(tr.output[2]) in sum_tex(at)
+    for j in range(6):  # every term: α_2j · v_j
+        assert f"{tr.weights[2, j]:.3f}" + r"\cdot\underbrace{" + tex_vector(tr.v[j]) in sum_tex(at)
+
+
+def test_changing_the_token_changes_the_output_row(page):
+    at = page(PAGE, lang="en")
+    tr = trace()
+    assert row_text(tr.output[0]) in texts(at)
+    at.button_group(key="_choice_token").set_value("4").run()
+    assert not at.exception
+    assert row_text(tr.output[4]) in texts(at)
+    assert row_text(tr.output[0]) not in texts(at)
+    assert tex_vector(tr.output[4]) in sum_tex(at)
+
+
+def test_sizes_drive_the_output(page):
+    at = page(PAGE, lang="en", d_v="6", seed="3", token="1")
+    tr = trace(d_v=6, seed=3)
+    assert row_text(tr.output[1]) in texts(at)
+    assert "here 6 × 6" in texts(at)
+
+
+@pytest.mark.parametrize("raw", ["17", "6", "x", "-2"])
+def test_out_of_range_token_in_the_url_warns_and_falls_back(page, raw):
+    at = page(PAGE, lang="en", token=raw)
+    assert not at.exception
+    assert at.warning and "token" in at.warning[0].value
+    assert at.button_group(key="_choice_token").value == "0"
+    assert LESSON_OUTPUT_ROW0 in texts(at)
+
+
+def test_long_sentence_shows_the_largest_terms_and_sums_the_rest(page):
+    text = " ".join(f"w{i}" for i in range(20))
+    at = page(PAGE, lang="en", text=text, token="7")
+    assert not at.exception
+    tr = trace(text)
+    tex = sum_tex(at)
+    assert tex.count(r"\underbrace") == 6
+    assert r"\notin" in tex and tex_vector(tr.output[7]) in tex
+    assert "The 14 smallest terms" in texts(at)
+
+
+def test_extreme_sizes_run(page):
+    text = " ".join(f"w{i}" for i in range(32))
+    at = page(PAGE, lang="en", text=text, d_model="64", d_k="64", d_v="64", token="31")
+    assert not at.exception
+    assert not at.warning
+    at = page(PAGE, lang="en", text="solo", d_model="2", d_k="1", d_v="1")
+    assert not at.exception
+    assert "The weights add up to 1.000." in texts(at)

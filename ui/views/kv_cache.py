@@ -1,0 +1,380 @@
+"""Presentation helpers for the KV cache page (pages/8_kv_cache.py).
+
+Only wiring, charts and formatting live here; every number comes from :mod:`core`.
+"""
+
+from contextlib import nullcontext
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import core
+from core.kv_cache import (
+    CostCurve,
+    DecodeStep,
+    cache_bytes,
+    cost_ratio,
+    cumulative_costs,
+    decode_costs,
+    decode_trace,
+    sample_steps,
+    step_vs_full_diff,
+)
+from ui import charts
+from ui.params import Flag, Int, number, slider, toggle
+from ui.safe import plain
+from ui.sentence import Sentence, sentence_controls
+from ui.shell import PageContext
+from ui.views.masking import cached_spec, heatmap_spec, index_slider, records
+
+N_MAX = Int("n_max", 2048, 16, 8192)
+WIDTH = Int("width", 768, 16, 8192)
+LAYERS = Int("layers", 12, 1, 128)
+LOG = Flag("log", True)
+EMPTY = "#ebebeb"  # cache rows not filled yet
+SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+@dataclass(frozen=True)
+class KVView:
+    """The sentence projected once, decoded step by step, and full causal attention."""
+
+    tokens: list[str]
+    q: np.ndarray  # (n, d_k)
+    k: np.ndarray  # (n, d_k)
+    v: np.ndarray  # (n, d_v)
+    steps: list[DecodeStep]  # step t holds a cache of t + 1 rows
+    full: np.ndarray  # (n, n) full causal weights
+    costs: CostCurve  # multiply-adds per step for this sentence's sizes
+
+
+def controls(ctx: PageContext) -> Sentence:
+    """The sentence controls (folded into an expander in presenter mode)."""
+    box = (
+        st.expander(ctx.t("kv_cache.controls"), icon=":material/tune:")
+        if ctx.presenter
+        else nullcontext()
+    )
+    with box:
+        return sentence_controls(ctx)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _compute(
+    x: np.ndarray, tokens: tuple[str, ...], d_model: int, d_k: int, d_v: int, seed: int
+) -> KVView:
+    w_q, w_k, w_v = core.init_projections(d_model, d_k, d_v, seed)
+    q, k, v = core.project_qkv(x, w_q, w_k, w_v)  # (n, d_k), (n, d_k), (n, d_v)
+    _, full = core.scaled_dot_product_attention(q, k, v, core.causal_mask(len(tokens)))
+    costs = decode_costs(len(tokens), d_model, d_k, d_v)
+    return KVView(list(tokens), q, k, v, decode_trace(q, k, v), full, costs)
+
+
+def compute(sentence: Sentence) -> KVView:
+    """Project, decode with the cache and run full causal attention (cached)."""
+    s = sentence
+    return _compute(s.x, tuple(s.tokens), s.d_model, s.d_k, s.d_v, s.seed)
+
+
+def step_control(ctx: PageContext, n: int) -> int:
+    """The decoding step ``t`` (URL key "t"; "step" belongs to the presenter)."""
+    spec = Int("t", min(2, n - 1), 0, n - 1)
+    return index_slider(ctx, spec, ctx.t("kv_cache.t"), help=ctx.t("kv_cache.t_help"))
+
+
+def token_strip(tokens: list[str], t: int) -> str:
+    """Markdown: cached tokens, the new one highlighted, later ones not generated yet."""
+    done = [f":blue-background[{plain(tok, 20)}]" for tok in tokens[:t]]
+    new = f":orange-background[**{plain(tokens[t], 20)}**]"
+    return " ".join([*done, new, *["`?`"] * (len(tokens) - t - 1)])
+
+
+# Presenter mode enlarges markdown paragraphs, which also shrinks st.metric values to body
+# size (reported); this keeps this page's metric values large.
+METRIC_CSS = (
+    "<style>.st-key-kv_metrics [data-testid='stMetricValue'] p"
+    "{font-size: 2.4rem; line-height: 1.2;}</style>"
+)
+
+
+def step_metrics(ctx: PageContext, view: KVView, t: int) -> None:
+    """Cache rows, cache-vs-full difference and this step's work, as four metrics."""
+    tr = ctx.t
+    if ctx.presenter:
+        st.html(METRIC_CSS)
+    with st.container(key="kv_metrics"):
+        c1, c2, c3, c4 = st.columns(4)
+    c1.metric(tr("kv_cache.rows"), t + 1, delta=tr("kv_cache.rows_delta"), delta_color="off")
+    c2.metric(tr("kv_cache.diff"), sci(cached_diff(view, t)))
+    c3.metric(tr("kv_cache.work_with"), count(view.costs.with_cache[t]))
+    c4.metric(tr("kv_cache.work_without"), count(view.costs.without_cache[t]))
+
+
+def _cells(
+    matrix: np.ndarray, rows: list[str], cols: list[str], filled: int, panel: str, new: int
+) -> pd.DataFrame:
+    """Cells of a cache panel: rows ``>= filled`` are empty (no value, no text)."""
+    frame = charts.matrix_frame(matrix, rows, cols, panel)
+    empty = frame["i"] >= filled
+    frame.loc[empty, "value"] = np.nan
+    frame.loc[empty, "text"] = ""
+    frame["new"] = frame["i"] == new
+    return frame
+
+
+def cache_frames(ctx: PageContext, view: KVView, t: int) -> dict[str, pd.DataFrame]:
+    """The four panels' cells: new query, K cache, V cache, weights (cache vs full row)."""
+    tr = ctx.t
+    rows = charts.unique_labels(view.tokens)
+    step = view.steps[t]
+    d_k, d_v = view.k.shape[1], view.v.shape[1]
+    cache_k, cache_v = step.cache.k, step.cache.v  # (t + 1, d_k), (t + 1, d_v)
+    n = len(rows)
+    both = [tr("kv_cache.row_cache"), tr("kv_cache.row_full")]
+    w_rows = np.zeros((2, n))  # (2, n): the cached row (keys 0..t), row t of the full matrix
+    w_rows[0, : t + 1], w_rows[1] = step.weights, view.full[t]
+    return {
+        "q": _cells(step.q[None, :], [rows[t]], charts.dim_labels(d_k), 1, "q_t", 0),
+        "k": _cells(_grow(cache_k, n), rows, charts.dim_labels(d_k), t + 1, "K", t),
+        "v": _cells(_grow(cache_v, n), rows, charts.dim_labels(d_v), t + 1, "V", t),
+        "w": _weights_cells(w_rows, both, rows, t),
+    }
+
+
+def _grow(cache: np.ndarray, n: int) -> np.ndarray:
+    """The cache's rows placed in an ``(n, d)`` grid (rows not cached yet are left at 0 and
+    drawn empty)."""
+    grid = np.zeros((n, cache.shape[1]))  # (n, d)
+    grid[: cache.shape[0]] = cache
+    return grid
+
+
+def _weights_cells(w_rows: np.ndarray, names: list[str], cols: list[str], t: int) -> pd.DataFrame:
+    """The cached weights row (keys 0..t only) above row t of the full causal matrix."""
+    frame = charts.matrix_frame(w_rows, names, cols, "weights")
+    empty = (frame["i"] == 0) & (frame["j"] > t)
+    frame.loc[empty, "value"] = np.nan
+    frame.loc[empty, "text"] = ""
+    frame["new"] = False
+    return frame
+
+
+def cache_chart(ctx: PageContext, view: KVView, t: int) -> dict:
+    """q_t | K cache | V cache | weights: rows 0..t filled, row t outlined, the rest empty."""
+    tr, rows = ctx.t, charts.unique_labels(view.tokens)
+    frames = cache_frames(ctx, view, t)
+    d_k, d_v, n = view.k.shape[1], view.v.shape[1], len(rows)
+    cell = int(np.clip((1300 if ctx.presenter else 1000) / (2 * d_k + d_v + n), 12, 56))
+    top_k = float(np.abs(view.k).max()) or 1.0
+    top_v = float(np.abs(view.v).max()) or 1.0
+    top_q = float(np.abs(view.q).max()) or 1.0
+    names = [tr("kv_cache.row_cache"), tr("kv_cache.row_full")]
+    q_cols, k_cols, v_cols = (charts.dim_labels(d) for d in (d_k, d_k, d_v))
+    panels = [
+        heatmap_spec(frames["q"], [rows[t]], q_cols, tr("kv_cache.q_title"), [-top_q, top_q],
+                     cell, weights=False, legend=False, blank=EMPTY),
+        heatmap_spec(frames["k"], rows, k_cols,
+                     charts.shape_title(tr("kv_cache.k_title"), (t + 1, d_k)), [-top_k, top_k],
+                     cell, weights=False, legend=False, blank=EMPTY),
+        heatmap_spec(frames["v"], rows, v_cols,
+                     charts.shape_title(tr("kv_cache.v_title"), (t + 1, d_v)), [-top_v, top_v],
+                     cell, weights=False, legend=False, blank=EMPTY),
+        heatmap_spec(frames["w"], names, rows, tr("kv_cache.w_title"), [0, 1], cell,
+                     legend=False, blank=EMPTY),
+    ]  # fmt: skip
+    return {"hconcat": panels, "spacing": 28, "resolve": {"scale": {"color": "independent"}}}
+
+
+def cache_data(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """All panels' cells in one table (CSV export); empty cells have no value."""
+    return pd.concat(frames.values(), ignore_index=True)
+
+
+def cache_arrays(view: KVView, t: int) -> dict[str, np.ndarray]:
+    """Every matrix of the step view, for the NPZ export."""
+    step = view.steps[t]
+    return {
+        "q": view.q, "k": view.k, "v": view.v, "full_causal_weights": view.full,
+        "q_t": step.q, "cache_k": step.cache.k, "cache_v": step.cache.v,
+        "cached_weights": step.weights, "output_t": step.output,
+    }  # fmt: skip
+
+
+def cached_diff(view: KVView, t: int) -> float:
+    """Largest gap between the cached step's weights and row t of the full matrix."""
+    return step_vs_full_diff(view.steps[t], view.full)
+
+
+def sci(value: float) -> str:
+    """Compact scientific form with a typographic minus: "0", "5.55e−17"."""
+    return f"{value:.3g}".replace("-", "−")
+
+
+def count(value: float) -> str:
+    """A large count, readable: 1 234 567 -> "1.23 × 10⁶"; small ones in full."""
+    if abs(value) < 1e5:
+        return f"{int(value):,}".replace(",", " ")
+    mantissa, exponent = f"{value:.2e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(SUPERSCRIPTS)}"
+
+
+def size(n_bytes: float) -> str:
+    """Bytes in binary units: "1.50 MiB"."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n_bytes) < 1024 or unit == "TiB":
+            return f"{n_bytes:.0f} {unit}" if unit == "B" else f"{n_bytes:.2f} {unit}"
+        n_bytes /= 1024
+    return f"{n_bytes:.2f} TiB"
+
+
+def step_notice(ctx: PageContext, view: KVView, t: int) -> list[str]:
+    """Live "what to notice" items for the step view."""
+    tr, n = ctx.t, len(view.tokens)
+    word = plain(view.tokens[t], 20)
+    d_k, d_v = view.k.shape[1], view.v.shape[1]
+    return [
+        tr("kv_cache.notice_grow", t=t, rows=t + 1, q=word, floats=int(view.costs.cache_floats[t]),
+           d_k=d_k, d_v=d_v),
+        tr("kv_cache.notice_equal", q=word, diff=sci(cached_diff(view, t)), t=t),
+        tr("kv_cache.notice_work", with_=count(view.costs.with_cache[t]),
+           without=count(view.costs.without_cache[t]), n=n),
+    ]  # fmt: skip
+
+
+def cost_controls(ctx: PageContext) -> tuple[int, int, int, bool]:
+    """Sequence length, model width, layers and log axes for the cost chart."""
+    tr = ctx.t
+    c1, c2, c3, c4 = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
+    with c1:
+        n = slider(ctx, N_MAX, tr("kv_cache.n_max"), step=16, help=tr("kv_cache.n_max_help"))
+    with c2:
+        width = number(ctx, WIDTH, "d_model", help=tr("kv_cache.width_help"))
+    with c3:
+        layers = number(ctx, LAYERS, tr("kv_cache.layers"))
+    with c4:
+        log = toggle(ctx, LOG, tr("kv_cache.log"))
+    return int(n), int(width), int(layers), bool(log)
+
+
+@dataclass(frozen=True)
+class CostView:
+    """Per-step and cumulative multiply-adds, and cache memory, for one model size."""
+
+    per_step: CostCurve
+    total: CostCurve
+    bytes32: np.ndarray  # (n,)
+    bytes16: np.ndarray  # (n,)
+    step_ratio: float  # last step, without / with
+    total_ratio: float  # all steps, without / with
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def cost_view(n: int, width: int, layers: int) -> CostView:
+    """Costs of one attention layer with all heads (d_k = d_v = d_model), memory of all layers."""
+    per = decode_costs(n, width, width, width)
+    total = cumulative_costs(per)
+    b32 = cache_bytes(per.cache_floats, layers, 4)
+    b16 = cache_bytes(per.cache_floats, layers, 2)
+    return CostView(per, total, b32, b16, float(cost_ratio(per)[-1]), float(cost_ratio(total)[-1]))
+
+
+def cost_frame(ctx: PageContext, cv: CostView) -> pd.DataFrame:
+    """Sampled points of every curve (at most ~80 per line), one line per point."""
+    tr = ctx.t
+    idx = sample_steps(len(cv.per_step.with_cache), 80)
+    length = idx + 1
+    parts = [
+        (tr("kv_cache.per_step"), tr("kv_cache.with"), cv.per_step.with_cache),
+        (tr("kv_cache.per_step"), tr("kv_cache.without"), cv.per_step.without_cache),
+        (tr("kv_cache.cumulative"), tr("kv_cache.with"), cv.total.with_cache),
+        (tr("kv_cache.cumulative"), tr("kv_cache.without"), cv.total.without_cache),
+        (tr("kv_cache.memory"), "float32", cv.bytes32),
+        (tr("kv_cache.memory"), "float16", cv.bytes16),
+    ]
+    return pd.concat(
+        [
+            pd.DataFrame({"panel": p, "series": s, "tokens": length, "value": y[idx]})
+            for p, s, y in parts
+        ],
+        ignore_index=True,
+    )
+
+
+def cost_chart(ctx: PageContext, data: pd.DataFrame, log: bool) -> dict:
+    """Per step | cumulative (with vs without the cache) | cache memory, as a plain spec.
+
+    Same look as ``charts.lines`` (lines with points, legend below), SI-prefixed y labels
+    (1e10 -> "10G"), and the same colours in both languages.
+    """
+    tr = ctx.t
+    kind = "log" if log else "linear"
+    panels = []
+    for name, y_title in (
+        (tr("kv_cache.per_step"), tr("kv_cache.madds")),
+        (tr("kv_cache.cumulative"), tr("kv_cache.madds")),
+        (tr("kv_cache.memory"), tr("kv_cache.bytes")),
+    ):
+        memory = name == tr("kv_cache.memory")
+        order = ["float32", "float16"] if memory else [tr("kv_cache.with"), tr("kv_cache.without")]
+        colors = (
+            [charts.VALUE_COLOR, charts.ACCENT]
+            if memory
+            else [charts.KEY_COLOR, charts.QUERY_COLOR]
+        )
+        part = data[data["panel"] == name]
+        panels.append(
+            {
+                "data": {"values": records(part)},
+                "title": name,
+                "width": 420 if ctx.presenter else 330,
+                "height": 340 if ctx.presenter else 280,
+                "mark": {"type": "line", "point": True},
+                "encoding": {
+                    "x": {"field": "tokens", "type": "quantitative", "scale": {"type": kind},
+                          "title": tr("kv_cache.tokens_axis"), "axis": {"labelOverlap": "greedy"}},
+                    "y": {"field": "value", "type": "quantitative", "scale": {"type": kind},
+                          "title": y_title, "axis": {"format": "~s"}},
+                    "color": {"field": "series", "type": "nominal", "title": None,
+                              "scale": {"domain": order, "range": colors},
+                              "legend": {"orient": "bottom"}},
+                    "tooltip": [{"field": "series"}, {"field": "tokens", "type": "quantitative"},
+                                {"field": "value", "type": "quantitative", "format": ".4g"}],
+                },
+            }
+        )  # fmt: skip
+    return {"hconcat": panels, "spacing": 30, "resolve": {"scale": {"color": "independent"}}}
+
+
+def cost_notice(ctx: PageContext, cv: CostView, n: int, width: int, layers: int) -> list[str]:
+    """Live "what to notice" items for the cost chart."""
+    tr = ctx.t
+    return [
+        tr("kv_cache.notice_step", n=n, with_=count(cv.per_step.with_cache[-1]),
+           without=count(cv.per_step.without_cache[-1]), r=f"{cv.step_ratio:.0f}"),
+        tr("kv_cache.notice_total", n=n, with_=count(cv.total.with_cache[-1]),
+           without=count(cv.total.without_cache[-1]), r=f"{cv.total_ratio:.0f}"),
+        tr("kv_cache.notice_memory", n=n, floats=count(cv.per_step.cache_floats[-1]), d=width,
+           layers=layers, m32=size(cv.bytes32[-1]), m16=size(cv.bytes16[-1])),
+    ]  # fmt: skip
+
+
+def weights_text(view: KVView) -> str:
+    """The full causal weights as a text heatmap (TXT export)."""
+    return core.text_heatmap(view.full, charts.unique_labels(view.tokens))
+
+
+def draw_cache(ctx: PageContext, view: KVView, t: int) -> dict:
+    """Draw :func:`cache_chart`; returns the spec for the exports."""
+    key = (tuple(view.tokens), t, view.q, view.k, view.v, view.full)
+    spec = cached_spec("kv", ctx.lang, ctx.presenter, key, lambda: cache_chart(ctx, view, t))
+    return charts.show(ctx, spec)
+
+
+def draw_costs(ctx: PageContext, data: pd.DataFrame, log: bool) -> dict:
+    """Draw :func:`cost_chart`; returns the spec for the exports."""
+    spec = cached_spec(
+        "cost", ctx.lang, ctx.presenter, (data, log), lambda: cost_chart(ctx, data, log)
+    )
+    return charts.show(ctx, spec)

@@ -1,0 +1,524 @@
+"""Presentation helpers for the softmax page: the logits parser, tables and charts.
+
+Parsing what a user typed is UI work, so :func:`parse_logits` lives here. It is pure (no
+Streamlit) and returns either the numbers or a reason that the page turns into a translated
+warning.
+"""
+
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+from streamlit import dataframe_util
+from streamlit.elements import vega_charts as _vega_charts
+
+import core
+from core.softmax import EXP_OVERFLOW, first_nonfinite_row, largest_exp_argument, scale_sweep
+from ui import charts
+from ui.i18n import Translator
+from ui.params import Choice, Float, Text, slider, text
+from ui.safe import plain
+from ui.sentence import LESSON_TEXT
+from ui.shell import PageContext
+
+MAX_ENTRIES = 16
+MAX_ABS = 1e6
+# Lesson 002 prints these weights for the logits [2.1, 0.3, 0.1, 0.8, 0.2] (a quotation, shown
+# next to the true, computed values).
+LESSON_LOGITS = (2.1, 0.3, 0.1, 0.8, 0.2)
+LESSON_PRINTED = (0.52, 0.09, 0.07, 0.14, 0.08)
+SCALES = np.arange(1, 1001)  # the "scale up" slider's range, every integer
+_SEPARATORS = re.compile(r"[,，、]")
+_MASK_SPELLINGS = {"-inf", "-infinity", "-∞"}
+_POS_INF_SPELLINGS = {"inf", "+inf", "infinity", "+infinity", "∞", "+∞"}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why a logits text was rejected: a catalog key suffix and its placeholders."""
+
+    reason: str
+    values: dict[str, object] = field(default_factory=dict)
+
+
+def _entry(token: str) -> float | Problem:
+    """One typed entry as a number, ``-inf`` for an explicit mask, or the problem with it."""
+    word = token.replace("−", "-").replace("＋", "+").replace(" ", "").lower()
+    if word in _MASK_SPELLINGS:
+        return -math.inf
+    if word in _POS_INF_SPELLINGS:
+        return Problem("pos_inf")
+    try:
+        value = float(word)
+    except ValueError:
+        return Problem("not_number", {"token": token})
+    if math.isnan(value):
+        return Problem("nan")
+    if not math.isfinite(value) or abs(value) > MAX_ABS:
+        return Problem("too_large", {"token": token, "limit": f"{MAX_ABS:,.0f}"})
+    return value
+
+
+def parse_logits(raw: str) -> tuple[float, ...] | Problem:
+    """Comma-separated logits -> numbers, or the first :class:`Problem` found.
+
+    Accepts ``-inf`` / ``−∞`` as a masked entry; rejects an empty text, empty entries
+    (``1,,2``), non-numbers, NaN, +∞, more than :data:`MAX_ENTRIES` entries and |x| above
+    :data:`MAX_ABS` (which also catches ``1e999``, read as infinity).
+    """
+    text = raw.strip()
+    if not text:
+        return Problem("empty")
+    tokens = [s.strip() for s in _SEPARATORS.split(text)]
+    if len(tokens) > MAX_ENTRIES:
+        return Problem("too_many", {"count": len(tokens), "limit": MAX_ENTRIES})
+    values: list[float] = []
+    for i, token in enumerate(tokens, start=1):
+        if not token:
+            return Problem("empty_entry", {"i": i})
+        entry = _entry(token)
+        if isinstance(entry, Problem):
+            return entry
+        values.append(entry)
+    return tuple(values)
+
+
+def logits_or_default(ctx: PageContext, raw: str, spec: Text, name: str) -> np.ndarray:
+    """Parse ``raw``; on a problem warn (translated) and use the spec's default instead.
+
+    A text longer than ``spec.max_len`` (possible from a URL) was already reported by
+    :func:`ui.params.check_url`, which promises the default: keep that promise silently.
+    """
+    default = spec.default
+    parsed = parse_logits(raw) if spec.parse(raw) is not None else parse_logits(default)
+    if isinstance(parsed, Problem):
+        shown = {k: plain(v, 24) if k == "token" else v for k, v in parsed.values.items()}
+        reason = ctx.t(f"softmax.bad_{parsed.reason}", name=name, **shown)
+        ctx.warn(f"{reason} {ctx.t('softmax.fallback', default=plain(default))}")
+        parsed = parse_logits(default)
+    return np.asarray(parsed, dtype=float)
+
+
+def num(value: float, digits: int = 3, nan: str = "NaN") -> str:
+    """A probability or logit for display: ±∞ spelled out, NaN as the translated word."""
+    value = float(value)
+    if math.isnan(value):
+        return nan
+    if value == 0.0:
+        return "0"  # exactly zero (e.g. a masked entry), unlike a rounded "0.000"
+    return charts.fmt(0.0 if round(value, digits) == 0 else value, digits)
+
+
+def big(value: float, nan: str = "NaN") -> str:
+    """A value that may be astronomically large or small (4 significant digits)."""
+    value = float(value)
+    if math.isnan(value):
+        return nan
+    if math.isinf(value):
+        return charts.fmt(value)
+    return f"{value:.4g}".replace("-", "−")
+
+
+def total(values: np.ndarray) -> float:
+    """The sum of a probability row, as shown next to it."""
+    return float(np.sum(values))
+
+
+def vector(values: np.ndarray) -> str:
+    """``0.659, 0.242, 0.099`` (for a line of text)."""
+    return ", ".join(num(v) for v in values)
+
+
+def entry_labels(n: int) -> list[str]:
+    """``x₁ … xₙ``."""
+    return [f"x{str(i).translate(charts.SUBSCRIPTS)}" for i in range(1, n + 1)]
+
+
+# ---- step 1: logits next to probabilities ---------------------------------------------------
+
+
+def bars_frame(
+    t: Translator, examples: Sequence[tuple[str, np.ndarray, np.ndarray]]
+) -> pd.DataFrame:
+    """Long table: one line per (example, entry, logit or probability)."""
+    parts = []
+    for name, z, p in examples:
+        labels = entry_labels(len(z))
+        for kind, values in (("logit", z), ("probability", p)):
+            finite = np.where(np.isfinite(values), values, np.nan)
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "example": name,
+                        "kind": t(f"softmax.kind_{kind}"),
+                        "entry": labels,
+                        "value": finite,
+                        "bar": np.nan_to_num(finite, nan=0.0),
+                        "text": [num(v) for v in values],
+                    }
+                )
+            )
+    return pd.concat(parts, ignore_index=True)
+
+
+def _bar_panel(data: pd.DataFrame, title: str, color: str, domain: list[float] | None) -> alt.Chart:
+    order = list(dict.fromkeys(data["entry"]))
+    scale = alt.Scale(domain=domain) if domain else alt.Scale(zero=True)
+    base = alt.Chart(data).encode(
+        x=alt.X("entry:N", sort=order, title=None, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("bar:Q", scale=scale, title=None),
+        tooltip=["entry:N", "text:N"],
+    )
+    bars = base.mark_bar(color=color)
+    text = (
+        base.mark_text(dy=-8, color="#222")
+        .encode(y=alt.Y("top:Q", scale=scale), text="text:N")
+        .transform_calculate(top="max(datum.bar, 0)")
+    )
+    width = max(200, 56 * len(order))
+    return alt.layer(bars, text).properties(title=title, width=width, height=260)
+
+
+def bars_chart(t: Translator, data: pd.DataFrame, sums: dict[str, float]) -> alt.HConcatChart:
+    """For each example its logits next to its probabilities (with their sum), in one row."""
+    panels = []
+    for name in dict.fromkeys(data["example"]):
+        part = data[data["example"] == name]
+        z = part[part["kind"] == t("softmax.kind_logit")]
+        p = part[part["kind"] == t("softmax.kind_probability")]
+        panels.append(_bar_panel(z, t("softmax.panel_logits", name=name), charts.KEY_COLOR, None))
+        probs_title = t("softmax.panel_probs", name=name, s=num(sums[name]))
+        panels.append(_bar_panel(p, probs_title, charts.VALUE_COLOR, [0.0, 1.0]))
+    return alt.hconcat(*panels, spacing=36)
+
+
+def lesson_note(t: Translator, true_values: np.ndarray) -> str:
+    """The polite correction of lesson 002's printed weights, with live numbers."""
+    printed = ", ".join(f"{v:.2f}" for v in LESSON_PRINTED)
+    computed = ", ".join(num(v) for v in true_values)
+    return t(
+        "softmax.lesson_note",
+        logits=", ".join(str(v) for v in LESSON_LOGITS),
+        printed=printed,
+        printed_sum=f"{sum(LESSON_PRINTED):.2f}",
+        true=computed,
+        true_sum=num(total(true_values)),
+    )
+
+
+# ---- step 3: naive vs stable ----------------------------------------------------------------
+
+
+def stability_table(
+    t: Translator,
+    naive: tuple[np.ndarray, np.ndarray, float],
+    stable: tuple[np.ndarray, np.ndarray, float],
+    p_naive: np.ndarray,
+    p_stable: np.ndarray,
+) -> str:
+    """Markdown table: what each version feeds to exp, gets back, and returns."""
+    nan = t("softmax.nan")
+    head = [
+        "",
+        t("softmax.col_naive_arg"),
+        t("softmax.col_naive_exp"),
+        t("softmax.col_naive_p"),
+        t("softmax.col_stable_arg"),
+        t("softmax.col_stable_exp"),
+        t("softmax.col_stable_p"),
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * 6]
+    for i, label in enumerate(entry_labels(len(p_naive))):
+        cells = [
+            label,
+            big(naive[0][i], nan),
+            big(naive[1][i], nan),
+            num(p_naive[i], 3, nan),
+            big(stable[0][i], nan),
+            big(stable[1][i], nan),
+            num(p_stable[i], 3, nan),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    sums = [
+        f"**{t('softmax.sum')}**",
+        "",
+        big(naive[2], nan),
+        num(total(p_naive), 3, nan),
+        "",
+        big(stable[2], nan),
+        num(total(p_stable), 3, nan),
+    ]
+    lines.append("| " + " | ".join(sums) + " |")
+    return "\n".join(lines)
+
+
+def exponent_frame(
+    t: Translator, scales: np.ndarray, naive: np.ndarray, stable: np.ndarray
+) -> pd.DataFrame:
+    """Long table of the largest exp argument per scale, for both versions."""
+    return pd.concat(
+        [
+            pd.DataFrame({"scale": scales, "arg": naive, "version": t("softmax.naive")}),
+            pd.DataFrame({"scale": scales, "arg": stable, "version": t("softmax.stable")}),
+        ],
+        ignore_index=True,
+    ).replace([np.inf, -np.inf], np.nan)
+
+
+def exponent_chart(
+    t: Translator, data: pd.DataFrame, current: int, limit: float, limit_label: str
+) -> alt.LayerChart:
+    """Largest exp argument vs scale, the float64 limit as a red rule, the slider as a grey one."""
+    versions = [t("softmax.naive"), t("softmax.stable")]
+    colors = alt.Scale(domain=versions, range=[charts.QUERY_COLOR, charts.VALUE_COLOR])
+    lines = (
+        alt.Chart(data)
+        .mark_line(strokeWidth=3)
+        .encode(
+            x=alt.X("scale:Q", title=t("softmax.axis_scale")),
+            y=alt.Y("arg:Q", title=t("softmax.axis_arg")),
+            color=alt.Color(
+                "version:N", scale=colors, title=None, legend=alt.Legend(orient="bottom")
+            ),
+            tooltip=["version:N", "scale:Q", alt.Tooltip("arg:Q", format=".2f")],
+        )
+    )
+    limit_data = pd.DataFrame({"arg": [limit], "text": [limit_label]})
+    limit_rule = (
+        alt.Chart(limit_data).mark_rule(color="#b00020", strokeDash=[6, 4]).encode(y="arg:Q")
+    )
+    limit_text = (
+        alt.Chart(limit_data)
+        .mark_text(align="left", dx=4, dy=-8, color="#b00020")
+        .encode(x=alt.datum(1), y="arg:Q", text="text:N")
+    )
+    now = alt.Chart(pd.DataFrame({"scale": [current]})).mark_rule(color="#444").encode(x="scale:Q")
+    return alt.layer(lines, limit_rule, limit_text, now).properties(
+        title=t("softmax.exponent_chart"), width=700, height=300
+    )
+
+
+# ---- step 4: masking ------------------------------------------------------------------------
+
+
+def mask_frame(
+    t: Translator, masked: np.ndarray, before: np.ndarray, after: np.ndarray
+) -> pd.DataFrame:
+    """Long table: each entry's probability without and with the mask."""
+    labels = entry_labels(len(before))
+    rows = []
+    for name, values in ((t("softmax.without_mask"), before), (t("softmax.with_mask"), after)):
+        rows.append(
+            pd.DataFrame(
+                {
+                    "entry": labels,
+                    "version": name,
+                    "p": values,
+                    "logit": [num(v) for v in masked],
+                    "text": [num(v) for v in values],
+                }
+            )
+        )
+    return pd.concat(rows, ignore_index=True)
+
+
+def mask_chart(t: Translator, data: pd.DataFrame) -> alt.LayerChart:
+    """Grouped bars: probability of each entry before and after masking."""
+    versions = [t("softmax.without_mask"), t("softmax.with_mask")]
+    order = list(dict.fromkeys(data["entry"]))
+    base = alt.Chart(data).encode(
+        x=alt.X("entry:N", sort=order, title=None, axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("version:N", sort=versions),
+        y=alt.Y("p:Q", scale=alt.Scale(domain=[0, 1]), title=t("softmax.kind_probability")),
+        tooltip=["entry:N", "version:N", "logit:N", "text:N"],
+    )
+    colors = alt.Scale(domain=versions, range=["#b0bec5", charts.VALUE_COLOR])
+    bars = base.mark_bar().encode(
+        color=alt.Color("version:N", scale=colors, title=None, legend=alt.Legend(orient="bottom"))
+    )
+    text = base.mark_text(dy=-8, color="#222", fontSize=11).encode(text="text:N")
+    width = max(320, 90 * len(order))
+    return alt.layer(bars, text).properties(title=t("softmax.mask_chart"), width=width, height=260)
+
+
+def exact_zeros(p: np.ndarray, masked: np.ndarray) -> bool:
+    """Whether every masked (−∞) entry got a probability of exactly 0."""
+    return bool(np.all(p[np.isneginf(masked)] == 0.0))
+
+
+def heatmaps(
+    panels: dict[str, np.ndarray], tokens: Sequence[str], x_title: str, y_title: str
+) -> alt.HConcatChart:
+    """Weight heatmaps side by side, one per panel (same 0..1 colour scale).
+
+    Built from single-panel :func:`ui.charts.heatmap` calls: its faceted multi-panel mode
+    draws every panel's cells in every facet.
+    """
+    maps = [
+        charts.heatmap({name: m}, tokens, tokens, x_title=x_title, y_title=y_title)
+        for name, m in panels.items()
+    ]
+    return alt.hconcat(*maps, spacing=30).resolve_scale(color="shared")
+
+
+def peak(weights: np.ndarray) -> float:
+    """The largest weight in a matrix."""
+    return float(np.max(weights))
+
+
+def mask_choice(n: int) -> Choice:
+    """How many trailing entries to mask: ``0..n``; masks the last two by default."""
+    return Choice("masked", str(min(2, n - 1)), tuple(str(i) for i in range(n + 1)))
+
+
+def mask_notices(t: Translator, masked: np.ndarray, after: np.ndarray) -> list[str]:
+    """The "what to notice" items of the masking step, with live numbers."""
+    count = int(np.sum(np.isneginf(masked)))
+    if count == 0:
+        return [t("softmax.notice_no_mask"), t("softmax.notice_renorm", s=num(total(after)))]
+    if count == len(masked):
+        return [t("softmax.notice_all_masked", s=num(total(after)))]
+    exact = "softmax.notice_exact_zero" if exact_zeros(after, masked) else "softmax.notice_not_zero"
+    return [
+        t(exact, k=count, zero=repr(float(np.max(after[np.isneginf(masked)])))),
+        t("softmax.notice_renorm", s=num(total(after))),
+    ]
+
+
+# ---- controls and cached computations ---------------------------------------------------------
+
+LOGITS_A = Text("logits_a", "2.0, 1.0, 0.1", max_len=240)
+LOGITS_B = Text("logits_b", "2.1, 0.3, 0.1, 0.8, 0.2", max_len=240)
+TEMPERATURE = Float("temp", 1.0, 0.05, 5.0)
+
+
+def controls(ctx: PageContext) -> tuple[np.ndarray, np.ndarray, float]:
+    """The two logits boxes and the temperature slider; bad logits warn and fall back."""
+    t = ctx.t
+    with st.container(border=True):
+        c1, c2, c3 = st.columns([2, 3, 2])
+        with c1:
+            raw_a = text(ctx, LOGITS_A, t("softmax.logits_a"), help=t("softmax.logits_help"))
+        with c2:
+            raw_b = text(ctx, LOGITS_B, t("softmax.logits_b"), help=t("softmax.logits_help"))
+        with c3:
+            temp = slider(ctx, TEMPERATURE, t("softmax.temperature"), step=0.05)
+    a = logits_or_default(ctx, raw_a, LOGITS_A, "A")
+    b = logits_or_default(ctx, raw_b, LOGITS_B, "B")
+    return a, b, float(temp)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def lesson_trace(temperature: float) -> tuple[list[str], dict[str, object]]:
+    """Lesson 002's scaled scores for its sentence, and softmax at T = 1 and at ``temperature``."""
+    trace = core.self_attention_trace(core.lesson_inputs(6, 8), *core.init_projections(8, 4, 4))
+    return core.tokenize(LESSON_TEXT), {
+        "scaled_scores": trace.scaled,
+        "weights_t1": core.softmax(trace.scaled),
+        "weights_t": core.softmax(trace.scaled, temperature=temperature),
+    }
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def stability_sweep(logits: tuple[float, ...]) -> dict[str, object]:
+    """Where the naive softmax of ``logits × s`` first breaks, and the chart's curves."""
+    naive, _ = scale_sweep(logits, SCALES)
+    naive_arg, stable_arg = largest_exp_argument(logits, SCALES[::10])
+    return {"first_bad": first_nonfinite_row(naive), "naive": naive_arg, "stable": stable_arg}
+
+
+def bars_notices(
+    t: Translator, sums: dict[str, float], temp: float, probs_a: np.ndarray, at_one: np.ndarray
+) -> list[str]:
+    """The "what to notice" items of the logits -> probabilities step."""
+    return [
+        t("softmax.notice_sum", a=num(sums["A"]), b=num(sums["B"])),
+        t(
+            "softmax.notice_temperature",
+            T=f"{temp:.2f}",
+            p=num(peak(probs_a)),
+            p1=num(peak(at_one)),
+        ),
+    ]
+
+
+def matrix_notices(t: Translator, mats: dict[str, np.ndarray], temp: float) -> list[str]:
+    """The "what to notice" items of the score-matrix step."""
+    return [
+        t(
+            "softmax.notice_matrix_peak",
+            p1=num(peak(mats["weights_t1"])),
+            T=f"{temp:.2f}",
+            p=num(peak(mats["weights_t"])),
+        ),
+        t("softmax.notice_matrix_rows"),
+    ]
+
+
+def stability_notices(t: Translator, first_bad: int, stable_p: np.ndarray) -> list[str]:
+    """The "what to notice" items of the naive-vs-stable step."""
+    broke = (
+        t("softmax.notice_breaks", s=int(SCALES[first_bad]), limit=f"{EXP_OVERFLOW:.2f}")
+        if first_bad >= 0
+        else t("softmax.notice_never")
+    )
+    return [broke, t("softmax.notice_stable", s=num(total(stable_p)), nan=t("softmax.nan"))]
+
+
+# ---- drawing: cached, themed Vega-Lite specs ------------------------------------------------
+# Streamlit's lock around Altair's global theme / data-transformer switches (private API):
+# serialising while another session's st.altair_chart has them switched would pick up its
+# Arrow dataset references.
+_ALTAIR_LOCK = _vega_charts._altair_globals_lock
+
+
+class SpecChart:
+    """A drawn chart's Vega-Lite spec as JSON, with the ``to_json()`` that ui.exports uses."""
+
+    def __init__(self, spec_json: str) -> None:
+        self.spec_json = spec_json
+
+    def to_json(self) -> str:
+        """The spec as JSON, data included (PNG/SVG export with vl-convert)."""
+        return self.spec_json
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def _themed_spec(
+    name: str, lang: str, presenter: bool, key: tuple, _build: Callable[[], alt.TopLevelMixin]
+) -> tuple[dict, str]:
+    """Build, theme and serialise a chart once per (name, language, mode, inputs).
+
+    Returns the spec to draw, its datasets already in Arrow form (as ``st.vega_lite_chart``
+    would convert them on every rerun), and the plain JSON spec for the exports.
+    """
+    chart = charts.themed(_build(), presenter)
+    with _ALTAIR_LOCK, alt.theme.enable("none"), alt.data_transformers.enable("default"):
+        spec = chart.to_dict(validate=False)
+    spec_json = json.dumps(spec)
+    spec["datasets"] = {
+        dataset: dataframe_util.convert_anything_to_arrow_bytes(values)
+        for dataset, values in spec.get("datasets", {}).items()
+    }
+    return spec, spec_json
+
+
+def show(
+    ctx: PageContext, name: str, key: tuple, build: Callable[[], alt.TopLevelMixin]
+) -> SpecChart:
+    """Like ``charts.show``, but the themed spec is built once per ``key``.
+
+    Building, theming (each ``configure_*`` deep-copies the chart), validating and
+    Arrow-converting these layered charts costs hundreds of ms per rerun through
+    ``st.altair_chart``; here it happens once for each ``key`` (every input the chart
+    depends on) and the cached spec is drawn with ``st.vega_lite_chart``: same theme, same look.
+    """
+    spec, spec_json = _themed_spec(name, ctx.lang, ctx.presenter, key, build)
+    st.vega_lite_chart(spec=spec, theme=None)
+    return SpecChart(spec_json)

@@ -1,0 +1,198 @@
+"""Presentation helpers for the weighted-sum page: one query's output as a sum of scaled values.
+
+Charts are Vega-Lite specs built like those of :mod:`ui.views.qkv` (cached, cheap to redraw);
+every number comes from :mod:`core.attention`.
+"""
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core.attention import RowMix, other_terms, top_terms
+from ui import charts
+from ui.views.qkv import SpecChart, theme, vector_tex
+
+ALL_TERMS_UP_TO = 8  # sentences this short get every term of the sum written out
+TOP_TERMS = 6  # longer ones: this many largest terms, then the rest summed
+PALETTE = "tableau20"  # one colour per token, the same in both bar charts
+
+
+def _token_color(labels: Sequence[str]) -> dict:
+    return {
+        "field": "token",
+        "type": "nominal",
+        "sort": list(labels),
+        "scale": {"domain": list(labels), "scheme": PALETTE},
+        "legend": {"orient": "bottom", "title": None, "columns": min(len(labels), 8)},
+    }
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def weight_bars(
+    weights: np.ndarray, labels: Sequence[str], title: str, presenter: bool
+) -> SpecChart:
+    """One bar per key token: the query's attention weights (0..1), labelled to 3 decimals."""
+    labels = list(labels)
+    data = pd.DataFrame(
+        {"token": labels, "weight": weights, "text": [charts.fmt(w, 3) for w in weights]}
+    )
+    scale = 1.6 if presenter else 1.0  # a projector gets bigger charts
+    width = int(np.clip(70 * scale * len(labels), 320 * scale, 1100))
+    spec = {
+        "title": title,
+        "data": {"name": "w"},
+        "width": width,
+        "height": int(260 * scale),
+        "encoding": {
+            "x": {
+                "field": "token",
+                "type": "nominal",
+                "sort": labels,
+                "title": None,
+                "axis": {"labelAngle": 0 if len(labels) <= 12 else -45},
+            },
+            "y": {
+                "field": "weight",
+                "type": "quantitative",
+                "scale": {"domain": [0, 1]},
+                "title": "α",
+            },
+        },
+        "layer": [
+            {
+                "mark": {"type": "bar"},
+                "encoding": {
+                    "color": {**_token_color(labels), "legend": None},
+                    "tooltip": [
+                        {"field": "token", "type": "nominal"},
+                        {"field": "text", "type": "nominal", "title": "α"},
+                    ],
+                },
+            },
+            {
+                "mark": {"type": "text", "dy": -10, "color": "#222"},
+                "encoding": {"text": {"field": "text", "type": "nominal"}},
+            },
+        ],
+    }
+    return SpecChart({**theme(presenter), **spec}, {"w": data})
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def stacked(
+    contributions: np.ndarray,
+    output: np.ndarray,
+    labels: Sequence[str],
+    output_label: str,
+    title: str,
+    presenter: bool,
+) -> SpecChart:
+    """Per output dimension, the scaled values α_ij v_j stacked (one colour per token; positive
+    parts above 0, negative below) and a black mark at their sum, the output."""
+    labels = list(labels)
+    n, d_v = contributions.shape
+    dims = charts.dim_labels(d_v, "v")
+    parts = pd.DataFrame(
+        {
+            "token": np.repeat(labels, d_v),
+            "j": np.repeat(np.arange(n), d_v),
+            "dim": dims * n,
+            "contribution": contributions.ravel(),
+            "text": [charts.fmt(c, 3) for c in contributions.ravel()],
+        }
+    )
+    total = pd.DataFrame(
+        {"dim": dims, "output": output, "text": [charts.fmt(o, 3) for o in output]}
+    )
+    scale = 1.5 if presenter else 1.0  # a projector gets bigger charts
+    step = int(np.clip(1000 / d_v, 14, 150 * scale))
+    x = {"field": "dim", "type": "nominal", "sort": dims, "title": None, "axis": {"labelAngle": 0}}
+    bars = {
+        "data": {"name": "parts"},
+        "mark": {"type": "bar"},
+        "encoding": {
+            "x": x,
+            "y": {"field": "contribution", "type": "quantitative", "stack": "zero", "title": "α·v"},
+            "color": _token_color(labels),
+            "order": {"field": "j", "type": "quantitative"},
+            "tooltip": [
+                {"field": "token", "type": "nominal"},
+                {"field": "dim", "type": "nominal"},
+                {"field": "text", "type": "nominal", "title": "α·v"},
+            ],
+        },
+    }
+    mark = {
+        "data": {"name": "total"},
+        "mark": {"type": "tick", "color": "#111", "thickness": 3, "size": int(step * 0.8)},
+        "encoding": {
+            "x": x,
+            "y": {"field": "output", "type": "quantitative"},
+            "tooltip": [
+                {"field": "dim", "type": "nominal"},
+                {"field": "text", "type": "nominal", "title": output_label},
+            ],
+        },
+    }
+    text = {
+        "data": {"name": "total"},
+        "mark": {
+            "type": "text",
+            "dx": int(step * 0.45),
+            "align": "left",
+            "fontWeight": "bold",
+            "color": "#111",
+        },
+        "encoding": {
+            "x": x,
+            "y": {"field": "output", "type": "quantitative"},
+            "text": {"field": "text", "type": "nominal"},
+        },
+    }
+    layers = [bars, mark] + ([text] if d_v <= 12 else [])
+    spec = {
+        "title": title,
+        "width": {"step": step},
+        "height": 360 if presenter else 320,
+        "layer": layers,
+    }
+    return SpecChart({**theme(presenter), **spec}, {"parts": parts, "total": total})
+
+
+def sum_tex(i: int, mix: RowMix, v: np.ndarray) -> str:
+    """``o_i = Σ_j α_ij v_j`` written out with the live numbers, one term per line.
+
+    Short sentences show every term in token order; longer ones the largest
+    :data:`TOP_TERMS` and then the remaining terms summed into one vector.
+    """
+    n = len(mix.weights)
+    keep = np.arange(n) if n <= ALL_TERMS_UP_TO else top_terms(mix.weights, TOP_TERMS)
+    lines = [rf"o_{{{i}}} &= \sum_{{j}} \alpha_{{{i}j}}\, v_j"]
+    for k, j in enumerate(keep):
+        sign = "=" if k == 0 else "+"
+        term = rf"{mix.weights[j]:.3f}\cdot\underbrace{{{vector_tex(v[j])}}}_{{v_{{{j}}}}}"
+        lines.append(rf"&{sign} {term}")
+    if len(keep) < n:
+        rest, _ = other_terms(mix.weights, v, keep)
+        shown = ",".join(str(j) for j in keep)
+        lines.append(
+            rf"&+ \sum_{{j\,\notin\,\{{{shown}\}}}} \alpha_{{{i}j}}\, v_j = {vector_tex(rest)}"
+        )
+    lines.append(rf"&= {vector_tex(mix.output)}")
+    return r"\begin{aligned}" + r"\\[2pt]".join(lines) + r"\end{aligned}"
+
+
+def rest_of_sum(mix: RowMix, v: np.ndarray) -> tuple[int, float] | None:
+    """How many terms :func:`sum_tex` folded into one line, and their total weight."""
+    n = len(mix.weights)
+    if n <= ALL_TERMS_UP_TO:
+        return None
+    _, weight = other_terms(mix.weights, v, top_terms(mix.weights, TOP_TERMS))
+    return n - TOP_TERMS, weight
+
+
+def column(values: np.ndarray) -> np.ndarray:
+    """A weight row shown as a column next to V: ``(n,)`` -> ``(n, 1)``."""
+    return values[:, None]  # (n, 1)
