@@ -31,6 +31,14 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
     return x.reshape(*lead, n, h * d_h)  # (..., n, h*d_h)
 
 
+def per_head(mask: np.ndarray | None) -> np.ndarray | None:
+    """Give a mask for one head's scores a head axis, so every head uses it.
+
+    Shapes: ``(..., n_q, n_k)`` -> ``(..., 1, n_q, n_k)``; None stays None.
+    """
+    return None if mask is None else np.expand_dims(np.asarray(mask, dtype=bool), -3)
+
+
 def multi_head_attention(
     x: np.ndarray,
     w_q: np.ndarray,
@@ -44,14 +52,15 @@ def multi_head_attention(
 
     Shapes: ``x`` ``(..., n, d_model)``, ``w_q``/``w_k`` ``(d_model, h*d_k)``, ``w_v``
     ``(d_model, h*d_v)``, ``w_o`` ``(h*d_v, d_out)``, ``mask`` bool broadcastable to
-    ``(..., h, n, n)`` -> ``(output (..., n, d_out), weights (..., h, n, n))``.
+    ``(..., n, n)`` and shared by every head (as in the per-head loop)
+    -> ``(output (..., n, d_out), weights (..., h, n, n))``.
     """
     # 1) project and split into heads
     q = split_heads(x @ w_q, h)  # (..., h, n, d_k)
     k = split_heads(x @ w_k, h)  # (..., h, n, d_k)
     v = split_heads(x @ w_v, h)  # (..., h, n, d_v)
     # 2) score 3) softmax 4) mix — every head at once
-    heads, weights = scaled_dot_product_attention(q, k, v, mask=mask)  # (..., h, n, d_v)
+    heads, weights = scaled_dot_product_attention(q, k, v, mask=per_head(mask))  # (..., h, n, d_v)
     # 5) merge the heads and project
     return merge_heads(heads) @ w_o, weights  # (..., n, d_out), (..., h, n, n)
 
@@ -134,7 +143,7 @@ def multi_head_trace(
     q_split = q.reshape(*q.shape[:-1], h, q.shape[-1] // h)  # (..., n, h, d_k)
     k_heads, v_heads = split_heads(k, h), split_heads(v, h)  # (..., h, n, d_k), (..., h, n, d_v)
     # 2) score 3) softmax 4) mix — every head at once
-    heads, weights = scaled_dot_product_attention(q_heads, k_heads, v_heads, mask=mask)
+    heads, weights = scaled_dot_product_attention(q_heads, k_heads, v_heads, per_head(mask))
     concat = merge_heads(heads)  # 5) merge: (..., n, h*d_v)
     return MultiHeadTrace(
         x, q, q_split, q_heads, k_heads, v_heads, weights, heads, concat, concat @ w_o

@@ -113,13 +113,14 @@ def test_init_multihead_shapes_and_bad_head_count():
         init_multihead(8, 3)
 
 
-def test_padding_mask_needs_a_head_axis_for_batched_but_not_for_loop():
-    # Batched scores are (batch, h, n, n), so a padding mask (batch, 1, n_k) must get a head
-    # axis: (batch, 1, 1, n_k). The per-head loop sees (batch, n, n) scores and takes it as is.
+def test_padding_mask_is_shared_by_every_head_in_batched_and_loop():
+    # A padding mask (batch, 1, n_k) is written for one head's scores (batch, n, n); the
+    # batched version adds the head axis itself, so both take the same mask. With batch == h
+    # a missing head axis would silently pair batch item i with head i.
     w_q, w_k, w_v, w_o = init_multihead(8, 2, seed=0)
     x = np.random.default_rng(0).normal(size=(2, 3, 8))  # (batch, n, d_model)
     valid = padding_mask([[True, True, False], [True, False, False]])  # (2, 1, 3)
-    out, w = multi_head_attention(x, w_q, w_k, w_v, w_o, 2, mask=valid[:, None])
+    out, w = multi_head_attention(x, w_q, w_k, w_v, w_o, 2, mask=valid)
     ref_out, ref_w = multi_head_attention_loop(x, w_q, w_k, w_v, w_o, 2, mask=valid)
     assert np.all(w[0, :, :, 2] == 0.0)
     np.testing.assert_array_equal(w[1, :, :, 0], 1.0)  # only the first key is real
