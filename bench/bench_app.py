@@ -123,7 +123,7 @@ def bench_browser(path: str = "/softmax?lang=en", steps: int = 40) -> None:
                 page = browser.new_page(viewport={"width": 1920, "height": 1080})
                 page.goto(f"http://127.0.0.1:{port}{path}")
                 wait_idle(page)
-                thumb = page.locator('[data-testid="stSlider"] [role="slider"]').first
+                thumb = page.locator('[data-testid="stSlider"] input[type="range"]').first
                 thumb.focus()
                 times = []
                 for i in range(steps):

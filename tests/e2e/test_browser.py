@@ -4,7 +4,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import href, shot, wait_for_url
+from conftest import href, shot, wait_for_url, wait_idle
 
 from ui.i18n import Translator
 from ui.pages import available_pages
@@ -43,7 +43,8 @@ def test_cold_deep_link_restores_view_and_app_navigation(fresh_server, open_app)
     nav = page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"]')
     expected = [Translator("zh")(f"nav.{p.id}") for p in PAGES]
     assert nav.count() == len(PAGES)
-    assert [nav.nth(i).inner_text().strip() for i in range(nav.count())] == expected
+    labels = [nav.nth(i).inner_text().strip().split("\n")[-1] for i in range(nav.count())]
+    assert labels == expected  # (the first line of each link is its icon)
     assert (
         page.locator('[data-testid="stSidebarNav"]').count() == 0
         or not page.locator('[data-testid="stSidebarNav"]').is_visible()
@@ -51,13 +52,36 @@ def test_cold_deep_link_restores_view_and_app_navigation(fresh_server, open_app)
     assert "present=1" in href(page) and "lang=zh" in href(page)
 
 
+def _slider(page, label: str) -> str:
+    return page.locator(f'input[type="range"][aria-label="{label}"]').input_value()
+
+
 def test_cold_deep_link_restores_controls(fresh_server, open_app) -> None:
     page = open_app(fresh_server, "/?lang=zh&n=12&d_model=16&distance=120")
-    sliders = page.locator('[data-testid="stSlider"] [role="slider"]')
-    values = [sliders.nth(i).get_attribute("aria-valuenow") for i in range(sliders.count())]
-    assert values[:3] == ["120", "12", "16"]
-    assert "`(12, 4)`".strip("`") in page.locator("body").inner_text()
+    t = Translator("zh")
+    assert _slider(page, t("home.distance")) == "120"
+    assert _slider(page, t("home.n")) == "12"
+    assert _slider(page, "d_model") == "16"
+    assert "(12, 4)" in page.locator("body").inner_text(), "shapes follow the restored n"
     assert page.locator("h1").first.inner_text().strip() == "注意力实验室"
+
+
+def test_cold_deep_link_restores_a_concept_page(fresh_server, open_app) -> None:
+    page = open_app(fresh_server, "/qkv?lang=zh&embedding=stable&d_k=8&text=我爱注意力")
+    assert _slider(page, "d_k") == "8"
+    stable = page.get_by_role("radio", name=Translator("zh")("sentence.mode_stable"))
+    assert stable.get_attribute("aria-checked") == "true"
+    assert page.locator('input[type="text"]').first.input_value() == "我爱注意力"
+    _no_error_on_screen(page)
+
+
+def test_a_lesson_example_button_writes_the_url(server, open_app) -> None:
+    page = open_app(server, "/qkv?lang=en&d_k=8&seed=7")
+    page.get_by_role("button", name="Lesson example").click()
+    page.wait_for_function("() => !location.href.includes('seed=7')", timeout=30_000)
+    wait_idle(page)
+    assert _slider(page, "d_k") == "4"
+    assert "d_k=" not in href(page), "defaults are dropped from the URL"
 
 
 def test_language_switch_in_the_sidebar(server, open_app) -> None:
@@ -106,7 +130,7 @@ def test_chart_downloads_for_slides(server, open_app, fmt, magic) -> None:
     page = open_app(server, "/?lang=en")
     page.get_by_text("Export for slides").first.click()
     with page.expect_download() as info:
-        page.get_by_role("button", name=fmt).first.click()
+        page.locator('[data-testid="stDownloadButton"] button', has_text=fmt).first.click()
     data = Path(info.value.path()).read_bytes()
     assert data.startswith(magic)
     assert len(data) > 1000
