@@ -30,17 +30,17 @@ with steps.section(0):
         ]
     )
     with left:
-        chart = charts.show(
+        chart = charts.show_cached(
             ctx,
-            charts.lines(
-                data,
-                "distance",
-                "steps",
-                "model",
-                title=t("home.path_chart"),
-                x_title=t("home.distance_axis"),
-                y_title=t("home.steps_axis"),
-            ),
+            charts.lines,
+            data,
+            "distance",
+            "steps",
+            "model",
+            title=t("home.path_chart"),
+            x_title=t("home.distance_axis"),
+            y_title=t("home.steps_axis"),
+            color_domain=[t("home.rnn"), t("home.attention")],
         )
     export_panel(ctx, "path_lengths", chart=chart, data=data)
     notice(ctx, [t("home.notice_rnn", d=distance_max), t("home.notice_attention")])

@@ -11,6 +11,7 @@ from core.lookup import (
     soft_lookup,
     temperature_sweep,
 )
+from ui import charts
 from ui.blocks import header, link, notice
 from ui.exports import export_panel
 from ui.shell import shell
@@ -37,7 +38,7 @@ st.caption(
 )
 arrays = {"keys": keys, "values": values, "query": query, "scores": scores, "weights": weights}
 
-if steps.show(0):
+with steps.section(0):
     st.subheader(t("lookup.step_table"))
     st.markdown(t("lookup.table_text"))
     st.markdown(
@@ -45,18 +46,13 @@ if steps.show(0):
     )
     st.caption(t("lookup.table_caption"))
 
-if steps.show(1):
+with steps.section(1):
     st.subheader(t("lookup.step_soft"))
     st.markdown(t("lookup.soft_text"))
     views.result_cards(t, countries, capitals, hard_value, hard_index, blended, weights)
-    chart = views.show(
-        ctx,
-        "lookup",
-        (angle, length, log_t),
-        lambda: (
-            views.key_space(t, countries, keys, query, weights, extent=2.1)
-            | views.value_space(t, capitals, values, weights, blended, hard_index)
-        ),
+    answers = (weights, blended, hard_index)
+    chart = charts.show_cached(
+        ctx, views.soft_chart, t, countries, capitals, keys, values, query, *answers
     )
     notice(
         ctx,
@@ -80,17 +76,12 @@ if steps.show(1):
         text_heatmap(weights[None, :], ["q"], countries),
     )
 
-if steps.show(2):
+with steps.section(2):
     st.subheader(t("lookup.step_temperature"))
     temps, sweep = temperature_sweep(query, keys)
     st.markdown(t("lookup.sweep_text", m=len(ids), u=views.num(views.uniform(len(ids)), 3)))
     data = views.sweep_frame(countries, temps, sweep)
-    chart = views.show(
-        ctx,
-        "lookup_sweep",
-        (angle, length, log_t),
-        lambda: views.sweep_chart(t, data, temperature, countries),
-    )
+    chart = charts.show_cached(ctx, views.sweep_chart, t, countries, temps, sweep, temperature)
     notice(ctx, views.sweep_notices(t, countries, temps, sweep, hard_index))
     rows, labels = views.sweep_text_rows(temps, sweep)
     export_panel(

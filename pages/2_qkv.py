@@ -32,13 +32,19 @@ titles = [
     t("qkv.lesson_title"),
 ]
 steps = stepper(ctx, titles)
-i = None
+sections = [steps.section(k) for k in range(4)]
+matrices, follow, fused, lesson = sections
 
-if steps.show(0):
+with matrices:
     st.subheader(titles[0])
     st.markdown(t("qkv.matrices_text"))
     st.latex(view.shapes_tex(tr.x, (w_q, w_k, w_v), (tr.q, tr.k, tr.v)))
+with follow:
+    st.subheader(titles[1])
+with sections[steps.host(0, 1)]:  # both steps follow the token; shown on the one on screen
     i = view.token_picker(ctx, s.tokens, t("qkv.token"))
+
+with matrices:
     panels = [
         ("X", tr.x, s.tokens, dims),
         ("W_Q", w_q, dims, q_cols),
@@ -49,10 +55,12 @@ if steps.show(0):
         ("V", tr.v, s.tokens, v_cols),
     ]
     framed = {name: i for name in ("X", "Q", "K", "V")}
-    shown = view.draw(ctx, view.strip(panels, ctx.presenter, framed))
+    shown = charts.show_cached(
+        ctx, charts.matrix_strip, panels, frames=framed, presenter=ctx.presenter
+    )
     st.caption(t("qkv.matrices_caption", token=plain(s.tokens[i]), i=i))
     arrays = {"x": tr.x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "q": tr.q, "k": tr.k, "v": tr.v}
-    export_panel(ctx, "qkv_matrices", shown, shown.data, arrays)
+    export_panel(ctx, "qkv_matrices", shown, arrays=arrays)
     notice(
         ctx,
         [
@@ -62,10 +70,7 @@ if steps.show(0):
         ],
     )
 
-if steps.show(1):
-    st.subheader(titles[1])
-    if i is None:
-        i = view.token_picker(ctx, s.tokens, t("qkv.token"))
+with follow:
     st.markdown(t(f"qkv.follow_text_{s.mode}", token=plain(s.tokens[i]), i=i))
     st.latex(view.follow_tex(i, tr.x[i], tr.q[i], tr.k[i], tr.v[i]))
     row = [labels[i]]
@@ -75,11 +80,11 @@ if steps.show(1):
         (f"k_{i} = x_{i} · W_K", tr.k[i : i + 1], row, k_cols),
         (f"v_{i} = x_{i} · W_V", tr.v[i : i + 1], row, v_cols),
     ]
-    shown = view.draw(ctx, view.stack(panels, ctx.presenter))
+    shown = charts.show_cached(ctx, view.stack, panels)
     arrays = {"x_i": tr.x[i], "q_i": tr.q[i], "k_i": tr.k[i], "v_i": tr.v[i]}
-    export_panel(ctx, "qkv_follow", shown, shown.data, arrays)
+    export_panel(ctx, "qkv_follow", shown, arrays=arrays)
 
-if steps.show(2):
+with fused:
     st.subheader(titles[2])
     st.markdown(t("qkv.fused_text", width=2 * s.d_k + s.d_v, d_k=s.d_k))
     st.latex(
@@ -94,14 +99,15 @@ if steps.show(2):
         ("W_QKV", w_qkv, dims, fused_cols),
         ("X · W_QKV", qkv, s.tokens, fused_cols),
     ]
-    shown = view.draw(ctx, view.strip(panels, ctx.presenter))
+    shown = charts.show_cached(ctx, charts.matrix_strip, panels, presenter=ctx.presenter)
     cols = st.columns(3)
     for col, name, value in zip(cols, "QKV", (diff_q, diff_k, diff_v), strict=True):
         col.metric(t("qkv.fused_metric", name=name), view.difference_text(value))
     st.caption(t("qkv.fused_caption", diff=largest_diff))
-    export_panel(ctx, "qkv_fused", shown, shown.data, {"x": tr.x, "w_qkv": w_qkv, "qkv": qkv})
+    arrays = {"x": tr.x, "w_qkv": w_qkv, "qkv": qkv}
+    export_panel(ctx, "qkv_fused", shown, arrays=arrays)
 
-if steps.show(3):
+with lesson:
     st.subheader(titles[3])
     if view.is_lesson(s):
         st.success(t("qkv.lesson_match"), icon=":material/check_circle:")
@@ -120,15 +126,17 @@ if steps.show(3):
         (t("qkv.output"), tr.output, s.tokens, v_cols),
     ]
     first = {p[0]: 0 for p in panels}
-    shown = view.draw(ctx, view.strip(panels, ctx.presenter, first, {panels[0][0]: "weights"}))
+    kinds = {panels[0][0]: "weights"}
+    shown = charts.show_cached(
+        ctx, charts.matrix_strip, panels, kinds=kinds, frames=first, presenter=ctx.presenter
+    )
     text = core.text_heatmap(tr.weights, labels)
     export_panel(
         ctx,
         "qkv_lesson",
         shown,
-        shown.data,
-        {"weights": tr.weights, "output": tr.output},
-        text,
+        arrays={"weights": tr.weights, "output": tr.output},
+        text=text,
     )
     link(ctx, "scaling", t("qkv.next_link"))
     link(ctx, "weighted_sum")

@@ -3,9 +3,11 @@
 import streamlit as st
 
 from core.experiments import compare_scaling, entry_variance, summarize_rows
+from ui import charts
 from ui.blocks import header, link, notice
 from ui.charts import fmt
 from ui.exports import export_panel
+from ui.sentence import sentence_controls
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import scaling as view
@@ -15,11 +17,13 @@ t = ctx.t
 header(ctx)
 titles = [t(f"scaling.step{i}_title") for i in range(1, 5)]
 steps = stepper(ctx, titles)
+sections = [steps.section(k) for k in range(4)]
+d_max = view.D_KS[-1]
 
-if steps.show(0):
+with sections[0]:
     st.subheader(titles[0])
     st.markdown(t("scaling.scores_text"))
-    s = view.sentence(ctx)
+    s = sentence_controls(ctx)
     unit = view.unit_control(ctx)
     w_q, w_k = view.projections(s, unit)
     c = compare_scaling(s.x, w_q, w_k)
@@ -34,7 +38,7 @@ if steps.show(0):
         ],
     )
     matrices = (c.raw, c.scaled, c.raw_weights, c.scaled_weights)
-    shown = view.draw(view.score_view(ctx.lang, ctx.presenter, matrices, tuple(s.tokens), s.d_k))
+    shown = charts.show_cached(ctx, view.score_chart, t, matrices, tuple(s.tokens), s.d_k)
     notice(
         ctx,
         [
@@ -53,20 +57,25 @@ if steps.show(0):
         ctx,
         "scaling_scores",
         shown,
-        shown.data,
-        view.score_arrays(s, w_q, w_k, c),
-        view.weights_text(t, c, s.tokens, s.d_k),
+        arrays=view.score_arrays(s, w_q, w_k, c),
+        text=view.weights_text(t, c, s.tokens, s.d_k),
     )
     link(ctx, "qkv", t("scaling.link_qkv"))
 
-cfg = None  # experiment settings: drawn in the first experiment step on screen
-d_max = view.D_KS[-1]
-
-if steps.show(1):
+with sections[1]:
     st.subheader(titles[1])
     st.markdown(t("scaling.variance_text"))
     st.latex(r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k")
+with sections[2]:
+    st.subheader(titles[2])
+with sections[3]:
+    st.subheader(titles[3])
+    st.markdown(t("scaling.gradient_text"))
+    st.latex(r"\frac{\partial p}{\partial s}=\operatorname{diag}(p)-p\,p^\top")
+with sections[steps.host(1, 2, 3)]:  # one set of experiment settings, on the step on screen
     cfg = view.experiment_controls(ctx)
+
+with sections[1]:
     with st.spinner(t("scaling.computing")):
         exp = view.variance_data(cfg.samples, cfg.seed)
     i = view.hist_control(ctx)
@@ -79,7 +88,7 @@ if steps.show(1):
             (t("scaling.m_var_scaled", d_k=d_k), fmt(exp.scaled_var[i], 3)),
         ],
     )
-    shown = view.draw(view.variance_view(ctx.lang, ctx.presenter, cfg.samples, cfg.seed, i))
+    shown = charts.show_cached(ctx, view.variance_chart, t, ctx.presenter, cfg.samples, cfg.seed, i)
     st.caption(t("scaling.variance_caption", n=cfg.samples))
     notice(
         ctx,
@@ -89,11 +98,10 @@ if steps.show(1):
             t("scaling.n_var_max", d_k=d_max, var=fmt(exp.raw_var[-1], 1)),
         ],
     )
-    export_panel(ctx, "scaling_variance", shown, shown.data, view.variance_arrays(exp, i))
+    data = view.variance_frame(t, exp)
+    export_panel(ctx, "scaling_variance", shown, data, view.variance_arrays(exp, i))
 
-if steps.show(2):
-    st.subheader(titles[2])
-    cfg = cfg or view.experiment_controls(ctx)
+with sections[2]:
     with st.spinner(t("scaling.computing")):
         raw_rows, scaled_rows = view.saturation_data(cfg.n_keys, cfg.seed)
     st.markdown(t("scaling.saturation_text", n=cfg.n_keys, trials=view.TRIALS))
@@ -108,7 +116,7 @@ if steps.show(2):
             (t("scaling.m_ent_scaled", d_k=d_max), ent_s),
         ],
     )
-    shown = view.draw(view.saturation_view(ctx.lang, ctx.presenter, cfg.n_keys, cfg.seed))
+    shown = charts.show_cached(ctx, view.saturation_chart, t, ctx.presenter, cfg.n_keys, cfg.seed)
     first = fmt(raw_rows.entropy[0], 3)
     notice(
         ctx,
@@ -118,14 +126,10 @@ if steps.show(2):
         ],
     )
     arrays = view.curve_arrays(raw_rows, scaled_rows, "max_weight", "entropy")
-    export_panel(ctx, "scaling_saturation", shown, shown.data, arrays)
+    export_panel(ctx, "scaling_saturation", shown, arrays=arrays)
     link(ctx, "softmax", t("scaling.link_softmax"))
 
-if steps.show(3):
-    st.subheader(titles[3])
-    st.markdown(t("scaling.gradient_text"))
-    st.latex(r"\frac{\partial p}{\partial s}=\operatorname{diag}(p)-p\,p^\top")
-    cfg = cfg or view.experiment_controls(ctx)
+with sections[3]:
     with st.spinner(t("scaling.computing")):
         raw_rows, scaled_rows = view.saturation_data(cfg.n_keys, cfg.seed)
     g_raw, g_scaled = raw_rows.jacobian_norm, scaled_rows.jacobian_norm
@@ -136,7 +140,7 @@ if steps.show(3):
             (t("scaling.m_grad_scaled", d_k=d_max), fmt(g_scaled[-1], 4)),
         ],
     )
-    shown = view.draw(view.gradient_view(ctx.lang, ctx.presenter, cfg.n_keys, cfg.seed))
+    shown = charts.show_cached(ctx, view.gradient_chart, t, ctx.presenter, cfg.n_keys, cfg.seed)
     notice(
         ctx,
         [
@@ -146,4 +150,4 @@ if steps.show(3):
         ],
     )
     arrays = view.curve_arrays(raw_rows, scaled_rows, "jacobian_norm")
-    export_panel(ctx, "scaling_gradient", shown, shown.data, arrays)
+    export_panel(ctx, "scaling_gradient", shown, arrays=arrays)

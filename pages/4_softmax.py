@@ -31,33 +31,23 @@ logits_a, logits_b, temp = views.controls(ctx)
 probs_a = core.softmax(logits_a, temperature=temp)
 probs_b = core.softmax(logits_b, temperature=temp)
 
-if steps.show(0):
+with steps.section(0):
     st.subheader(t("softmax.step_bars"))
     st.markdown(t("softmax.bars_text"))
     st.latex(r"p_i = \frac{e^{x_i/T}}{\sum_j e^{x_j/T}}")
     sums = {"A": views.total(probs_a), "B": views.total(probs_b)}
-    data = views.bars_frame(t, [("A", logits_a, probs_a), ("B", logits_b, probs_b)])
-    chart = views.show(
-        ctx,
-        "bars",
-        (tuple(logits_a), tuple(logits_b), temp),
-        lambda: views.bars_chart(t, data, sums),
-    )
+    examples = (("A", logits_a, probs_a), ("B", logits_b, probs_b))
+    chart = charts.show_cached(ctx, views.bars_chart, t, examples, sums)
     st.markdown(
         t("softmax.probs_line", T=f"{temp:.2f}", a=views.vector(probs_a), b=views.vector(probs_b))
     )
     lesson_true = core.softmax(views.LESSON_LOGITS)
     st.info(views.lesson_note(t, lesson_true), icon=":material/school:")
     notice(ctx, views.bars_notices(t, sums, temp, probs_a, core.softmax(logits_a)))
-    export_panel(
-        ctx,
-        "softmax_bars",
-        chart,
-        data,
-        {"logits_a": logits_a, "probs_a": probs_a, "logits_b": logits_b, "probs_b": probs_b},
-    )
+    arrays = {"logits_a": logits_a, "probs_a": probs_a, "logits_b": logits_b, "probs_b": probs_b}
+    export_panel(ctx, "softmax_bars", chart, arrays=arrays)
 
-if steps.show(1):
+with steps.section(1):
     st.subheader(t("softmax.step_matrix"))
     st.markdown(t("softmax.matrix_text"))
     tokens, mats = views.lesson_trace(temp)
@@ -65,23 +55,14 @@ if steps.show(1):
         t("softmax.panel_t1"): mats["weights_t1"],
         t("softmax.panel_t", T=f"{temp:.2f}"): mats["weights_t"],
     }
-    chart = views.show(
-        ctx,
-        "matrix",
-        (temp,),
-        lambda: views.heatmaps(panels, tokens, t("softmax.keys"), t("softmax.queries")),
+    chart = charts.show_cached(
+        ctx, views.matrix_chart, panels, tokens, t("softmax.keys"), t("softmax.queries")
     )
     notice(ctx, views.matrix_notices(t, mats, temp))
-    export_panel(
-        ctx,
-        "softmax_matrix",
-        chart,
-        charts.matrix_frame(mats["weights_t"], tokens, tokens),
-        mats,
-        core.text_heatmap(mats["weights_t"], tokens),
-    )
+    text = core.text_heatmap(mats["weights_t"], tokens)
+    export_panel(ctx, "softmax_matrix", chart, arrays=mats, text=text)
 
-if steps.show(2):
+with steps.section(2):
     st.subheader(t("softmax.step_stable"))
     st.markdown(t("softmax.stable_text"))
     scale = slider(ctx, SCALE, t("softmax.scale"))
@@ -96,41 +77,30 @@ if steps.show(2):
         )
     )
     sweep = views.stability_sweep(tuple(logits_a))
-    exp_data = views.exponent_frame(t, views.SCALES[::10], sweep["naive"], sweep["stable"])
+    naive, stable = sweep["naive"], sweep["stable"]
     limit = t("softmax.limit", v=f"{EXP_OVERFLOW:.2f}")
-    chart = views.show(
-        ctx,
-        "stability",
-        (tuple(logits_a), scale),
-        lambda: views.exponent_chart(t, exp_data, scale, EXP_OVERFLOW, limit),
+    chart = charts.show_cached(
+        ctx, views.exponent_chart, t, naive, stable, scale, EXP_OVERFLOW, limit
     )
     notice(ctx, views.stability_notices(t, sweep["first_bad"], stable_p))
     export_panel(
         ctx,
         "softmax_stability",
         chart,
-        exp_data,
+        views.exponent_frame(t, views.SWEEP_SCALES, naive, stable),
         {"logits": logits_a, "scale": scale, "naive_p": naive_p, "stable_p": stable_p},
     )
 
-if steps.show(3):
+with steps.section(3):
     st.subheader(t("softmax.step_mask"))
     st.markdown(t("softmax.mask_text"))
     count = int(select(ctx, views.mask_choice(len(logits_b)), t("softmax.masked_count")))
     masked = mask_last(logits_b, count)
     after = core.softmax(masked, temperature=temp)
-    data = views.mask_frame(t, masked, probs_b, after)
-    chart = views.show(
-        ctx, "mask", (tuple(logits_b), count, temp), lambda: views.mask_chart(t, data)
-    )
+    chart = charts.show_cached(ctx, views.mask_chart, t, masked, probs_b, after)
     notice(ctx, views.mask_notices(t, masked, after))
-    export_panel(
-        ctx,
-        "softmax_mask",
-        chart,
-        data,
-        {"masked_logits": masked, "probs_before": probs_b, "probs_after": after},
-    )
+    arrays = {"masked_logits": masked, "probs_before": probs_b, "probs_after": after}
+    export_panel(ctx, "softmax_mask", chart, arrays=arrays)
     link(ctx, "masking", t("softmax.masking_link"))
     link(ctx, "weighted_sum", t("softmax.weighted_sum_link"))
     link(ctx, "lookup", t("softmax.lookup_link"))

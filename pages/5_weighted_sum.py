@@ -33,15 +33,15 @@ mix = mix_row(tr.weights[i], tr.v)
 token = plain(s.tokens[i])
 top = int(top_terms(mix.weights, 1)[0])
 
-if steps.show(0):
+with steps.section(0):
     st.subheader(titles[0])
     st.markdown(t("weighted_sum.row_text", token=token, i=i, n=n))
     title = t("weighted_sum.row_chart", token=labels[i])
-    shown = shared_view.draw(ctx, view.weight_bars(mix.weights, labels, title, ctx.presenter))
+    shown = charts.show_cached(ctx, view.weight_bars, mix.weights, labels, title, ctx.presenter)
     st.caption(t("weighted_sum.row_caption", total=f"{mix.weight_total:.3f}"))
-    export_panel(ctx, "weighted_sum_row", shown, shown.data, {"weights_row": mix.weights})
+    export_panel(ctx, "weighted_sum_row", shown, arrays={"weights_row": mix.weights})
 
-if steps.show(1):
+with steps.section(1):
     st.subheader(titles[1])
     st.markdown(t("weighted_sum.scale_text", i=i))
     alpha = f"α_{i}"
@@ -51,19 +51,22 @@ if steps.show(1):
         (t("weighted_sum.contributions"), mix.contributions, s.tokens, v_cols),
         (t("weighted_sum.running"), mix.running, s.tokens, v_cols),
     ]
-    framed = {panels[3][0]: n - 1}
-    chart = shared_view.strip(panels, ctx.presenter, framed, {alpha: "weights"})
-    shown = shared_view.draw(ctx, chart)
+    framed, kinds = {panels[3][0]: n - 1}, {alpha: "weights"}
+    shown = charts.show_cached(
+        ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, presenter=ctx.presenter
+    )
     st.caption(t("weighted_sum.scale_caption", i=i, last=plain(s.tokens[-1])))
     arrays = {"v": tr.v, "weights_row": mix.weights, "contributions": mix.contributions}
-    export_panel(ctx, "weighted_sum_scaled", shown, shown.data, {**arrays, "running": mix.running})
+    arrays["running"] = mix.running
+    export_panel(ctx, "weighted_sum_scaled", shown, arrays=arrays)
 
-if steps.show(2):
+with steps.section(2):
     st.subheader(titles[2])
     st.markdown(t("weighted_sum.sum_text", token=token, i=i))
     title = t("weighted_sum.sum_chart", i=i, token=labels[i])
-    chart = view.stacked(mix.contributions, mix.output, labels, f"o_{i}", title, ctx.presenter)
-    shown = shared_view.draw(ctx, chart)
+    shown = charts.show_cached(
+        ctx, view.stacked, mix.contributions, mix.output, labels, f"o_{i}", title, ctx.presenter
+    )
     st.caption(t("weighted_sum.sum_caption", i=i))
     st.latex(view.sum_tex(i, mix, tr.v))
     rest = view.rest_of_sum(mix, tr.v)
@@ -73,11 +76,10 @@ if steps.show(2):
         ctx,
         "weighted_sum_stack",
         shown,
-        shown.data,
-        {"contributions": mix.contributions, "output_row": mix.output},
+        arrays={"contributions": mix.contributions, "output_row": mix.output},
     )
 
-if steps.show(3):
+with steps.section(3):
     st.subheader(titles[3])
     st.markdown(t("weighted_sum.matrix_text", n=n, d_v=s.d_v))
     st.latex(
@@ -90,9 +92,10 @@ if steps.show(3):
         ("V", tr.v, s.tokens, v_cols),
         (output_title, tr.output, s.tokens, v_cols),
     ]
-    framed = {weights_title: i, output_title: i}
-    chart = shared_view.strip(panels, ctx.presenter, framed, {weights_title: "weights"})
-    shown = shared_view.draw(ctx, chart)
+    framed, kinds = {weights_title: i, output_title: i}, {weights_title: "weights"}
+    shown = charts.show_cached(
+        ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, presenter=ctx.presenter
+    )
     st.markdown(
         t("weighted_sum.output_row", token=token, i=i, row=shared_view.numbers(tr.output[i]))
     )
@@ -101,9 +104,8 @@ if steps.show(3):
         ctx,
         "weighted_sum_matrix",
         shown,
-        shown.data,
-        {"weights": tr.weights, "v": tr.v, "output": tr.output},
-        text,
+        arrays={"weights": tr.weights, "v": tr.v, "output": tr.output},
+        text=text,
     )
 
 notice(

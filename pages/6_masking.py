@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from ui import charts
 from ui.blocks import header, link, notice
 from ui.exports import export_panel
 from ui.shell import shell
@@ -17,40 +18,43 @@ steps = stepper(ctx, titles)
 sentence, causal, n_pad, side = mv.controls(ctx)
 view = mv.compute(sentence, causal, n_pad, side)
 
-if steps.show(0):
+with steps.section(0):
     st.subheader(titles[0])
     st.markdown(t("masking.s1_text"))
     st.latex(r"\tilde s_{ij}=\begin{cases}s_{ij}&\text{mask}_{ij}\\-\infty&\text{else}\end{cases}")
-    chart = mv.draw_mask(ctx, view)
+    trace = view.masked
+    chart = charts.show_cached(
+        ctx, mv.mask_chart, t, view.tokens, view.before, trace.scaled, trace.weights, ctx.presenter
+    )
     notice(ctx, mv.mask_notice(ctx, view))
     export_panel(
         ctx,
         "masking",
         chart,
-        mv.mask_frame(ctx, view),
-        mv.mask_arrays(view),
-        mv.weights_text(view),
+        arrays=mv.mask_arrays(view),
+        text=mv.weights_text(view),
     )
 
-if steps.show(1):
+with steps.section(1):
     st.subheader(titles[1])
     st.markdown(t("masking.s2_text"))
     gen = mv.generation_control(ctx, len(sentence.tokens))
     st.markdown(t("masking.strip", strip=mv.generation_strip(ctx, sentence.tokens, gen)))
-    data = mv.lookahead_frame(ctx, sentence, gen)
-    chart = mv.draw_lookahead(ctx, data)
+    chart = charts.show_cached(ctx, mv.lookahead_chart, t, sentence, gen, ctx.presenter)
     notice(ctx, mv.lookahead_notice(ctx, sentence, gen))
-    export_panel(ctx, "masking_generation", chart, data)
+    export_panel(ctx, "masking_generation", chart)
 
-if steps.show(2):
+with steps.section(2):
     st.subheader(titles[2])
     st.markdown(t("masking.s3_text"))
     row, dtype, temp = mv.fill_controls(ctx, len(view.tokens))
     fv = mv.fill_view(view, row, dtype, temp)
-    chart = mv.draw_fill(ctx, view, fv)
+    chart = charts.show_cached(
+        ctx, mv.fill_chart, t, view.tokens, row, fv.weights, fv.blank, ctx.presenter
+    )
     st.table(mv.fill_table(ctx, fv), hide_index=True)
     st.markdown(t("masking.app_policy"))
     notice(ctx, mv.fill_notice(ctx, view, fv, dtype))
-    export_panel(ctx, "masking_fill", chart, mv.fill_frame(ctx, view, fv), mv.fill_arrays(view, fv))
+    export_panel(ctx, "masking_fill", chart, arrays=mv.fill_arrays(view, fv))
     link(ctx, "softmax")
     link(ctx, "kv_cache")

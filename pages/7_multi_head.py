@@ -28,7 +28,7 @@ with right:
 arrays = mh.all_arrays(view)
 steps = stepper(ctx, [t(f"multi_head.step_{s}") for s in ("split", "weights", "merge", "check")])
 
-if steps.show(0):
+with steps.section(0):
     st.subheader(t("multi_head.split_title"))
     st.markdown(t("multi_head.split_text", d_model=sentence.d_model, h=h, d_k=d_k))
     table_col, heads_col = st.columns([3, 1])
@@ -37,30 +37,30 @@ if steps.show(0):
     with heads_col:
         st.markdown(mh.head_columns(ctx, h, d_k))
 
-if steps.show(1):
+with steps.section(1):
     st.subheader(t("multi_head.weights_title"))
     st.markdown(t("multi_head.weights_text"))
-    spec, frame = mh.weights_chart(ctx, tr, view.average, tokens)
-    weights = charts.show(ctx, spec)
+    weights = charts.show_cached(
+        ctx, mh.weights_chart, t, ctx.presenter, tr.weights, view.average, tokens
+    )
     if h > mh.MAX_HEAD_PANELS:
         st.caption(t("multi_head.more_heads", shown=mh.MAX_HEAD_PANELS, h=h))
     notice(ctx, mh.notice_items(ctx, view, tokens))
-    export_panel(
-        ctx, "multi_head_weights", weights, frame, arrays, mh.weights_text(ctx, view, tokens)
-    )
+    text = mh.weights_text(ctx, view, tokens)
+    export_panel(ctx, "multi_head_weights", weights, arrays=arrays, text=text)
 
-if steps.show(2):
+with steps.section(2):
     st.subheader(t("multi_head.merge_title"))
     st.markdown(t("multi_head.merge_text", h=h, d_k=d_k, d_model=sentence.d_model))
     st.latex(
         r"\mathrm{MultiHead}(X)=\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W^O,"
         r"\quad \mathrm{head}_i=\mathrm{Attention}(XW^Q_i,\,XW^K_i,\,XW^V_i)"
     )
-    spec, frame = mh.output_chart(ctx, view, tokens)
-    merged = charts.show(ctx, spec)
-    export_panel(ctx, "multi_head_output", merged, frame, arrays)
+    strip = (tr.concat, view.weights[3], tr.output, h)  # concat, W_O, output, heads
+    merged = charts.show_cached(ctx, mh.output_chart, t, ctx.presenter, *strip, tokens)
+    export_panel(ctx, "multi_head_output", merged, arrays=arrays)
 
-if steps.show(3):
+with steps.section(3):
     st.subheader(t("multi_head.check_title"))
     st.markdown(t("multi_head.check_text", h=h))
     out_diff, w_diff = mh.loop_differences(view)

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from ui import charts
 from ui.blocks import header, link, notice
 from ui.exports import export_panel
 from ui.shell import shell
@@ -14,7 +15,7 @@ header(ctx)
 titles = [t("kv_cache.s1_title"), t("kv_cache.s2_title")]
 steps = stepper(ctx, titles)
 
-if steps.show(0):
+with steps.section(0):
     st.subheader(titles[0])
     st.markdown(t("kv_cache.s1_text"))
     sentence = kv.controls(ctx)
@@ -26,25 +27,23 @@ if steps.show(0):
         r"\alpha_t=\mathrm{softmax}\!\left(\frac{q_t\,K_{0..t}^\top}{\sqrt{d_k}}\right),\quad "
         r"o_t=\alpha_t V_{0..t}"
     )
-    chart = kv.draw_cache(ctx, view, step)
+    chart = charts.show_cached(ctx, kv.cache_chart, t, sentence, step, ctx.presenter)
     notice(ctx, kv.step_notice(ctx, view, step))
     export_panel(
         ctx,
         "kv_cache_step",
         chart,
-        kv.cache_data(kv.cache_frames(ctx, view, step)),
-        kv.cache_arrays(view, step),
-        kv.weights_text(view),
+        arrays=kv.cache_arrays(view, step),
+        text=kv.weights_text(view),
     )
 
-if steps.show(1):
+with steps.section(1):
     st.subheader(titles[1])
     st.markdown(t("kv_cache.s2_text"))
     n, width, layers, log = kv.cost_controls(ctx)
     cv = kv.cost_view(n, width, layers)
-    data = kv.cost_frame(ctx, cv)
-    chart = kv.draw_costs(ctx, data, log)
+    chart = charts.show_cached(ctx, kv.cost_chart, t, n, width, layers, log, ctx.presenter)
     notice(ctx, kv.cost_notice(ctx, cv, n, width, layers))
-    export_panel(ctx, "kv_cache_cost", chart, data)
+    export_panel(ctx, "kv_cache_cost", chart)
     link(ctx, "masking")
     link(ctx, "multi_head")

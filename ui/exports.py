@@ -1,7 +1,8 @@
 """Downloads for slides and homework: CSV, PNG, SVG, NPZ and the text heatmap.
 
 PNG and SVG are rendered on the server with vl-convert (no internet needed) and only when
-the button is clicked (the download data is a callable), so exports cost nothing per rerun.
+the button is clicked (the download data is a callable), as is a CSV made from the chart's
+own data, so exports cost next to nothing per rerun.
 """
 
 import io
@@ -13,6 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from ui.charts import table
 from ui.shell import PageContext
 
 
@@ -69,10 +71,15 @@ def export_panel(
     """A row of download buttons for one view (hidden in presenter mode: less chrome).
 
     ``name`` becomes the file stem (``attention-lab_<name>.png``) and keeps widget keys unique.
+    The CSV holds ``data``, or else the data of ``chart`` (a spec dict) as drawn.
     """
     if ctx.presenter:
         return
     stem = f"attention-lab_{name}"
+
+    def csv() -> str:  # made only when the button is clicked
+        return csv_text(table(chart) if data is None else data)
+
     with st.expander(ctx.t("exports.title"), icon=":material/ios_share:"):
         cols = st.columns(5)
         if chart is not None:
@@ -82,9 +89,9 @@ def export_panel(
                 _button(
                     "SVG", lambda: chart_svg(chart), f"{stem}.svg", "image/svg+xml", f"svg_{name}"
                 )
-        if data is not None:
+        if data is not None or isinstance(chart, dict):
             with cols[2]:
-                _button("CSV", lambda: csv_text(data), f"{stem}.csv", "text/csv", f"csv_{name}")
+                _button("CSV", csv, f"{stem}.csv", "text/csv", f"csv_{name}")
         if arrays:
             with cols[3]:
                 _button(

@@ -29,7 +29,8 @@ BASE_CSS = """
 <style>
 .katex { font-size: 1.15em; }
 [data-testid="stSidebarNav"] { display: none; }
-.st-key-arrow_keys, [class*="st-key-hidden_step_"] { display: none; }
+.st-key-arrow_keys, [class*="st-key-hidden_step_"],
+[data-testid="stLayoutWrapper"]:has(> [class*="st-key-hidden_step_"]) { display: none; }
 </style>
 """
 

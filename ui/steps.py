@@ -46,6 +46,11 @@ class Steps:
         """Whether the step ``index`` (0-based) is the one on screen (always, for students)."""
         return not self.presenter or index == self.current
 
+    def host(self, *indices: int) -> int:
+        """Of the steps ``indices`` that share a control, the one that draws it: the step on
+        screen when it is one of them (presenter mode), else the first."""
+        return self.current if self.presenter and self.current in indices else indices[0]
+
     def section(self, index: int) -> AbstractContextManager:
         """The container for step ``index``: ``with steps.section(1): ...``.
 

@@ -1,8 +1,11 @@
 """AppTest helpers: start from the entrypoint and switch to a page, as a user's link would."""
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
+import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -46,6 +49,25 @@ def texts(at: AppTest) -> str:
     return "\n".join(parts)
 
 
+def chart_tables(at: AppTest, index: int) -> list[pd.DataFrame]:
+    """The data tables of the ``index``-th chart on the page (Arrow datasets or inline)."""
+    proto = at.get("vega_lite_chart")[index].proto
+    tables = [pa.ipc.open_stream(ds.data.data).read_pandas() for ds in proto.datasets]
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("data"), dict) and "values" in node["data"]:
+                tables.append(pd.DataFrame(node["data"]["values"]))
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(json.loads(proto.spec))
+    return tables
+
+
 def visible(node) -> list:
     """Elements drawn on screen: presenter mode draws other steps in hidden containers."""
     found = []
@@ -61,6 +83,16 @@ def visible(node) -> list:
 def visible_types(at) -> set[str]:
     """Type names of the elements on screen in the main area (e.g. {"Latex", "Slider"})."""
     return {type(e).__name__ for e in visible(at.main)}
+
+
+def visible_of(at, kind: str) -> list:
+    """The elements of one kind on screen in the main area: an AppTest type name such as
+    "Subheader", or the proto type of elements AppTest has no class for ("vega_lite_chart")."""
+    return [
+        e
+        for e in visible(at.main)
+        if type(e).__name__ == kind or getattr(e, "type", None) in (kind, f"arrow_{kind}")
+    ]
 
 
 def optional_module(name: str):

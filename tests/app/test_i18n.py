@@ -1,5 +1,6 @@
 """Catalog integrity, and no English sentence left on any page in Chinese mode."""
 
+import json
 import re
 
 import pytest
@@ -94,6 +95,26 @@ def test_english_mode_is_english(info) -> None:
     at = open_page(None if info.file == "dashboard.py" else info.file, lang="en")
     assert not at.exception
     assert not re.search(r"[\u4e00-\u9fff]", _visible_strings(at).replace("简体中文", ""))
+
+
+def _tooltips(node: object) -> list[dict]:
+    """Every tooltip field definition anywhere in a Vega-Lite spec."""
+    if isinstance(node, dict):
+        own = node["tooltip"] if isinstance(node.get("tooltip"), list) else []
+        return own + [tip for child in node.values() for tip in _tooltips(child)]
+    if isinstance(node, list):
+        return [tip for child in node for tip in _tooltips(child)]
+    return []
+
+
+@pytest.mark.parametrize("info", available_pages(), ids=lambda p: p.id)
+def test_chart_tooltips_in_chinese_show_no_english_field_names(info) -> None:
+    at = open_page(None if info.file == "dashboard.py" else info.file, lang="zh")
+    tips = [tip for c in at.get("vega_lite_chart") for tip in _tooltips(json.loads(c.proto.spec))]
+    assert tips, info.id
+    for tip in tips:
+        assert tip.get("title") is not None, (info.id, tip)  # else Vega-Lite shows the field
+        assert not re.fullmatch(r"[A-Za-z]{3,}([_ ][A-Za-z]+)*", tip["title"]), (info.id, tip)
 
 
 def test_detector_catches_english() -> None:

@@ -1,41 +1,19 @@
 """AppTest of the KV cache page: stepping the cache, cached == causal, costs and memory."""
 
-import json
-
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import texts
+from tests.app.conftest import chart_tables, texts, visible_of
 
 PAGE = "pages/8_kv_cache.py"
 N_LESSON = 6
 
 
-def frames(at: AppTest, index: int) -> list:
-    """The data tables of the ``index``-th chart on the page (inline or Arrow datasets)."""
-    proto = at.get("vega_lite_chart")[index].proto
-    tables = [pa.ipc.open_stream(ds.data.data).read_pandas() for ds in proto.datasets]
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("data"), dict) and "values" in node["data"]:
-                tables.append(pd.DataFrame(node["data"]["values"]))
-            for child in node.values():
-                walk(child)
-        elif isinstance(node, list):
-            for child in node:
-                walk(child)
-
-    walk(json.loads(proto.spec))
-    return tables
-
-
 def panel(at: AppTest, name: str) -> np.ndarray:
     """A panel of the cache chart as a matrix, NaN where a cell is empty."""
-    candidates = [f for f in frames(at, 0) if "panel" in f and (f["panel"] == name).all()]
+    candidates = [f for f in chart_tables(at, 0) if "panel" in f and (f["panel"] == name).all()]
     frame = max(candidates, key=len)
     out = np.full((frame["i"].max() + 1, frame["j"].max() + 1), np.nan)
     out[frame["i"], frame["j"]] = pd.to_numeric(frame["value"])
@@ -73,8 +51,8 @@ def test_page_runs_in_english_and_chinese(page):
 def test_presenter_mode_shows_one_step(page, step):
     at = page(PAGE, present="1", step=step)
     assert not at.exception
-    assert len(at.subheader) == 1
-    assert len(at.get("vega_lite_chart")) == 1
+    assert len(visible_of(at, "Subheader")) == 1
+    assert len(visible_of(at, "vega_lite_chart")) == 1
 
 
 def test_stepping_adds_one_cache_row_and_cached_weights_equal_the_causal_row(page):
@@ -108,7 +86,7 @@ def test_cost_controls_drive_the_numbers(page):
     assert "72.00 MiB in float32 or 36.00 MiB in float16" in texts(at)
     at.number_input(key="layers").set_value(24).run()
     assert "144.00 MiB in float32" in texts(at)
-    data = max(frames(at, 1), key=len)
+    data = max(chart_tables(at, 1), key=len)
     per_step = data[data["panel"] == "per step"]
     with_c = per_step[per_step["series"] == "with cache"]["value"].to_numpy()
     without = per_step[per_step["series"] == "without cache"]["value"].to_numpy()

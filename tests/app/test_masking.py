@@ -1,41 +1,19 @@
 """AppTest of the masks page: causal and padding masks, generation order, −∞ versus −1e9."""
 
-import json
-
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import texts
+from tests.app.conftest import chart_tables, texts, visible_of
 
 PAGE = "pages/6_masking.py"
 N_LESSON = 6  # "The cat sat on the mat"
 
 
-def chart_frames(at: AppTest, index: int) -> list:
-    """The data tables of the ``index``-th chart on the page (inline or Arrow datasets)."""
-    proto = at.get("vega_lite_chart")[index].proto
-    tables = [pa.ipc.open_stream(ds.data.data).read_pandas() for ds in proto.datasets]
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("data"), dict) and "values" in node["data"]:
-                tables.append(pd.DataFrame(node["data"]["values"]))
-            for child in node.values():
-                walk(child)
-        elif isinstance(node, list):
-            for child in node:
-                walk(child)
-
-    walk(json.loads(proto.spec))
-    return tables
-
-
 def panel(at: AppTest, index: int, name: str) -> np.ndarray:
     """A heatmap panel of a chart as a matrix (NaN where the cell is −∞ / empty)."""
-    frames = [f for f in chart_frames(at, index) if "panel" in f and (f["panel"] == name).all()]
+    frames = [f for f in chart_tables(at, index) if "panel" in f and (f["panel"] == name).all()]
     frame = max(frames, key=len)
     out = np.full((frame["i"].max() + 1, frame["j"].max() + 1), np.nan)
     out[frame["i"], frame["j"]] = pd.to_numeric(frame["value"])
@@ -49,7 +27,7 @@ def fill_table(at: AppTest):
 def no_nan_anywhere(at: AppTest) -> None:
     assert "nan" not in texts(at).lower()
     for i in range(len(at.get("vega_lite_chart"))):
-        for frame in chart_frames(at, i):
+        for frame in chart_tables(at, i):
             if "text" in frame:
                 assert not frame["text"].str.lower().str.contains("nan").any()
     for table in at.table:
@@ -87,8 +65,8 @@ def test_page_runs_in_english_and_chinese(page):
 def test_presenter_mode_shows_one_step(page, step):
     at = page(PAGE, present="1", step=step, lang="zh")
     assert not at.exception
-    assert len(at.subheader) == 1
-    assert len(at.get("vega_lite_chart")) == 1
+    assert len(visible_of(at, "Subheader")) == 1
+    assert len(visible_of(at, "vega_lite_chart")) == 1
 
 
 def test_causal_mask_zeroes_the_upper_triangle_and_rows_still_sum_to_one(page):
@@ -164,7 +142,7 @@ def test_float16_turns_large_negatives_into_minus_infinity(page):
 
 def test_generation_step_moves_the_look_ahead_share(page):
     at = page(PAGE)
-    frames = chart_frames(at, 1)
+    frames = chart_tables(at, 1)
     data = max(frames, key=len)
     with_mask = data[data["series"] == "with causal mask"]
     assert (with_mask["weight"].to_numpy()[3:] == 0).all()  # step 2: tokens 3.. do not exist

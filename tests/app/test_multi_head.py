@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import open_page, optional_module, texts
+from conftest import open_page, optional_module, texts, visible_of
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 PAGE = "pages/7_multi_head.py"
@@ -66,19 +66,20 @@ def test_page_runs_in_english_and_chinese():
 
 def test_presenter_mode_shows_one_step_at_a_time():
     at = page(present="1")
-    assert [s.value for s in at.subheader] == ["Split d_model into h heads"]
+    assert [s.value for s in visible_of(at, "Subheader")] == ["Split d_model into h heads"]
     seen = []
     for step in ("1", "2", "3", "4"):
         at = page(present="1", step=step, lang="zh")
-        assert len(at.subheader) == 1
-        seen.append(at.subheader[0].value)
+        assert len(visible_of(at, "Subheader")) == 1
+        seen.append(visible_of(at, "Subheader")[0].value)
     assert seen == [
         "把 d_model 拆成 h 个头",
         "每个头一种注意力分布",
         "拼接各头，再乘 W_O",
         "等价于分别运行 h 次注意力",
     ]
-    assert len(at.metric) >= 2 and not at.get("vega_lite_chart")  # step 4: numbers, no charts
+    assert len(visible_of(at, "Metric")) >= 2  # step 4: numbers, no charts
+    assert not visible_of(at, "vega_lite_chart")
     assert not at.get("download_button")  # exports are hidden on the projector
 
 
@@ -212,22 +213,24 @@ def test_sentence_controls_drive_the_page_and_the_lesson_button_restores_them():
 
 
 def test_the_page_charts_export_to_png_svg_and_csv():
-    # The charts are Vega-Lite dicts (ui/views/multi_head.py says why); the shared exports
-    # must still turn them into images offline.
-    from types import SimpleNamespace
-
+    # The heatmaps are Vega-Lite dicts (ui/charts.py says why); the shared exports must
+    # still turn them into images offline, and their data into a CSV.
     import core
     from ui import charts
     from ui.exports import chart_png, chart_svg, csv_text
     from ui.i18n import Translator
     from ui.views import multi_head as mh
 
-    ctx = SimpleNamespace(t=Translator("zh"), presenter=False)
+    t = Translator("zh")
     tokens = core.tokenize("猫坐在垫子上")
     view = mh.compute(core.embed_tokens(tokens, 8, "stable", 1, False), 8, 4, 1)
-    weights, weights_data = mh.weights_chart(ctx, view.trace, view.average, tokens)
-    strip, strip_data = mh.output_chart(ctx, view, tokens)
-    assert chart_png(charts.to_spec(weights, False)).startswith(b"\x89PNG")
-    assert "<svg" in chart_svg(charts.to_spec(strip, True))
-    assert set(weights_data.panel) == {"头 1", "头 2", "头 3", "头 4", "平均"}
-    assert csv_text(strip_data).startswith("\ufeffpanel,row,col")
+    weights = charts.to_spec(
+        mh.weights_chart(t, False, view.trace.weights, view.average, tokens), False
+    )
+    tr = view.trace
+    strip = mh.output_chart(t, True, tr.concat, view.weights[3], tr.output, 4, tokens)
+    strip = charts.to_spec(strip, True)
+    assert chart_png(weights).startswith(b"\x89PNG")
+    assert "<svg" in chart_svg(strip)
+    assert set(charts.table(weights).panel) == {"头 1", "头 2", "头 3", "头 4", "平均"}
+    assert csv_text(charts.table(strip)).startswith("\ufeffpanel,row,col")

@@ -4,7 +4,7 @@ lesson 002's numbers."""
 import re
 
 import pytest
-from conftest import texts
+from conftest import texts, visible, visible_of
 from streamlit.testing.v1 import AppTest
 
 from core import embed_tokens, init_projections, self_attention_trace, tokenize
@@ -71,7 +71,10 @@ def test_presenter_mode_shows_one_step(page, step):
     at = page(PAGE, lang="zh", present="1", step=step)
     assert not at.exception
     assert not at.warning
-    assert [s.value for s in at.subheader] == [ZH(f"qkv.{STEP_KEYS[int(step) - 1]}")]
+    assert [s.value for s in visible_of(at, "Subheader")] == [ZH(f"qkv.{STEP_KEYS[int(step) - 1]}")]
+    picker = [e for e in visible(at.main) if getattr(e, "key", None) == "_choice_token"]
+    assert len(picker) == (1 if step in ("1", "2") else 0), "the token picker is on screen"
+    assert len(at.button_group(key="_choice_token").options) == 6, "drawn (hidden) on every step"
 
 
 def test_fused_projection_matches_within_rounding_for_odd_sizes(page):

@@ -9,6 +9,8 @@ from streamlit.testing.v1 import AppTest
 
 from core import embed_tokens, init_projections, tokenize
 from core.experiments import compare_scaling, summarize_rows
+from tests.app.conftest import visible, visible_of
+from ui import charts
 from ui.charts import fmt
 from ui.exports import chart_svg
 from ui.i18n import Translator
@@ -63,7 +65,9 @@ def test_presenter_mode_runs_and_shows_one_step_at_a_time(page):
         at = page(PAGE, lang="zh", present="1", step=step)
         assert not at.exception, step
         assert not at.warning, step
-        assert [s.value for s in at.subheader] == [ZH(f"scaling.step{step}_title")]
+        assert [s.value for s in visible_of(at, "Subheader")] == [ZH(f"scaling.step{step}_title")]
+        settings = [e for e in visible(at.main) if getattr(e, "key", None) == "samples"]
+        assert len(settings) == (0 if step == "1" else 1), "experiment settings on screen"
 
 
 def test_raising_hist_dk_raises_the_measured_variance_and_scaling_keeps_it_near_one(page):
@@ -191,11 +195,11 @@ def test_presenter_mode_offers_no_exports(page):
     assert not at.get("download_button")
 
 
-def test_the_frozen_charts_export_as_svg_with_their_data():
+def test_the_score_chart_exports_as_svg_with_its_data():
     m = np.array([[1.0, -2.0], [3.0, 0.5]])
-    drawn = view.score_view("en", False, (m, m / 2, m / 4, m / 8), ("a", "b"), 4)
-    spec = json.loads(drawn.to_json())
+    spec = charts.to_spec(view.score_chart(EN, (m, m / 2, m / 4, m / 8), ("a", "b"), 4), False)
+    spec = json.loads(json.dumps(spec))  # plain JSON, as sent to the browser and the exports
     assert set(spec["datasets"]) == {"scores", "weights"}
     assert [p["data"]["name"] for p in spec["vconcat"]] == ["scores", "weights"]
-    assert len(drawn.data) == 4 * 4  # four 2 × 2 panels, one row per cell
-    assert "<svg" in chart_svg(drawn)
+    assert len(charts.table(spec)) == 4 * 4  # four 2 × 2 panels, one row per cell
+    assert "<svg" in chart_svg(spec)

@@ -24,23 +24,33 @@ def test_fmt_spells_out_infinities_and_uses_a_real_minus() -> None:
 
 
 def _spec(chart) -> dict:
-    return json.loads(chart.to_json())
+    """The chart as the browser gets it: plain JSON."""
+    return json.loads(json.dumps(chart) if isinstance(chart, dict) else chart.to_json())
+
+
+def _marks(spec: dict) -> list[str]:
+    return [layer["mark"]["type"] for layer in spec["layer"]]
 
 
 def test_weight_heatmap_has_fixed_unit_scale_numbers_and_shape_title() -> None:
     w = np.full((6, 6), 1 / 6)
     spec = _spec(charts.heatmap({"weights": w}, list("abcdef"), list("abcdef")))
     assert spec["title"] == "weights (6 × 6)"
-    under, rect, text = spec["layer"]
-    assert under["mark"]["color"] == "#d9d9d9", "masked cells show grey"
+    rect, text = spec["layer"]
     assert rect["encoding"]["color"]["scale"]["domain"] == [0, 1]
     assert text["mark"]["type"] == "text"
+    cells = spec["datasets"][spec["data"]["name"]]
+    assert len(cells) == 36 and cells[1] == {
+        "panel": "weights", "row": "a", "col": "b", "i": 0, "j": 1, "value": 1 / 6, "text": "0.17"
+    }  # fmt: skip
 
 
 def test_score_heatmap_is_diverging_and_symmetric() -> None:
     s = np.array([[1.0, -3.0], [0.5, 2.0]])
     spec = _spec(charts.heatmap({"scores": s}, ["a", "b"], ["a", "b"], kind="scores"))
-    assert spec["layer"][1]["encoding"]["color"]["scale"]["domain"] == [-3.0, 3.0]
+    assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == [-3.0, 3.0]
+    fixed = _spec(charts.heatmap({"s": s}, ["a", "b"], ["a", "b"], "scores", domain=[-5, 5]))
+    assert fixed["layer"][0]["encoding"]["color"]["scale"]["domain"] == [-5, 5]
 
 
 def test_masked_scores_show_minus_infinity_not_nan() -> None:
@@ -48,6 +58,26 @@ def test_masked_scores_show_minus_infinity_not_nan() -> None:
     data = charts.matrix_frame(s, ["a", "b"], ["a", "b"])
     assert list(data["text"]) == ["1.00", "−∞", "0.50", "2.00"]
     assert data["value"].isna().sum() == 1
+    spec = _spec(charts.heatmap({"s": s}, ["a", "b"], ["a", "b"], kind="scores"))
+    cells = spec["datasets"][spec["data"]["name"]]
+    assert [c["value"] for c in cells] == [1.0, None, 0.5, 2.0]  # JSON null, never NaN
+    assert [c["text"] for c in cells] == ["1.00", "−∞", "0.50", "2.00"]
+    grey = [layer for layer in spec["layer"] if layer["mark"].get("color") == charts.MASKED]
+    assert grey and grey[0]["transform"] == [{"filter": "!isValid(datum.value)"}]
+
+
+def test_cells_without_a_value_are_blank_in_a_colour_of_choice() -> None:
+    m = np.array([[0.2, np.nan]])
+    spec = _spec(charts.heatmap({"m": m}, ["a"], ["x", "y"], "values", blank="#ebebeb"))
+    cells = spec["datasets"][spec["data"]["name"]]
+    assert [(c["value"], c["text"]) for c in cells] == [(0.2, "0.20"), (None, "")]
+    assert any(layer["mark"].get("color") == "#ebebeb" for layer in spec["layer"])
+
+
+def test_vectorised_cell_text_matches_fmt() -> None:
+    values = np.array([[-0.004, 1.005, -np.inf], [np.inf, np.nan, -12.5]])
+    assert charts.fmt_cells(values) == [charts.fmt(v) for v in values.ravel()]
+    assert charts.fmt_cells(values, 3)[0] == "−0.004"
 
 
 def test_large_heatmaps_drop_cell_numbers() -> None:
@@ -55,7 +85,110 @@ def test_large_heatmaps_drop_cell_numbers() -> None:
     spec = _spec(
         charts.heatmap({"w": np.eye(n)}, [str(i) for i in range(n)], [str(i) for i in range(n)])
     )
-    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["rect", "rect"]
+    assert _marks(spec) == ["rect"]
+
+
+def test_small_cells_drop_numbers_unless_asked() -> None:
+    labels = list("abc")
+    small = charts.MIN_ANNOTATED_CELL - 1
+    assert _marks(charts.heatmap({"w": np.eye(3)}, labels, labels, cell=small)) == ["rect"]
+    forced = charts.heatmap({"w": np.eye(3)}, labels, labels, cell=small, annotate=True)
+    assert _marks(forced) == ["rect", "text"]
+    assert _marks(charts.heatmap({"w": np.eye(3)}, labels, labels, annotate=False)) == ["rect"]
+
+
+def test_a_framed_row_is_outlined_across_the_panel() -> None:
+    spec = charts.heatmap({"w": np.eye(3)}, list("abc"), list("abc"), cell=30, frame=1)
+    (frame,) = [layer for layer in spec["layer"] if layer["mark"].get("stroke") == charts.FRAME]
+    assert frame["transform"] == [{"filter": "datum.i == 1"}]
+    assert frame["encoding"]["x2"] == {"value": 90}
+
+
+def test_legend_can_be_hidden() -> None:
+    spec = charts.heatmap({"w": np.eye(2)}, list("ab"), list("ab"), legend=False)
+    assert spec["layer"][0]["encoding"]["color"]["legend"] is None
+
+
+def test_facets_wrap_to_a_maximum_width() -> None:
+    panels = {f"h{i}": np.eye(4) for i in range(6)}
+    spec = charts.heatmap(panels, list("abcd"), list("abcd"), cell=30, columns=5, max_width=300)
+    assert spec["columns"] == 2  # 4 cells of 30 px + 20 px gap = 140 px per panel
+    assert len(spec["datasets"][spec["data"]["name"]]) == 6 * 16
+
+
+def test_heatmaps_have_no_row_limit() -> None:
+    n = 40
+    labels = [str(i) for i in range(n)]
+    panels = {f"h{i}": np.full((n, n), 1 / n) for i in range(9)}  # 14 400 cells > Altair's 5000
+    spec = charts.to_spec(charts.heatmap(panels, labels, labels), False)
+    assert len(charts.table(spec)) == 9 * n * n
+    assert exports.chart_png(spec).startswith(b"\x89PNG")
+
+
+def test_strip_gives_each_matrix_its_own_scale_dataset_and_frame() -> None:
+    items = [
+        ("X", np.arange(6.0).reshape(2, 3), ["a", "b"], ["d0", "d1", "d2"]),
+        ("A", np.full((2, 2), 0.5), ["a", "b"], ["a", "b"]),
+    ]
+    spec = _spec(charts.matrix_strip(items, kinds={"A": "weights"}, frames={"X": 1}))
+    x, a = spec["hconcat"]
+    assert spec["resolve"] == {"scale": {"color": "independent"}}
+    assert x["data"]["name"] != a["data"]["name"] and len(spec["datasets"]) == 2
+    assert x["layer"][0]["encoding"]["color"]["scale"]["domain"] == [-5.0, 5.0]
+    assert a["layer"][0]["encoding"]["color"]["scale"]["domain"] == [0, 1]
+    assert [x["title"], a["title"]] == ["X (2 × 3)", "A (2 × 2)"]
+    assert any("datum.i == 1" in str(layer.get("transform")) for layer in x["layer"])
+    assert list(charts.table(spec).panel) == ["X"] * 6 + ["A"] * 4
+
+
+def _tooltips(node: object) -> list[dict]:
+    """Every tooltip field definition anywhere in a spec."""
+    if isinstance(node, dict):
+        own = node.get("tooltip") if isinstance(node.get("tooltip"), list) else []
+        return own + [tip for child in node.values() for tip in _tooltips(child)]
+    if isinstance(node, list):
+        return [tip for child in node for tip in _tooltips(child)]
+    return []
+
+
+def test_tooltips_are_titled_with_symbols_or_given_text_not_field_names() -> None:
+    import pandas as pd
+
+    data = pd.DataFrame({"distance": [1, 2], "steps": [1, 2], "model": ["a", "b"]})
+    for chart in (
+        charts.heatmap({"w": np.eye(2)}, list("ab"), list("ab")),
+        charts.lines(data, "distance", "steps", "model"),
+        charts.bars(data, "model", "steps"),
+        charts.histogram(np.arange(3.0), {"a": np.ones(2)}, "t", "x"),
+        charts.vectors_2d(
+            pd.DataFrame({"label": ["k"], "x": [1], "y": [0], "role": ["key"], "size": [1],
+                          "text": [""]}), "t", 1.0
+        ),
+    ):  # fmt: skip
+        tips = _tooltips(_spec(chart))
+        assert tips and all("title" in tip and tip["title"] != tip["field"] for tip in tips)
+
+
+def test_histogram_overlays_series_from_zero_in_fixed_colours() -> None:
+    edges = np.array([0.0, 1.0, 2.0])
+    spec = _spec(charts.histogram(edges, {"a": np.array([3, 1]), "b": np.array([1, 2])}, "t", "x"))
+    assert spec["encoding"]["y2"] == {"datum": 0}, "bars start at 0, one series over the other"
+    assert spec["encoding"]["color"]["scale"]["domain"] == ["a", "b"]
+    rows = spec["datasets"][spec["data"]["name"]]
+    assert [(r["start"], r["end"], r["count"], r["series"]) for r in rows] == [
+        (0.0, 1.0, 3, "a"), (1.0, 2.0, 1, "a"), (0.0, 1.0, 1, "b"), (1.0, 2.0, 2, "b")
+    ]  # fmt: skip
+
+
+def test_cached_builds_are_per_input_and_return_fresh_copies() -> None:
+    a = charts.build(charts.heatmap, {"w": np.eye(2)}, list("ab"), list("ab"))
+    a["title"] = "changed by a caller"
+    again = charts.build(charts.heatmap, {"w": np.eye(2)}, list("ab"), list("ab"))
+    assert again["title"] == "w (2 × 2)"
+    other = charts.build(charts.heatmap, {"w": np.eye(3)}, list("abc"), list("abc"))
+    assert other["title"] == "w (3 × 3)"
+    with pytest.raises(TypeError):
+        charts.build(lambda: {})
 
 
 def test_panels_become_one_faceted_chart() -> None:
@@ -73,8 +206,11 @@ def test_presenter_theme_makes_axis_labels_at_least_16px() -> None:
 
 
 def test_png_and_svg_exports_render_offline() -> None:
-    chart = charts.heatmap({"weights": np.eye(3)}, list("abc"), list("abc"))
-    for spec in (charts.to_spec(chart, False), charts.themed(chart, True)):
+    import pandas as pd
+
+    heat = charts.heatmap({"weights": np.eye(3)}, list("abc"), list("abc"))
+    line = charts.lines(pd.DataFrame({"x": [1, 2], "y": [1, 2], "s": ["a", "a"]}), "x", "y", "s")
+    for spec in (charts.to_spec(heat, False), charts.to_spec(line, True), line):
         assert exports.chart_png(spec).startswith(b"\x89PNG")
         assert exports.chart_svg(spec).lstrip().startswith("<svg")
 

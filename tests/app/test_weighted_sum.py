@@ -1,7 +1,7 @@
 """The weighted-sum page: one query's weights, the scaled values, their sum, and O = A V."""
 
 import pytest
-from conftest import texts
+from conftest import texts, visible_of
 from streamlit.testing.v1 import AppTest
 
 from core import embed_tokens, init_projections, self_attention_trace, tokenize
@@ -58,7 +58,7 @@ def test_presenter_mode_shows_one_step(page, step):
     assert not at.exception
     assert not at.warning
     key = STEP_KEYS[int(step) - 1]
-    assert [s.value for s in at.subheader] == [ZH(f"weighted_sum.{key}")]
+    assert [s.value for s in visible_of(at, "Subheader")] == [ZH(f"weighted_sum.{key}")]
 
 
 def test_output_row_is_the_trace_output_of_the_chosen_token(page):

@@ -6,6 +6,7 @@ Only wiring, charts and formatting live here; every number comes from :mod:`core
 from contextlib import nullcontext
 from dataclasses import dataclass
 
+import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -23,11 +24,12 @@ from core.kv_cache import (
     step_vs_full_diff,
 )
 from ui import charts
+from ui.i18n import Translator
 from ui.params import Flag, Int, number, slider, toggle
 from ui.safe import plain
 from ui.sentence import Sentence, sentence_controls
 from ui.shell import PageContext
-from ui.views.masking import cached_spec, heatmap_spec, index_slider, records
+from ui.views.masking import index_slider
 
 N_MAX = Int("n_max", 2048, 16, 8192)
 WIDTH = Int("width", 768, 16, 8192)
@@ -112,84 +114,44 @@ def step_metrics(ctx: PageContext, view: KVView, t: int) -> None:
     c4.metric(tr("kv_cache.work_without"), count(view.costs.without_cache[t]))
 
 
-def _cells(
-    matrix: np.ndarray, rows: list[str], cols: list[str], filled: int, panel: str, new: int
-) -> pd.DataFrame:
-    """Cells of a cache panel: rows ``>= filled`` are empty (no value, no text)."""
-    frame = charts.matrix_frame(matrix, rows, cols, panel)
-    empty = frame["i"] >= filled
-    frame.loc[empty, "value"] = np.nan
-    frame.loc[empty, "text"] = ""
-    frame["new"] = frame["i"] == new
-    return frame
-
-
-def cache_frames(ctx: PageContext, view: KVView, t: int) -> dict[str, pd.DataFrame]:
-    """The four panels' cells: new query, K cache, V cache, weights (cache vs full row)."""
-    tr = ctx.t
-    rows = charts.unique_labels(view.tokens)
-    step = view.steps[t]
-    d_k, d_v = view.k.shape[1], view.v.shape[1]
-    cache_k, cache_v = step.cache.k, step.cache.v  # (t + 1, d_k), (t + 1, d_v)
-    n = len(rows)
-    both = [tr("kv_cache.row_cache"), tr("kv_cache.row_full")]
-    w_rows = np.zeros((2, n))  # (2, n): the cached row (keys 0..t), row t of the full matrix
-    w_rows[0, : t + 1], w_rows[1] = step.weights, view.full[t]
-    return {
-        "q": _cells(step.q[None, :], [rows[t]], charts.dim_labels(d_k), 1, "q_t", 0),
-        "k": _cells(_grow(cache_k, n), rows, charts.dim_labels(d_k), t + 1, "K", t),
-        "v": _cells(_grow(cache_v, n), rows, charts.dim_labels(d_v), t + 1, "V", t),
-        "w": _weights_cells(w_rows, both, rows, t),
-    }
-
-
 def _grow(cache: np.ndarray, n: int) -> np.ndarray:
-    """The cache's rows placed in an ``(n, d)`` grid (rows not cached yet are left at 0 and
-    drawn empty)."""
-    grid = np.zeros((n, cache.shape[1]))  # (n, d)
+    """The cache's rows placed in an ``(n, d)`` grid; rows not cached yet have no value (NaN)
+    and are drawn empty."""
+    grid = np.full((n, cache.shape[1]), np.nan)  # (n, d)
     grid[: cache.shape[0]] = cache
     return grid
 
 
-def _weights_cells(w_rows: np.ndarray, names: list[str], cols: list[str], t: int) -> pd.DataFrame:
-    """The cached weights row (keys 0..t only) above row t of the full causal matrix."""
-    frame = charts.matrix_frame(w_rows, names, cols, "weights")
-    empty = (frame["i"] == 0) & (frame["j"] > t)
-    frame.loc[empty, "value"] = np.nan
-    frame.loc[empty, "text"] = ""
-    frame["new"] = False
-    return frame
-
-
-def cache_chart(ctx: PageContext, view: KVView, t: int) -> dict:
-    """q_t | K cache | V cache | weights: rows 0..t filled, row t outlined, the rest empty."""
-    tr, rows = ctx.t, charts.unique_labels(view.tokens)
-    frames = cache_frames(ctx, view, t)
-    d_k, d_v, n = view.k.shape[1], view.v.shape[1], len(rows)
-    cell = int(np.clip((1300 if ctx.presenter else 1000) / (2 * d_k + d_v + n), 12, 56))
-    top_k = float(np.abs(view.k).max()) or 1.0
-    top_v = float(np.abs(view.v).max()) or 1.0
-    top_q = float(np.abs(view.q).max()) or 1.0
-    names = [tr("kv_cache.row_cache"), tr("kv_cache.row_full")]
+def cache_chart(t: Translator, sentence: Sentence, step: int, presenter: bool) -> dict:
+    """q_t | K cache | V cache | weights (the cached row above row t of the full causal
+    matrix): rows 0..t filled, row t framed, the rest empty. Each panel keeps one colour
+    scale over every step, so stepping does not recolour the cached rows."""
+    view = compute(sentence)
+    rows, n = charts.unique_labels(view.tokens), len(view.tokens)
+    d_k, d_v = view.k.shape[1], view.v.shape[1]
+    s = view.steps[step]
+    w_rows = np.full((2, n), np.nan)  # (2, n): the cached row (keys 0..t only), row t of the full
+    w_rows[0, : step + 1], w_rows[1] = s.weights, view.full[step]
+    cell = charts.fit_cell(2 * d_k + d_v + n, width=1300 if presenter else 1000, hi=56)
+    common = {"cell": cell, "legend": False, "blank": EMPTY, "frame_color": charts.ACCENT}
     q_cols, k_cols, v_cols = (charts.dim_labels(d) for d in (d_k, d_k, d_v))
-    panels = [
-        heatmap_spec(frames["q"], [rows[t]], q_cols, tr("kv_cache.q_title"), [-top_q, top_q],
-                     cell, weights=False, legend=False, blank=EMPTY),
-        heatmap_spec(frames["k"], rows, k_cols,
-                     charts.shape_title(tr("kv_cache.k_title"), (t + 1, d_k)), [-top_k, top_k],
-                     cell, weights=False, legend=False, blank=EMPTY),
-        heatmap_spec(frames["v"], rows, v_cols,
-                     charts.shape_title(tr("kv_cache.v_title"), (t + 1, d_v)), [-top_v, top_v],
-                     cell, weights=False, legend=False, blank=EMPTY),
-        heatmap_spec(frames["w"], names, rows, tr("kv_cache.w_title"), [0, 1], cell,
-                     legend=False, blank=EMPTY),
-    ]  # fmt: skip
-    return {"hconcat": panels, "spacing": 28, "resolve": {"scale": {"color": "independent"}}}
-
-
-def cache_data(frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """All panels' cells in one table (CSV export); empty cells have no value."""
-    return pd.concat(frames.values(), ignore_index=True)
+    k_title = charts.shape_title(t("kv_cache.k_title"), (step + 1, d_k))
+    v_title = charts.shape_title(t("kv_cache.v_title"), (step + 1, d_v))
+    panels = [  # (name: matrix, rows, columns, title, framed row, whole matrix for the colours)
+        ({"q_t": s.q[None, :]}, [rows[step]], q_cols, t("kv_cache.q_title"), 0, view.q),
+        ({"K": _grow(s.cache.k, n)}, rows, k_cols, k_title, step, view.k),
+        ({"V": _grow(s.cache.v, n)}, rows, v_cols, v_title, step, view.v),
+    ]
+    maps = [
+        charts.heatmap(
+            p, r, c, "values", title=title, frame=row, domain=charts.symmetric_domain(m), **common
+        )
+        for p, r, c, title, row, m in panels
+    ]
+    both = [t("kv_cache.row_cache"), t("kv_cache.row_full")]
+    w_title = t("kv_cache.w_title")
+    maps.append(charts.heatmap({"weights": w_rows}, both, rows, title=w_title, **common))
+    return charts.concat(maps, spacing=28)
 
 
 def cache_arrays(view: KVView, t: int) -> dict[str, np.ndarray]:
@@ -280,9 +242,8 @@ def cost_view(n: int, width: int, layers: int) -> CostView:
     return CostView(per, total, b32, b16, float(cost_ratio(per)[-1]), float(cost_ratio(total)[-1]))
 
 
-def cost_frame(ctx: PageContext, cv: CostView) -> pd.DataFrame:
+def cost_frame(tr: Translator, cv: CostView) -> pd.DataFrame:
     """Sampled points of every curve (at most ~80 per line), one line per point."""
-    tr = ctx.t
     idx = sample_steps(len(cv.per_step.with_cache), 80)
     length = idx + 1
     parts = [
@@ -302,49 +263,45 @@ def cost_frame(ctx: PageContext, cv: CostView) -> pd.DataFrame:
     )
 
 
-def cost_chart(ctx: PageContext, data: pd.DataFrame, log: bool) -> dict:
-    """Per step | cumulative (with vs without the cache) | cache memory, as a plain spec.
-
-    Same look as ``charts.lines`` (lines with points, legend below), SI-prefixed y labels
-    (1e10 -> "10G"), and the same colours in both languages.
-    """
-    tr = ctx.t
-    kind = "log" if log else "linear"
+def cost_chart(
+    t: Translator, n: int, width: int, layers: int, log: bool, presenter: bool
+) -> alt.HConcatChart:
+    """Per step | cumulative (with vs without the cache) | cache memory: lines with SI-prefixed
+    y labels (1e10 -> "10G") and the same colours in both languages."""
+    data = cost_frame(t, cost_view(n, width, layers))
+    with_, without = t("kv_cache.with"), t("kv_cache.without")
     panels = []
     for name, y_title in (
-        (tr("kv_cache.per_step"), tr("kv_cache.madds")),
-        (tr("kv_cache.cumulative"), tr("kv_cache.madds")),
-        (tr("kv_cache.memory"), tr("kv_cache.bytes")),
+        (t("kv_cache.per_step"), t("kv_cache.madds")),
+        (t("kv_cache.cumulative"), t("kv_cache.madds")),
+        (t("kv_cache.memory"), t("kv_cache.bytes")),
     ):
-        memory = name == tr("kv_cache.memory")
-        order = ["float32", "float16"] if memory else [tr("kv_cache.with"), tr("kv_cache.without")]
+        memory = name == t("kv_cache.memory")
+        order = ["float32", "float16"] if memory else [with_, without]
         colors = (
             [charts.VALUE_COLOR, charts.ACCENT]
             if memory
             else [charts.KEY_COLOR, charts.QUERY_COLOR]
         )
-        part = data[data["panel"] == name]
         panels.append(
-            {
-                "data": {"values": records(part)},
-                "title": name,
-                "width": 420 if ctx.presenter else 330,
-                "height": 340 if ctx.presenter else 280,
-                "mark": {"type": "line", "point": True},
-                "encoding": {
-                    "x": {"field": "tokens", "type": "quantitative", "scale": {"type": kind},
-                          "title": tr("kv_cache.tokens_axis"), "axis": {"labelOverlap": "greedy"}},
-                    "y": {"field": "value", "type": "quantitative", "scale": {"type": kind},
-                          "title": y_title, "axis": {"format": "~s"}},
-                    "color": {"field": "series", "type": "nominal", "title": None,
-                              "scale": {"domain": order, "range": colors},
-                              "legend": {"orient": "bottom"}},
-                    "tooltip": [{"field": "series"}, {"field": "tokens", "type": "quantitative"},
-                                {"field": "value", "type": "quantitative", "format": ".4g"}],
-                },
-            }
-        )  # fmt: skip
-    return {"hconcat": panels, "spacing": 30, "resolve": {"scale": {"color": "independent"}}}
+            charts.lines(
+                data[data["panel"] == name],
+                "tokens",
+                "value",
+                "series",
+                title=name,
+                log_x=log,
+                log_y=log,
+                x_title=t("kv_cache.tokens_axis"),
+                y_title=y_title,
+                width=420 if presenter else 330,
+                height=340 if presenter else 280,
+                color_domain=order,
+                colors=colors,
+                y_format="~s",
+            )
+        )
+    return alt.hconcat(*panels, spacing=30).resolve_scale(color="independent")
 
 
 def cost_notice(ctx: PageContext, cv: CostView, n: int, width: int, layers: int) -> list[str]:
@@ -363,18 +320,3 @@ def cost_notice(ctx: PageContext, cv: CostView, n: int, width: int, layers: int)
 def weights_text(view: KVView) -> str:
     """The full causal weights as a text heatmap (TXT export)."""
     return core.text_heatmap(view.full, charts.unique_labels(view.tokens))
-
-
-def draw_cache(ctx: PageContext, view: KVView, t: int) -> dict:
-    """Draw :func:`cache_chart`; returns the spec for the exports."""
-    key = (tuple(view.tokens), t, view.q, view.k, view.v, view.full)
-    spec = cached_spec("kv", ctx.lang, ctx.presenter, key, lambda: cache_chart(ctx, view, t))
-    return charts.show(ctx, spec)
-
-
-def draw_costs(ctx: PageContext, data: pd.DataFrame, log: bool) -> dict:
-    """Draw :func:`cost_chart`; returns the spec for the exports."""
-    spec = cached_spec(
-        "cost", ctx.lang, ctx.presenter, (data, log), lambda: cost_chart(ctx, data, log)
-    )
-    return charts.show(ctx, spec)

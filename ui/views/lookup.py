@@ -3,15 +3,12 @@
 No maths here beyond picking and formatting numbers that :mod:`core.lookup` computed.
 """
 
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
-from streamlit import dataframe_util
-from streamlit.elements import vega_charts as _vega_charts
 
 from core.lookup import CAPITALS
 from ui import charts
@@ -196,9 +193,13 @@ def value_space(
     y = alt.Y("lat:Q", scale=alt.Scale(domain=list(LAT_DOMAIN)), title=t("lookup.axis_lat"))
     base = alt.Chart(caps).encode(x=x, y=y)
     size = alt.Size("weight:Q", scale=alt.Scale(domain=[0, 1], range=[40, 900]), legend=None)
-    dots = base.mark_circle(color=charts.VALUE_COLOR, opacity=0.8).encode(
-        size=size, tooltip=["name:N", "lat:Q", "lon:Q", alt.Tooltip("weight:Q", format=".3f")]
-    )
+    tips = [
+        alt.Tooltip("name:N", title=""),
+        alt.Tooltip("lat:Q", title=t("lookup.axis_lat")),
+        alt.Tooltip("lon:Q", title=t("lookup.axis_lon")),
+        alt.Tooltip("weight:Q", title=t("lookup.col_weight"), format=".3f"),
+    ]
+    dots = base.mark_circle(color=charts.VALUE_COLOR, opacity=0.8).encode(size=size, tooltip=tips)
     labels = base.mark_text(dy=-16, color="#222").encode(text="text:N")
     hard = pd.DataFrame({"lat": [values[hard_index, 0]], "lon": [values[hard_index, 1]]})
     ring = (
@@ -221,6 +222,22 @@ def value_space(
     )
 
 
+def soft_chart(
+    t: Translator,
+    country_names: Sequence[str],
+    capital_names: Sequence[str],
+    keys: np.ndarray,
+    values: np.ndarray,
+    query: np.ndarray,
+    weights: np.ndarray,
+    blended: np.ndarray,
+    hard_index: int,
+) -> alt.HConcatChart:
+    """The key space (query and key arrows) next to the value space (capitals and blend)."""
+    arrows = key_space(t, country_names, keys, query, weights, extent=2.1)
+    return arrows | value_space(t, capital_names, values, weights, blended, hard_index)
+
+
 def sweep_frame(
     country_names: Sequence[str], temperatures: np.ndarray, weights: np.ndarray
 ) -> pd.DataFrame:
@@ -235,8 +252,16 @@ def sweep_frame(
     )
 
 
-def sweep_chart(t: Translator, data: pd.DataFrame, current: float, order: list[str]) -> alt.Chart:
+def sweep_chart(
+    t: Translator,
+    country_names: Sequence[str],
+    temperatures: np.ndarray,
+    weights: np.ndarray,
+    current: float,
+) -> alt.LayerChart:
     """A line per row: its weight against a log temperature axis, a rule at the current T."""
+    data = sweep_frame(country_names, temperatures, weights)
+    order = list(country_names)
     x = alt.X("T:Q", scale=alt.Scale(type="log"), title=t("lookup.axis_temperature"))
     y = alt.Y("weight:Q", scale=alt.Scale(domain=[0, 1]), title=t("lookup.axis_weight"))
     color = alt.Color("item:N", sort=order, title=None, legend=alt.Legend(orient="bottom"))
@@ -248,9 +273,9 @@ def sweep_chart(t: Translator, data: pd.DataFrame, current: float, order: list[s
             y=y,
             color=color,
             tooltip=[
-                "item:N",
-                alt.Tooltip("T:Q", format=".3g"),
-                alt.Tooltip("weight:Q", format=".3f"),
+                alt.Tooltip("item:N", title=""),
+                alt.Tooltip("T:Q", title="T", format=".3g"),
+                alt.Tooltip("weight:Q", title=t("lookup.axis_weight"), format=".3f"),
             ],
         )
     )
@@ -355,56 +380,3 @@ def sweep_notices(
             u=num(uniform(m), 3),
         ),
     ]
-
-
-# ---- drawing: cached, themed Vega-Lite specs ------------------------------------------------
-# Streamlit's lock around Altair's global theme / data-transformer switches (private API):
-# serialising while another session's st.altair_chart has them switched would pick up its
-# Arrow dataset references.
-_ALTAIR_LOCK = _vega_charts._altair_globals_lock
-
-
-class SpecChart:
-    """A drawn chart's Vega-Lite spec as JSON, with the ``to_json()`` that ui.exports uses."""
-
-    def __init__(self, spec_json: str) -> None:
-        self.spec_json = spec_json
-
-    def to_json(self) -> str:
-        """The spec as JSON, data included (PNG/SVG export with vl-convert)."""
-        return self.spec_json
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def _themed_spec(
-    name: str, lang: str, presenter: bool, key: tuple, _build: Callable[[], alt.TopLevelMixin]
-) -> tuple[dict, str]:
-    """Build, theme and serialise a chart once per (name, language, mode, inputs).
-
-    Returns the spec to draw, its datasets already in Arrow form (as ``st.vega_lite_chart``
-    would convert them on every rerun), and the plain JSON spec for the exports.
-    """
-    chart = charts.themed(_build(), presenter)
-    with _ALTAIR_LOCK, alt.theme.enable("none"), alt.data_transformers.enable("default"):
-        spec = chart.to_dict(validate=False)
-    spec_json = json.dumps(spec)
-    spec["datasets"] = {
-        dataset: dataframe_util.convert_anything_to_arrow_bytes(values)
-        for dataset, values in spec.get("datasets", {}).items()
-    }
-    return spec, spec_json
-
-
-def show(
-    ctx: PageContext, name: str, key: tuple, build: Callable[[], alt.TopLevelMixin]
-) -> SpecChart:
-    """Like ``charts.show``, but the themed spec is built once per ``key``.
-
-    Building, theming (each ``configure_*`` deep-copies the chart), validating and
-    Arrow-converting these layered charts costs hundreds of ms per rerun through
-    ``st.altair_chart``; here it happens once for each ``key`` (every input the chart
-    depends on) and the cached spec is drawn with ``st.vega_lite_chart``: same theme, same look.
-    """
-    spec, spec_json = _themed_spec(name, ctx.lang, ctx.presenter, key, build)
-    st.vega_lite_chart(spec=spec, theme=None)
-    return SpecChart(spec_json)

@@ -3,10 +3,10 @@
 Only wiring, charts and formatting live here; every number comes from :mod:`core`.
 """
 
-from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 
+import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -31,13 +31,13 @@ from core.masks import (
     vector_norms,
 )
 from ui import charts
+from ui.i18n import Translator
 from ui.params import Choice, Flag, Float, Int, check_url, select, slider, toggle
 from ui.safe import plain
 from ui.sentence import Sentence, sentence_controls
 from ui.shell import PageContext
 
 PAD = "[PAD]"
-MASKED = "#d9d9d9"  # grey of a −∞ (hidden) cell
 CAUSAL = Flag("causal", True)
 PAD_COUNT = Int("pad", 0, 0, 8)
 PAD_SIDE = Choice("pad_side", "right", ("right", "left"))
@@ -104,109 +104,37 @@ def compute(sentence: Sentence, causal: bool, n_pad: int, side: str) -> MaskView
     return _compute(s.x, tuple(s.tokens), s.d_model, s.d_k, s.d_v, s.seed, causal, n_pad, side)
 
 
-def records(frame: pd.DataFrame) -> list[dict]:
-    """Chart rows as JSON-ready dicts (a missing value, NaN, becomes null)."""
-    rows = frame.to_dict("records")
-    for row in rows:
-        for name, value in row.items():
-            if isinstance(value, float) and value != value:  # NaN is the only x != x
-                row[name] = None
-    return rows
-
-
-def heatmap_spec(
-    frame: pd.DataFrame, rows: list[str], cols: list[str], title: str, domain: list[float],
-    cell: int, weights: bool = True, legend: bool = True, x_title: str = "", y_title: str = "",
-    blank: str = MASKED,
-) -> dict:  # fmt: skip
-    """An annotated heatmap as a plain Vega-Lite layer spec, drawn like ``charts.heatmap``.
-
-    ``frame`` comes from ``charts.matrix_frame``: cells without a value (−∞, or not there
-    yet) are drawn in ``blank`` grey and keep their label (e.g. "−∞"); rows flagged in an
-    optional ``new`` column are outlined. Written as a dict because building the same
-    charts from Altair objects cost several hundred ms per slider step (object copies and
-    schema checks); this takes a few ms. ``charts.show`` adds the house theme.
-    """
-    xy = {
-        "x": {"field": "col", "type": "nominal", "sort": cols, "title": x_title or None,
-              "axis": {"labelAngle": -45}},
-        "y": {"field": "row", "type": "nominal", "sort": rows, "title": y_title or None},
-    }  # fmt: skip
-    scale = {"domain": domain, "scheme": "blues" if weights else "redblue", "reverse": not weights}
-    color = {"field": "value", "type": "quantitative", "scale": scale, "title": None}
-    valid = "isValid(datum.value)"
-    layers = [
-        {"mark": {"type": "rect", "stroke": "white", "strokeWidth": 0.5},
-         "transform": [{"filter": valid}],
-         "encoding": {**xy, "color": color if legend else {**color, "legend": None},
-                      "tooltip": [{"field": "row"}, {"field": "col"},
-                                  {"field": "text", "title": "value"}]}},
-        {"mark": {"type": "rect", "color": blank, "stroke": "white", "strokeWidth": 0.5},
-         "transform": [{"filter": f"!{valid}"}], "encoding": xy},
-    ]  # fmt: skip
-    if "new" in frame:
-        layers.append(
-            {"mark": {"type": "rect", "fill": None, "stroke": charts.ACCENT, "strokeWidth": 3},
-             "transform": [{"filter": "datum.new"}], "encoding": xy}
-        )  # fmt: skip
-    if max(len(rows), len(cols)) <= charts.MAX_ANNOTATED:
-        top = 0.55 if weights else 0.6 * domain[1]
-        dark = {"test": f"{valid} && abs(datum.value) > {top}", "value": "white"}
-        layers.append(
-            {"mark": {"type": "text", "fontSize": max(9, min(14, cell // 3))},
-             "encoding": {**xy, "text": {"field": "text"},
-                          "color": {"condition": dark, "value": "#222"}}}
-        )  # fmt: skip
-    return {
-        "data": {"values": records(frame)},
-        "title": title,
-        "width": cell * len(cols),
-        "height": cell * len(rows),
-        "layer": layers,
-    }
-
-
-def symmetric_domain(*matrices: np.ndarray) -> list[float]:
-    """A colour domain centred on 0 that holds every finite entry (for scores)."""
-    finite = [np.abs(m[np.isfinite(m)]) for m in matrices]
-    top = max((float(f.max()) for f in finite if f.size), default=1.0) or 1.0
-    return [-top, top]
-
-
-def mask_chart(ctx: PageContext, view: MaskView) -> dict:
-    """Scores before and after masking (one diverging scale) next to the weights."""
-    t, names = ctx.t, charts.unique_labels(view.tokens)
-    cell, n = cell_size(ctx, len(names)), len(names)
-    domain = symmetric_domain(view.before, view.masked.scaled)
-    common = {"rows": names, "cols": names, "cell": cell, "x_title": t("masking.keys")}
-    panels = [
-        heatmap_spec(charts.matrix_frame(view.before, names, names, t("masking.before")),
-                     title=charts.shape_title(t("masking.before"), (n, n)), domain=domain,
-                     weights=False, legend=False, y_title=t("masking.queries"), **common),
-        heatmap_spec(charts.matrix_frame(view.masked.scaled, names, names, t("masking.after")),
-                     title=charts.shape_title(t("masking.after"), (n, n)), domain=domain,
-                     weights=False, **common),
-        heatmap_spec(charts.matrix_frame(view.masked.weights, names, names, t("masking.weights")),
-                     title=charts.shape_title(t("masking.weights"), (n, n)), domain=[0, 1],
-                     **common),
-    ]  # fmt: skip
-    return {"hconcat": panels, "spacing": 24, "resolve": {"scale": {"color": "independent"}}}
-
-
-def cell_size(ctx: PageContext, n: int) -> int:
-    """Heatmap cell size: larger on a projector."""
-    return int(np.clip((440 if ctx.presenter else 420) / max(n, 1), 12, 70))
-
-
-def mask_frame(ctx: PageContext, view: MaskView) -> pd.DataFrame:
-    """The data behind the mask chart, one line per cell and panel (for the CSV export)."""
-    rows = charts.unique_labels(view.tokens)
-    panels = {
-        "scores_before": view.before,
-        "scores_after": view.masked.scaled,
-        "weights": view.masked.weights,
-    }
-    return pd.concat([charts.matrix_frame(m, rows, rows, p) for p, m in panels.items()])
+def mask_chart(
+    t: Translator,
+    tokens: list[str],
+    before: np.ndarray,
+    after: np.ndarray,
+    weights: np.ndarray,
+    presenter: bool,
+) -> dict:
+    """Scores before and after masking (one diverging scale, masked cells grey) next to the
+    weights."""
+    names, n = charts.unique_labels(tokens), len(tokens)
+    cell = charts.fit_cell(n, n, 440 if presenter else 420, hi=70)
+    scores = {"domain": charts.symmetric_domain(before, after), "kind": "scores"}
+    common = {"cell": cell, "x_title": t("masking.keys")}
+    y_title = t("masking.queries")
+    return charts.concat(
+        [
+            charts.heatmap(
+                {t("masking.before"): before},
+                names,
+                names,
+                y_title=y_title,
+                legend=False,
+                **scores,
+                **common,
+            ),
+            charts.heatmap({t("masking.after"): after}, names, names, **scores, **common),
+            charts.heatmap({t("masking.weights"): weights}, names, names, **common),
+        ],
+        spacing=24,
+    )
 
 
 def mask_arrays(view: MaskView) -> dict[str, np.ndarray]:
@@ -254,9 +182,8 @@ def generation_strip(ctx: PageContext, tokens: list[str], step: int) -> str:
     return " ".join([*done, current, *hidden])
 
 
-def lookahead_frame(ctx: PageContext, sentence: Sentence, step: int) -> pd.DataFrame:
+def lookahead_frame(t: Translator, sentence: Sentence, step: int) -> pd.DataFrame:
     """Row ``step`` of the weights with and without the causal mask, one line per key."""
-    t = ctx.t
     free, causal = _generation(sentence)
     labels = charts.unique_labels(sentence.tokens)
     when = [t("masking.seen") if j <= step else t("masking.future") for j in range(len(labels))]
@@ -267,38 +194,28 @@ def lookahead_frame(ctx: PageContext, sentence: Sentence, step: int) -> pd.DataF
     )  # fmt: skip
 
 
-def lookahead_chart(ctx: PageContext, data: pd.DataFrame) -> dict:
-    """Two bar panels (with / without the causal mask); later tokens in a second colour
-    (the same colours in every language). Drawn like ``charts.bars``, as a plain spec."""
-    t = ctx.t
-    labels = list(dict.fromkeys(data["key"]))
-    domain = [t("masking.seen"), t("masking.future")]
-    panels = []
-    for name in dict.fromkeys(data["series"]):
-        part = data[data["series"] == name]
-        panels.append(
-            {"data": {"values": records(part)}, "title": name,
-             "width": max(260, (70 if ctx.presenter else 46) * len(labels)),
-             "height": 340 if ctx.presenter else 260,
-             "encoding": {
-                 "x": {"field": "key", "type": "nominal", "sort": labels,
-                       "title": t("masking.keys"), "axis": {"labelAngle": 0}},
-                 "y": {"field": "weight", "type": "quantitative", "scale": {"domain": [0, 1]},
-                       "title": t("masking.weight_axis")}},
-             "layer": [
-                 {"mark": "bar",
-                  "encoding": {"color": {"field": "when", "type": "nominal", "title": None,
-                                         "scale": {"domain": domain,
-                                                   "range": [charts.KEY_COLOR, charts.ACCENT]},
-                                         "legend": {"orient": "bottom"}},
-                               "tooltip": [{"field": "key"},
-                                           {"field": "weight", "type": "quantitative",
-                                            "format": ".4f"}]}},
-                 {"mark": {"type": "text", "dy": -8, "color": "#222"},
-                  "encoding": {"text": {"field": "weight", "type": "quantitative",
-                                        "format": ".3f"}}}]}
-        )  # fmt: skip
-    return {"hconcat": panels, "spacing": 30}
+def lookahead_chart(
+    t: Translator, sentence: Sentence, step: int, presenter: bool
+) -> alt.FacetChart:
+    """Row ``step`` of the weights in two bar panels (with / without the causal mask); later
+    tokens in a second colour (the same colours in every language)."""
+    data = lookahead_frame(t, sentence, step)
+    n = len(sentence.tokens)
+    return charts.bars(
+        data,
+        "key",
+        "weight",
+        color="when",
+        column="series",
+        y_domain=(0, 1),
+        sort=list(dict.fromkeys(data["key"])),
+        x_title=t("masking.keys"),
+        y_title=t("masking.weight_axis"),
+        width=max(260, (70 if presenter else 46) * n),
+        height=340 if presenter else 260,
+        color_domain=[t("masking.seen"), t("masking.future")],
+        colors=[charts.KEY_COLOR, charts.ACCENT],
+    )
 
 
 def lookahead_notice(ctx: PageContext, sentence: Sentence, step: int) -> list[str]:
@@ -364,35 +281,29 @@ def fill_view(view: MaskView, row: int, dtype: str, temperature: float) -> FillV
     )
 
 
-def fill_frame(ctx: PageContext, view: MaskView, fv: FillView) -> pd.DataFrame:
-    """The comparison's weights, one line per (panel, fill, key)."""
-    t, cols = ctx.t, charts.unique_labels(view.tokens)
-    name = cols[fv.row]
-    panels = {
-        t("masking.panel_yours", q=name): fv.weights,
-        t("masking.panel_blank", q=name): fv.blank,
-    }
-    return pd.concat([charts.matrix_frame(m, FILL_LABELS, cols, p) for p, m in panels.items()])
-
-
-def fill_chart(ctx: PageContext, view: MaskView, fv: FillView) -> dict:
-    """Weights of one query under each fill: with the page's mask | with every key masked."""
-    t = ctx.t
-    cols, fills = charts.unique_labels(view.tokens), list(FILL_LABELS)
-    name = cols[fv.row]
-    cell = max(26, cell_size(ctx, len(cols)))
-    panels = [
-        heatmap_spec(
-            charts.matrix_frame(w, fills, cols, title), fills, cols,
-            charts.shape_title(title, w.shape), [0, 1], cell, legend=i == 1,
-            x_title=t("masking.keys"), y_title=t("masking.fill_axis") if i == 0 else "",
-        )
-        for i, (title, w) in enumerate(
-            ((t("masking.panel_yours", q=name), fv.weights),
-             (t("masking.panel_blank", q=name), fv.blank))
-        )
-    ]  # fmt: skip
-    return {"hconcat": panels, "spacing": 30}
+def fill_chart(
+    t: Translator,
+    tokens: list[str],
+    row: int,
+    weights: np.ndarray,
+    blank: np.ndarray,
+    presenter: bool,
+) -> dict:
+    """Weights of query ``row`` under each fill (rows −∞, −1e9, −1e4): with the page's mask |
+    with every key masked."""
+    cols, fills = charts.unique_labels(tokens), list(FILL_LABELS)
+    cell = max(26, charts.fit_cell(len(cols), len(cols), 440 if presenter else 420, hi=70))
+    yours = t("masking.panel_yours", q=cols[row])
+    every = t("masking.panel_blank", q=cols[row])
+    common = {"x_title": t("masking.keys"), "cell": cell}
+    y_title = t("masking.fill_axis")
+    return charts.concat(
+        [
+            charts.heatmap({yours: weights}, fills, cols, y_title=y_title, legend=False, **common),
+            charts.heatmap({every: blank}, fills, cols, **common),
+        ],
+        spacing=30,
+    )
 
 
 def sci(value: float) -> str:
@@ -504,34 +415,3 @@ def weights_text(view: MaskView) -> str:
     """The masked weights as a text heatmap (TXT export)."""
     labels = charts.unique_labels(view.tokens)
     return core.text_heatmap(view.masked.weights, labels)
-
-
-@st.cache_data(max_entries=96, show_spinner=False)
-def cached_spec(
-    name: str, lang: str, presenter: bool, key: tuple, _build: Callable[[], dict]
-) -> dict:
-    """A chart spec built once per (chart, language, presenter mode, data ``key``): a rerun
-    caused by another control on the page does not rebuild charts whose data is unchanged."""
-    return _build()
-
-
-def draw_mask(ctx: PageContext, view: MaskView) -> dict:
-    """Draw :func:`mask_chart`; returns the spec for the exports."""
-    key = (tuple(view.tokens), view.before, view.masked.scaled, view.masked.weights)
-    spec = cached_spec("mask", ctx.lang, ctx.presenter, key, lambda: mask_chart(ctx, view))
-    return charts.show(ctx, spec)
-
-
-def draw_lookahead(ctx: PageContext, data: pd.DataFrame) -> dict:
-    """Draw :func:`lookahead_chart`; returns the spec for the exports."""
-    spec = cached_spec(
-        "ahead", ctx.lang, ctx.presenter, (data,), lambda: lookahead_chart(ctx, data)
-    )
-    return charts.show(ctx, spec)
-
-
-def draw_fill(ctx: PageContext, view: MaskView, fv: FillView) -> dict:
-    """Draw :func:`fill_chart`; returns the spec for the exports."""
-    key = (tuple(view.tokens), fv.row, fv.weights, fv.blank)
-    spec = cached_spec("fill", ctx.lang, ctx.presenter, key, lambda: fill_chart(ctx, view, fv))
-    return charts.show(ctx, spec)

@@ -9,7 +9,6 @@ import importlib.util
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -26,6 +25,7 @@ from core.multihead import (
 )
 from core.textplot import text_heatmap
 from ui import charts
+from ui.i18n import Translator
 from ui.params import divisor_choice, select
 from ui.shell import PageContext
 
@@ -107,145 +107,62 @@ def stage_table(ctx: PageContext, tr: MultiHeadTrace) -> str:
     return "\n".join(lines)
 
 
-PAGE_WIDTH = {False: 1250, True: 1650}  # pixels a chart may use (sidebar open / presenter)
-MIN_ANNOTATED_CELL = 22  # smaller cells get no printed numbers: they would not fit
-
-
-def _panel_layout(ctx: PageContext, n: int, panels: int) -> tuple[int, int]:
-    """Cell size and columns for ``panels`` n × n facets: up to 5 in a row, within the page."""
-    room = PAGE_WIDTH[ctx.presenter] - 80  # minus the row labels
-    columns = min(panels, 5)
-    cell = int(np.clip(min(300 * _zoom(ctx) / n, (room / columns - 20) / n), 8, 56))
-    return cell, max(1, min(columns, room // (cell * n + 20)))
-
-
-def _strip_cell(ctx: PageContext, n: int, d_model: int) -> int:
-    """Cell size for three matrices side by side (3·d_model columns) within the page."""
-    fit = (PAGE_WIDTH[ctx.presenter] - 350) / (3 * d_model)  # minus labels and legends
-    return int(np.clip(min(fit, 330 * _zoom(ctx) / max(n, d_model)), 4, 56))
-
-
-def _zoom(ctx: PageContext) -> float:
-    """Charts are larger on the projector."""
-    return 1.35 if ctx.presenter else 1.0
-
-
-# --- The two charts are Vega-Lite dicts drawn with charts.show, in the look of
-# charts.heatmap. Why not charts.heatmap / charts.matrix_strip (reported): converting an
-# Altair chart goes through Altair's global data transformer, which refuses more than 5000
-# rows (8 heads + average at n = 32 is 9216 cells); building one costs ~50 ms per rerun here;
-# and matrix_strip has a fixed cell size (3 × 64 columns at 26 px overflow the page). A dict
-# costs ~2 ms and has no row limit.
-
-
-def _heatmap(
-    kind: str,
-    top: float,
-    rows: list[str],
-    cols: list[str],
-    cell: int,
-    titles: tuple[str | None, str | None] = (None, None),
-) -> dict:
-    """A heatmap unit (rect + printed numbers) without data, like ``charts.heatmap``:
-    ``kind="weights"`` 0..1 blues, ``"values"`` red-blue symmetric in [−top, top]."""
-    x_title, y_title = titles
-    if kind == "weights":
-        scale, dark = {"domain": [0, 1], "scheme": "blues"}, "datum.value > 0.55"
-    else:
-        scale = {"domain": [-top, top], "scheme": "redblue", "reverse": True}
-        dark = f"abs(datum.value) > {0.6 * top}"
-    color = {"field": "value", "type": "quantitative", "scale": scale, "title": None}
-    tips = [{"field": f, "type": "nominal", "title": t} for f, t in _TIPS]
-    rect = {"type": "rect", "stroke": "white", "strokeWidth": 0.5 if cell >= 8 else 0}
-    layers = [{"mark": rect, "encoding": {"color": color, "tooltip": tips}}]
-    if max(len(rows), len(cols)) <= charts.MAX_ANNOTATED and cell >= MIN_ANNOTATED_CELL:
-        ink = {"condition": {"test": dark, "value": "white"}, "value": "#222"}
-        text = {"type": "text", "fontSize": max(9, min(14, cell // 3))}
-        enc = {"text": {"field": "text", "type": "nominal"}, "color": ink}
-        layers.append({"mark": text, "encoding": enc})
-    x = {"field": "col", "type": "nominal", "sort": cols, "title": x_title}
-    y = {"field": "row", "type": "nominal", "sort": rows, "title": y_title}
-    return {
-        "width": cell * len(cols),
-        "height": cell * len(rows),
-        "encoding": {
-            "x": x | {"axis": {"labelAngle": -45, "labelOverlap": "greedy"}},
-            "y": y | {"axis": {"labelOverlap": "greedy"}},  # tiny cells: skip clashing labels
-        },
-        "layer": layers,
-    }
-
-
-_TIPS = (("row", "row"), ("col", "col"), ("text", "value"))
-
-
-def _records(frame: pd.DataFrame) -> list[dict]:
-    """A chart's data inline in its spec (JSON-ready, so the exports can render it).
-
-    Built from plain lists: ``DataFrame.to_dict("records")`` takes ~40 ms for a 64 × 64 W_O.
-    """
-    keys = list(frame.columns)
-    rows = zip(*(frame[k].tolist() for k in keys), strict=True)
-    return [dict(zip(keys, row, strict=True)) for row in rows]
+PAGE_WIDTH = 1250  # px a chart may use: a 1920 px screen with the sidebar open…
+PRESENTER_WIDTH = 1650  # …and without it, on the projector
 
 
 def head_panels(
-    ctx: PageContext, per_head: np.ndarray, extra: dict[str, np.ndarray] | None = None
+    t: Translator, per_head: np.ndarray, extra: dict[str, np.ndarray] | None = None
 ) -> dict[str, np.ndarray]:
     """``{"head 1": …, "head 2": …}`` for the first :data:`MAX_HEAD_PANELS` heads (+ extra)."""
     shown = per_head[:MAX_HEAD_PANELS]
-    panels = {ctx.t("multi_head.head", i=i + 1): m for i, m in enumerate(shown)}
+    panels = {t("multi_head.head", i=i + 1): m for i, m in enumerate(shown)}
     return panels | (extra or {})
 
 
 def weights_chart(
-    ctx: PageContext, tr: MultiHeadTrace, average: np.ndarray, tokens: list[str]
-) -> tuple[dict, pd.DataFrame]:
-    """Per-head attention weights next to their average: one faceted heatmap, and its data."""
-    panels = head_panels(ctx, tr.weights, {ctx.t("multi_head.average"): average})
-    labels = charts.unique_labels(tokens)
-    frame = pd.concat([charts.matrix_frame(m, labels, labels, p) for p, m in panels.items()])
-    titles = (ctx.t("multi_head.keys"), ctx.t("multi_head.queries"))
-    cell, columns = _panel_layout(ctx, len(tokens), len(panels))
-    spec = {
-        "data": {"name": "weights"},
-        "datasets": {"weights": _records(frame)},
-        "facet": {"field": "panel", "type": "nominal", "sort": list(panels), "title": None},
-        "columns": columns,
-        "spec": _heatmap("weights", 1.0, labels, labels, cell, titles),
-        "resolve": {"scale": {"color": "shared"}},
-    }
-    return spec, frame
+    t: Translator, presenter: bool, weights: np.ndarray, average: np.ndarray, tokens: list[str]
+) -> dict:
+    """Per-head attention weights (``weights``: (h, n, n)) next to their average, as small
+    multiples that wrap to the page width (up to 5 in a row)."""
+    panels = head_panels(t, weights, {t("multi_head.average"): average})
+    n, zoom = len(tokens), 1.35 if presenter else 1.0
+    room = (PRESENTER_WIDTH if presenter else PAGE_WIDTH) - 80  # minus the row labels
+    columns = min(len(panels), 5)
+    cell = charts.fit_cell(n, width=min(300 * zoom, room / columns - 20), lo=8)
+    titles = {"x_title": t("multi_head.keys"), "y_title": t("multi_head.queries")}
+    return charts.heatmap(
+        panels, tokens, tokens, columns=columns, cell=cell, max_width=room, name="weights", **titles
+    )
 
 
 def output_chart(
-    ctx: PageContext, view: MultiHeadView, tokens: list[str]
-) -> tuple[dict, pd.DataFrame]:
-    """Concatenated heads, W_O and the output side by side, each titled with its shape."""
-    tr, w_o = view.trace, view.weights[3]
+    t: Translator,
+    presenter: bool,
+    concat: np.ndarray,
+    w_o: np.ndarray,
+    output: np.ndarray,
+    h: int,
+    tokens: list[str],
+) -> dict:
+    """The ``h`` heads concatenated, W_O and the output side by side, each titled with its
+    shape."""
     d_model = w_o.shape[0]
-    rows = charts.unique_labels(tokens)
-    concat_cols = _concat_labels(tr.heads.shape[0], tr.heads.shape[-1])
+    concat_cols = _concat_labels(h, concat.shape[-1] // h)
     dims = charts.dim_labels(d_model)
+    width = (PRESENTER_WIDTH if presenter else PAGE_WIDTH) - 350  # minus labels and legends
+    height = 330 * (1.35 if presenter else 1.0)
+    cell = charts.fit_cell(3 * d_model, max(len(tokens), d_model), width, height, lo=4)
     items = [
-        ("concat", ctx.t("multi_head.concat"), tr.concat, rows, concat_cols),
+        ("concat", t("multi_head.concat"), concat, tokens, concat_cols),
         ("w_o", "W_O", w_o, concat_cols, dims),
-        ("output", ctx.t("multi_head.output"), tr.output, rows, dims),
+        ("output", t("multi_head.output"), output, tokens, dims),
     ]
-    cell = _strip_cell(ctx, len(tokens), d_model)
-    frames = {key: charts.matrix_frame(m, r, c, key) for key, _, m, r, c in items}
-    panels = [
-        _heatmap("values", float(np.abs(m).max()) or 1.0, r, c, cell)
-        | {"title": charts.shape_title(name, m.shape), "data": {"name": key}}
-        for key, name, m, r, c in items
+    maps = [
+        charts.heatmap({title: m}, r, c, "values", cell=cell, name=key)
+        for key, title, m, r, c in items
     ]
-    spec = {
-        "hconcat": panels,
-        "datasets": {key: _records(f) for key, f in frames.items()},
-        "spacing": 18,
-        "resolve": {"scale": {"color": "independent"}},
-    }
-    return spec, pd.concat(list(frames.values()))
+    return charts.concat(maps)
 
 
 def _concat_labels(h: int, d_v: int) -> list[str]:

@@ -3,14 +3,10 @@
 ``token_picker`` and ``settings`` are also used by the weighted-sum page.
 """
 
-import json
 from collections.abc import Sequence
 
-import altair as alt
 import numpy as np
-import pandas as pd
 import streamlit as st
-from streamlit import dataframe_util
 
 import core
 from ui import charts
@@ -21,10 +17,6 @@ from ui.sentence import LESSON_SETTINGS, Sentence, sentence_controls
 from ui.shell import PageContext
 
 TOKEN = "token"  # URL key of the followed token (an index "0".."n-1")
-STRIP_WIDTH = 1350  # px a strip of matrices may take (1920 px screen, sidebar open)
-MIN_ANNOTATED_CELL = 24  # px: below this the numbers no longer fit in a cell
-
-Panel = tuple[str, np.ndarray, Sequence[str], Sequence[str]]
 
 
 def settings(ctx: PageContext, label: str) -> Sentence:
@@ -115,163 +107,8 @@ def side_by_side(*matrices: np.ndarray) -> np.ndarray:
     return np.concatenate(matrices, axis=-1)  # (n, sum of widths)
 
 
-# --- Charts kept as Vega-Lite specs -------------------------------------------------------
-# ui.charts.heatmap builds each panel with Altair, whose schema validation costs ~50 ms of CPU
-# per panel; the strips here have up to 7 panels and rebuild on every slider step. So these
-# charts are written as plain Vega-Lite dicts with the same look (colours, numbers, theme from
-# ui.charts.themed) and cached per input.
-
-
-class SpecChart:
-    """A finished chart kept as a Vega-Lite spec plus the tables behind it.
-
-    ``to_json`` is all :func:`ui.exports.export_panel` needs for PNG/SVG; ``data`` is the CSV.
-    """
-
-    def __init__(self, spec: dict, frames: dict[str, pd.DataFrame]) -> None:
-        spec = {"autosize": {"type": "pad", "contains": "padding"}, **spec}  # legends included
-        self.spec = spec  # without data
-        self.frames = frames  # dataset name -> long table
-        self.data = pd.concat(frames.values(), ignore_index=True)
-        # Streamlit ships datasets as Arrow and passes bytes through: convert them once.
-        arrow = {k: dataframe_util.convert_anything_to_arrow_bytes(f) for k, f in frames.items()}
-        self.display = {**spec, "datasets": arrow}
-
-    def to_json(self) -> str:
-        """The spec with its data inline (JSON null for missing values)."""
-        rows = {k: json.loads(f.to_json(orient="records")) for k, f in self.frames.items()}
-        return json.dumps({**self.spec, "datasets": rows})
-
-
-@st.cache_resource(show_spinner=False)
-def theme(presenter: bool) -> dict:
-    """The house configuration of :func:`ui.charts.themed`, as a Vega-Lite ``config`` dict."""
-    probe = charts.themed(alt.Chart(pd.DataFrame({"a": [0]})).mark_point(), presenter)
-    spec = probe.to_dict(validate=False)
-    return {"$schema": spec["$schema"], "config": spec["config"]}
-
-
-def draw(ctx: PageContext, chart: SpecChart) -> SpecChart:
-    """Show a :class:`SpecChart` (the counterpart of :func:`ui.charts.show`)."""
-    st.vega_lite_chart(chart.display, theme=None, width="content")
-    return chart
-
-
-def _cell(columns: int, rows: int, panels: int, presenter: bool) -> int:
-    """Cell size so that a strip of ``panels`` matrices with ``columns`` columns in all fits a
-    1920 px screen (axes, legends and gaps take ~80–100 px per panel); larger on a projector."""
-    budget, overhead, top = (1650, 100, 34) if presenter else (STRIP_WIDTH, 80, 26)
-    fit = (budget - overhead * panels) / max(columns, 1)
-    return int(np.clip(min(fit, 900 / max(rows, 1)), 6, top))
-
-
-def heat_panel(
-    name: str, panel: Panel, cell: int, kind: str = "values", framed: int | None = None
-) -> tuple[dict, pd.DataFrame]:
-    """One titled heatmap layer spec reading dataset ``name``, like :func:`ui.charts.heatmap`:
-    weights on a fixed 0..1 blue scale, other matrices on a red–blue scale symmetric around 0,
-    numbers printed while cells are wide enough; row ``framed`` gets a dark frame."""
-    title, m, rows, cols = panel
-    rows, cols = charts.unique_labels(list(rows)), charts.unique_labels(list(cols))
-    data = charts.matrix_frame(m, rows, cols, title)
-    valid = "isValid(datum.value)"
-    if kind == "weights":
-        scale, dark = {"domain": [0, 1], "scheme": "blues"}, "datum.value > 0.55"
-    else:
-        top = float(np.nanmax(np.abs(data["value"]))) if data["value"].notna().any() else 1.0
-        top = top or 1.0
-        scale = {"domain": [-top, top], "scheme": "redblue", "reverse": True}
-        dark = f"abs(datum.value) > {0.6 * top}"
-    color = {"field": "value", "type": "quantitative", "scale": scale, "title": None}
-    layers = [
-        {
-            "mark": {"type": "rect", "stroke": "white", "strokeWidth": 0.5},
-            "encoding": {
-                "color": {"condition": {"test": valid, **color}, "value": "#d9d9d9"},
-                "tooltip": [
-                    {"field": "row", "type": "nominal", "title": "row"},
-                    {"field": "col", "type": "nominal", "title": "col"},
-                    {"field": "text", "type": "nominal", "title": "value"},
-                ],
-            },
-        }
-    ]
-    if cell >= MIN_ANNOTATED_CELL and max(len(rows), len(cols)) <= charts.MAX_ANNOTATED:
-        layers.append(
-            {
-                "mark": {"type": "text", "fontSize": max(9, min(16, int(cell / 2.6)))},
-                "encoding": {
-                    "text": {"field": "text", "type": "nominal"},
-                    "color": {
-                        "condition": {"test": f"{valid} && {dark}", "value": "white"},
-                        "value": "#222",
-                    },
-                },
-            }
-        )
-    if framed is not None:
-        layers.append(
-            {
-                "transform": [{"filter": f"datum.i == {int(framed)}"}],
-                "mark": {"type": "rect", "fillOpacity": 0, "stroke": "#111", "strokeWidth": 3},
-                "encoding": {"x": {"value": 0}, "x2": {"value": cell * len(cols)}},
-            }
-        )
-    spec = {
-        "title": charts.shape_title(title, m.shape),
-        "data": {"name": name},
-        "width": cell * len(cols),
-        "height": cell * len(rows),
-        "encoding": {
-            "x": {
-                "field": "col",
-                "type": "nominal",
-                "sort": cols,
-                "title": None,
-                "axis": {"labelAngle": -45},
-            },
-            "y": {"field": "row", "type": "nominal", "sort": rows, "title": None},
-        },
-        "layer": layers,
-    }
-    return spec, data
-
-
-def _concat(
-    direction: str,
-    panels: Sequence[Panel],
-    cell: int,
-    presenter: bool,
-    framed: dict[str, int] | None = None,
-    kinds: dict[str, str] | None = None,
-) -> SpecChart:
-    framed, kinds = framed or {}, kinds or {}
-    specs, frames = [], {}
-    for k, p in enumerate(panels):
-        spec, frames[f"m{k}"] = heat_panel(
-            f"m{k}", p, cell, kinds.get(p[0], "values"), framed.get(p[0])
-        )
-        specs.append(spec)
-    body = {direction: specs, "spacing": 18, "resolve": {"scale": {"color": "independent"}}}
-    return SpecChart({**theme(presenter), **body}, frames)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def strip(
-    panels: Sequence[Panel],
-    presenter: bool,
-    framed: dict[str, int] | None = None,
-    kinds: dict[str, str] | None = None,
-) -> SpecChart:
-    """Matrices of different shapes side by side, each titled with its shape; ``framed``
-    (panel title -> row index) frames one row. Cells shrink for wide matrices. Cached."""
-    columns, rows = sum(len(p[3]) for p in panels), max(len(p[2]) for p in panels)
-    cell = _cell(columns, rows, len(panels), presenter)
-    return _concat("hconcat", panels, cell, presenter, framed, kinds)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def stack(panels: Sequence[Panel], presenter: bool) -> SpecChart:
-    """One-row heatmaps stacked (x_i, then q_i, k_i, v_i) with large cells. Cached."""
-    cell = int(np.clip(1100 / max(len(p[3]) for p in panels), 14, 44))
-    return _concat("vconcat", panels, cell, presenter)
+def stack(panels: Sequence[charts.Panel]) -> dict:
+    """One-row heatmaps stacked (x_i, then q_i, k_i, v_i), with large cells."""
+    cell = charts.fit_cell(max(len(p[3]) for p in panels), width=1100, lo=14, hi=44)
+    maps = [charts.heatmap({t: m}, r, c, "values", cell=cell) for t, m, r, c in panels]
+    return charts.concat(maps, direction="vconcat")

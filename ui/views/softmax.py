@@ -5,18 +5,15 @@ Streamlit) and returns either the numbers or a reason that the page turns into a
 warning.
 """
 
-import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
-from streamlit import dataframe_util
-from streamlit.elements import vega_charts as _vega_charts
 
 import core
 from core.softmax import EXP_OVERFLOW, first_nonfinite_row, largest_exp_argument, scale_sweep
@@ -34,6 +31,7 @@ MAX_ABS = 1e6
 LESSON_LOGITS = (2.1, 0.3, 0.1, 0.8, 0.2)
 LESSON_PRINTED = (0.52, 0.09, 0.07, 0.14, 0.08)
 SCALES = np.arange(1, 1001)  # the "scale up" slider's range, every integer
+SWEEP_SCALES = SCALES[::10]  # the scales the naive-vs-stable chart shows
 _SEPARATORS = re.compile(r"[,，、]")
 _MASK_SPELLINGS = {"-inf", "-infinity", "-∞"}
 _POS_INF_SPELLINGS = {"inf", "+inf", "infinity", "+infinity", "∞", "+∞"}
@@ -167,13 +165,15 @@ def bars_frame(
     return pd.concat(parts, ignore_index=True)
 
 
-def _bar_panel(data: pd.DataFrame, title: str, color: str, domain: list[float] | None) -> alt.Chart:
+def _bar_panel(
+    data: pd.DataFrame, title: str, symbol: str, color: str, domain: list[float] | None
+) -> alt.Chart:
     order = list(dict.fromkeys(data["entry"]))
     scale = alt.Scale(domain=domain) if domain else alt.Scale(zero=True)
     base = alt.Chart(data).encode(
         x=alt.X("entry:N", sort=order, title=None, axis=alt.Axis(labelAngle=0)),
         y=alt.Y("bar:Q", scale=scale, title=None),
-        tooltip=["entry:N", "text:N"],
+        tooltip=[alt.Tooltip("entry:N", title=""), alt.Tooltip("text:N", title=symbol)],
     )
     bars = base.mark_bar(color=color)
     text = (
@@ -185,16 +185,23 @@ def _bar_panel(data: pd.DataFrame, title: str, color: str, domain: list[float] |
     return alt.layer(bars, text).properties(title=title, width=width, height=260)
 
 
-def bars_chart(t: Translator, data: pd.DataFrame, sums: dict[str, float]) -> alt.HConcatChart:
-    """For each example its logits next to its probabilities (with their sum), in one row."""
+def bars_chart(
+    t: Translator,
+    examples: Sequence[tuple[str, np.ndarray, np.ndarray]],
+    sums: dict[str, float],
+) -> alt.HConcatChart:
+    """For each example ``(name, logits, probabilities)`` its logits next to its
+    probabilities (with their sum), in one row."""
+    data = bars_frame(t, examples)
     panels = []
     for name in dict.fromkeys(data["example"]):
         part = data[data["example"] == name]
         z = part[part["kind"] == t("softmax.kind_logit")]
         p = part[part["kind"] == t("softmax.kind_probability")]
-        panels.append(_bar_panel(z, t("softmax.panel_logits", name=name), charts.KEY_COLOR, None))
+        logits_title = t("softmax.panel_logits", name=name)
+        panels.append(_bar_panel(z, logits_title, "z", charts.KEY_COLOR, None))
         probs_title = t("softmax.panel_probs", name=name, s=num(sums[name]))
-        panels.append(_bar_panel(p, probs_title, charts.VALUE_COLOR, [0.0, 1.0]))
+        panels.append(_bar_panel(p, probs_title, "p", charts.VALUE_COLOR, [0.0, 1.0]))
     return alt.hconcat(*panels, spacing=36)
 
 
@@ -272,9 +279,16 @@ def exponent_frame(
 
 
 def exponent_chart(
-    t: Translator, data: pd.DataFrame, current: int, limit: float, limit_label: str
+    t: Translator,
+    naive: np.ndarray,
+    stable: np.ndarray,
+    current: int,
+    limit: float,
+    limit_label: str,
 ) -> alt.LayerChart:
-    """Largest exp argument vs scale, the float64 limit as a red rule, the slider as a grey one."""
+    """Largest exp argument per scale of :data:`SWEEP_SCALES` for both versions, the float64
+    limit as a red rule, the slider as a grey one."""
+    data = exponent_frame(t, SWEEP_SCALES, naive, stable)
     versions = [t("softmax.naive"), t("softmax.stable")]
     colors = alt.Scale(domain=versions, range=[charts.QUERY_COLOR, charts.VALUE_COLOR])
     lines = (
@@ -286,7 +300,11 @@ def exponent_chart(
             color=alt.Color(
                 "version:N", scale=colors, title=None, legend=alt.Legend(orient="bottom")
             ),
-            tooltip=["version:N", "scale:Q", alt.Tooltip("arg:Q", format=".2f")],
+            tooltip=[
+                alt.Tooltip("version:N", title=""),
+                alt.Tooltip("scale:Q", title=t("softmax.axis_scale")),
+                alt.Tooltip("arg:Q", title=t("softmax.axis_arg"), format=".2f"),
+            ],
         )
     )
     limit_data = pd.DataFrame({"arg": [limit], "text": [limit_label]})
@@ -328,15 +346,23 @@ def mask_frame(
     return pd.concat(rows, ignore_index=True)
 
 
-def mask_chart(t: Translator, data: pd.DataFrame) -> alt.LayerChart:
+def mask_chart(
+    t: Translator, masked: np.ndarray, before: np.ndarray, after: np.ndarray
+) -> alt.LayerChart:
     """Grouped bars: probability of each entry before and after masking."""
+    data = mask_frame(t, masked, before, after)
     versions = [t("softmax.without_mask"), t("softmax.with_mask")]
     order = list(dict.fromkeys(data["entry"]))
     base = alt.Chart(data).encode(
         x=alt.X("entry:N", sort=order, title=None, axis=alt.Axis(labelAngle=0)),
         xOffset=alt.XOffset("version:N", sort=versions),
         y=alt.Y("p:Q", scale=alt.Scale(domain=[0, 1]), title=t("softmax.kind_probability")),
-        tooltip=["entry:N", "version:N", "logit:N", "text:N"],
+        tooltip=[
+            alt.Tooltip("version:N", title=""),
+            alt.Tooltip("entry:N", title="i"),
+            alt.Tooltip("logit:N", title="z"),
+            alt.Tooltip("text:N", title="p"),
+        ],
     )
     colors = alt.Scale(domain=versions, range=["#b0bec5", charts.VALUE_COLOR])
     bars = base.mark_bar().encode(
@@ -352,19 +378,15 @@ def exact_zeros(p: np.ndarray, masked: np.ndarray) -> bool:
     return bool(np.all(p[np.isneginf(masked)] == 0.0))
 
 
-def heatmaps(
+def matrix_chart(
     panels: dict[str, np.ndarray], tokens: Sequence[str], x_title: str, y_title: str
-) -> alt.HConcatChart:
-    """Weight heatmaps side by side, one per panel (same 0..1 colour scale).
-
-    Built from single-panel :func:`ui.charts.heatmap` calls: its faceted multi-panel mode
-    draws every panel's cells in every facet.
-    """
+) -> dict:
+    """Weight heatmaps side by side, one per panel, titled with their shapes (one 0..1 scale)."""
     maps = [
         charts.heatmap({name: m}, tokens, tokens, x_title=x_title, y_title=y_title)
         for name, m in panels.items()
     ]
-    return alt.hconcat(*maps, spacing=30).resolve_scale(color="shared")
+    return charts.concat(maps, spacing=30, resolve={"scale": {"color": "shared"}})
 
 
 def peak(weights: np.ndarray) -> float:
@@ -429,7 +451,7 @@ def lesson_trace(temperature: float) -> tuple[list[str], dict[str, object]]:
 def stability_sweep(logits: tuple[float, ...]) -> dict[str, object]:
     """Where the naive softmax of ``logits × s`` first breaks, and the chart's curves."""
     naive, _ = scale_sweep(logits, SCALES)
-    naive_arg, stable_arg = largest_exp_argument(logits, SCALES[::10])
+    naive_arg, stable_arg = largest_exp_argument(logits, SWEEP_SCALES)
     return {"first_bad": first_nonfinite_row(naive), "naive": naive_arg, "stable": stable_arg}
 
 
@@ -469,56 +491,3 @@ def stability_notices(t: Translator, first_bad: int, stable_p: np.ndarray) -> li
         else t("softmax.notice_never")
     )
     return [broke, t("softmax.notice_stable", s=num(total(stable_p)), nan=t("softmax.nan"))]
-
-
-# ---- drawing: cached, themed Vega-Lite specs ------------------------------------------------
-# Streamlit's lock around Altair's global theme / data-transformer switches (private API):
-# serialising while another session's st.altair_chart has them switched would pick up its
-# Arrow dataset references.
-_ALTAIR_LOCK = _vega_charts._altair_globals_lock
-
-
-class SpecChart:
-    """A drawn chart's Vega-Lite spec as JSON, with the ``to_json()`` that ui.exports uses."""
-
-    def __init__(self, spec_json: str) -> None:
-        self.spec_json = spec_json
-
-    def to_json(self) -> str:
-        """The spec as JSON, data included (PNG/SVG export with vl-convert)."""
-        return self.spec_json
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def _themed_spec(
-    name: str, lang: str, presenter: bool, key: tuple, _build: Callable[[], alt.TopLevelMixin]
-) -> tuple[dict, str]:
-    """Build, theme and serialise a chart once per (name, language, mode, inputs).
-
-    Returns the spec to draw, its datasets already in Arrow form (as ``st.vega_lite_chart``
-    would convert them on every rerun), and the plain JSON spec for the exports.
-    """
-    chart = charts.themed(_build(), presenter)
-    with _ALTAIR_LOCK, alt.theme.enable("none"), alt.data_transformers.enable("default"):
-        spec = chart.to_dict(validate=False)
-    spec_json = json.dumps(spec)
-    spec["datasets"] = {
-        dataset: dataframe_util.convert_anything_to_arrow_bytes(values)
-        for dataset, values in spec.get("datasets", {}).items()
-    }
-    return spec, spec_json
-
-
-def show(
-    ctx: PageContext, name: str, key: tuple, build: Callable[[], alt.TopLevelMixin]
-) -> SpecChart:
-    """Like ``charts.show``, but the themed spec is built once per ``key``.
-
-    Building, theming (each ``configure_*`` deep-copies the chart), validating and
-    Arrow-converting these layered charts costs hundreds of ms per rerun through
-    ``st.altair_chart``; here it happens once for each ``key`` (every input the chart
-    depends on) and the cached spec is drawn with ``st.vega_lite_chart``: same theme, same look.
-    """
-    spec, spec_json = _themed_spec(name, ctx.lang, ctx.presenter, key, build)
-    st.vega_lite_chart(spec=spec, theme=None)
-    return SpecChart(spec_json)

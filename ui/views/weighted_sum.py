@@ -1,18 +1,16 @@
 """Presentation helpers for the weighted-sum page: one query's output as a sum of scaled values.
 
-Charts are Vega-Lite specs built like those of :mod:`ui.views.qkv` (cached, cheap to redraw);
-every number comes from :mod:`core.attention`.
+The two bar charts are small Vega-Lite dicts (pages draw them with
+:func:`ui.charts.show_cached`); every number comes from :mod:`core.attention`.
 """
 
 from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
-import streamlit as st
 
 from core.attention import RowMix, other_terms, top_terms
 from ui import charts
-from ui.views.qkv import SpecChart, theme, vector_tex
+from ui.views.qkv import vector_tex
 
 ALL_TERMS_UP_TO = 8  # sentences this short get every term of the sum written out
 TOP_TERMS = 6  # longer ones: this many largest terms, then the rest summed
@@ -29,20 +27,18 @@ def _token_color(labels: Sequence[str]) -> dict:
     }
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def weight_bars(
-    weights: np.ndarray, labels: Sequence[str], title: str, presenter: bool
-) -> SpecChart:
+def weight_bars(weights: np.ndarray, labels: Sequence[str], title: str, presenter: bool) -> dict:
     """One bar per key token: the query's attention weights (0..1), labelled to 3 decimals."""
     labels = list(labels)
-    data = pd.DataFrame(
-        {"token": labels, "weight": weights, "text": [charts.fmt(w, 3) for w in weights]}
+    data = charts.records(
+        {"token": labels, "weight": weights, "text": charts.fmt_cells(weights, 3)}
     )
     scale = 1.6 if presenter else 1.0  # a projector gets bigger charts
     width = int(np.clip(70 * scale * len(labels), 320 * scale, 1100))
-    spec = {
+    return {
         "title": title,
-        "data": {"name": "w"},
+        "datasets": {"weights": data},
+        "data": {"name": "weights"},
         "width": width,
         "height": int(260 * scale),
         "encoding": {
@@ -66,7 +62,7 @@ def weight_bars(
                 "encoding": {
                     "color": {**_token_color(labels), "legend": None},
                     "tooltip": [
-                        {"field": "token", "type": "nominal"},
+                        {"field": "token", "type": "nominal", "title": ""},
                         {"field": "text", "type": "nominal", "title": "α"},
                     ],
                 },
@@ -77,10 +73,8 @@ def weight_bars(
             },
         ],
     }
-    return SpecChart({**theme(presenter), **spec}, {"w": data})
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
 def stacked(
     contributions: np.ndarray,
     output: np.ndarray,
@@ -88,24 +82,22 @@ def stacked(
     output_label: str,
     title: str,
     presenter: bool,
-) -> SpecChart:
+) -> dict:
     """Per output dimension, the scaled values α_ij v_j stacked (one colour per token; positive
     parts above 0, negative below) and a black mark at their sum, the output."""
     labels = list(labels)
     n, d_v = contributions.shape
     dims = charts.dim_labels(d_v, "v")
-    parts = pd.DataFrame(
+    parts = charts.records(
         {
             "token": np.repeat(labels, d_v),
             "j": np.repeat(np.arange(n), d_v),
             "dim": dims * n,
             "contribution": contributions.ravel(),
-            "text": [charts.fmt(c, 3) for c in contributions.ravel()],
+            "text": charts.fmt_cells(contributions, 3),
         }
     )
-    total = pd.DataFrame(
-        {"dim": dims, "output": output, "text": [charts.fmt(o, 3) for o in output]}
-    )
+    total = charts.records({"dim": dims, "output": output, "text": charts.fmt_cells(output, 3)})
     scale = 1.5 if presenter else 1.0  # a projector gets bigger charts
     step = int(np.clip(1000 / d_v, 14, 150 * scale))
     x = {"field": "dim", "type": "nominal", "sort": dims, "title": None, "axis": {"labelAngle": 0}}
@@ -118,8 +110,8 @@ def stacked(
             "color": _token_color(labels),
             "order": {"field": "j", "type": "quantitative"},
             "tooltip": [
-                {"field": "token", "type": "nominal"},
-                {"field": "dim", "type": "nominal"},
+                {"field": "token", "type": "nominal", "title": ""},
+                {"field": "dim", "type": "nominal", "title": "v"},
                 {"field": "text", "type": "nominal", "title": "α·v"},
             ],
         },
@@ -131,7 +123,7 @@ def stacked(
             "x": x,
             "y": {"field": "output", "type": "quantitative"},
             "tooltip": [
-                {"field": "dim", "type": "nominal"},
+                {"field": "dim", "type": "nominal", "title": "v"},
                 {"field": "text", "type": "nominal", "title": output_label},
             ],
         },
@@ -152,13 +144,13 @@ def stacked(
         },
     }
     layers = [bars, mark] + ([text] if d_v <= 12 else [])
-    spec = {
+    return {
         "title": title,
+        "datasets": {"parts": parts, "total": total},
         "width": {"step": step},
         "height": 360 if presenter else 320,
         "layer": layers,
     }
-    return SpecChart({**theme(presenter), **spec}, {"parts": parts, "total": total})
 
 
 def sum_tex(i: int, mix: RowMix, v: np.ndarray) -> str:
