@@ -41,6 +41,8 @@ with steps.section(0):
             x_title=t("home.distance_axis"),
             y_title=t("home.steps_axis"),
             color_domain=[t("home.rnn"), t("home.attention")],
+            width=760,
+            height=340,
         )
     export_panel(ctx, "path_lengths", chart=chart, data=data)
     notice(ctx, [t("home.notice_rnn", d=distance_max), t("home.notice_attention")])
