@@ -42,6 +42,7 @@ class TooManyTokensError(TokenizeError):
 def tokenize(text: str, max_tokens: int = MAX_TOKENS) -> list[str]:
     """Split ``text`` into tokens.
 
+    Shapes: a string -> a list of ``n`` token strings, 1 <= n <= ``max_tokens``.
     Raises :class:`EmptyTextError` for text without tokens and :class:`TooManyTokensError`
     when there are more than ``max_tokens``.
     """
