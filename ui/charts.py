@@ -116,14 +116,6 @@ def records(columns: Mapping[str, Sequence | np.ndarray]) -> list[dict]:
     return [dict(zip(keys, row, strict=True)) for row in zip(*values, strict=True)]
 
 
-def matrix_frame(
-    matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], panel: str = ""
-) -> pd.DataFrame:
-    """Long table of a matrix: one line per cell (panel, row, col, i, j, value, text);
-    value is NaN where the entry is not finite, text shows it (−∞, +∞ or blank)."""
-    return pd.DataFrame(_cells(matrix, list(rows), list(cols), panel)).astype({"value": float})
-
-
 def symmetric_domain(*matrices: np.ndarray) -> list[float]:
     """A colour domain centred on 0 that holds every finite entry (±1 if there is none)."""
     finite = [m[np.isfinite(m)] for m in map(np.asarray, matrices)]
