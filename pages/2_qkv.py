@@ -8,6 +8,7 @@ from ui import charts
 from ui.blocks import header, link, notice
 from ui.exports import export_panel
 from ui.safe import plain
+from ui.sentence import sentence_controls, settings_box, token_picker
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import qkv as view
@@ -15,7 +16,8 @@ from ui.views import qkv as view
 ctx = shell("qkv")
 t = ctx.t
 header(ctx)
-s = view.settings(ctx, t("qkv.settings"))
+with settings_box(ctx, t("qkv.settings")):
+    s = sentence_controls(ctx)
 w_q, w_k, w_v = s.projections()
 tr = core.self_attention_trace(s.x, w_q, w_k, w_v)
 diff_q, diff_k, diff_v = fused_differences(s.x, w_q, w_k, w_v)
@@ -42,7 +44,7 @@ with matrices:
 with follow:
     st.subheader(titles[1])
 with sections[steps.host(0, 1)]:  # both steps follow the token; shown on the one on screen
-    i = view.token_picker(ctx, s.tokens, t("qkv.token"))
+    i = token_picker(ctx, s.tokens, t("qkv.token"))
 
 with matrices:
     panels = [
@@ -65,7 +67,7 @@ with matrices:
         ctx,
         [
             t("qkv.notice_shapes", n=len(s.tokens), d_model=s.d_model, d_k=s.d_k, d_v=s.d_v),
-            t("qkv.notice_rows", token=plain(s.tokens[i]), i=i, q=view.numbers(tr.q[i], 2)),
+            t("qkv.notice_rows", token=plain(s.tokens[i]), i=i, q=charts.fmt_list(tr.q[i], 2)),
             t("qkv.notice_fused", diff=largest_diff),
         ],
     )
@@ -117,8 +119,8 @@ with lesson:
         t(
             "qkv.first_rows",
             token=plain(s.tokens[0]),
-            weights=view.numbers(tr.weights[0]),
-            output=view.numbers(tr.output[0]),
+            weights=charts.fmt_list(tr.weights[0]),
+            output=charts.fmt_list(tr.output[0]),
         )
     )
     panels = [

@@ -7,7 +7,7 @@ from ui import charts
 from ui.blocks import header, link, notice
 from ui.charts import fmt
 from ui.exports import export_panel
-from ui.sentence import sentence_controls
+from ui.sentence import sentence_controls, settings_box
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import scaling as view
@@ -16,20 +16,20 @@ ctx = shell("scaling")
 t = ctx.t
 header(ctx)
 titles = [t(f"scaling.step{i}_title") for i in range(1, 5)]
-steps = stepper(ctx, titles)
+steps = stepper(ctx, [t(f"scaling.step{i}_short") for i in range(1, 5)])
 sections = [steps.section(k) for k in range(4)]
 d_max = view.D_KS[-1]
 
 with sections[0]:
     st.subheader(titles[0])
     st.markdown(t("scaling.scores_text"))
-    s = sentence_controls(ctx)
+    with settings_box(ctx, t("scaling.sentence_box")):
+        s = sentence_controls(ctx)
     unit = view.unit_control(ctx)
     w_q, w_k = view.projections(s, unit)
     c = compare_scaling(s.x, w_q, w_k)
     raw, scaled = summarize_rows(c.raw, c.raw_weights), summarize_rows(c.scaled, c.scaled_weights)
     view.metrics(
-        ctx,
         [
             (t("scaling.m_std_raw"), fmt(raw.score_std)),
             (t("scaling.m_std_scaled", d_k=s.d_k), fmt(scaled.score_std)),
@@ -81,7 +81,6 @@ with sections[1]:
     i = view.hist_control(ctx)
     d_k = view.D_KS[i]
     view.metrics(
-        ctx,
         [
             (t("scaling.m_var_raw", d_k=d_k), fmt(exp.raw_var[i])),
             (t("scaling.m_var_theory"), fmt(exp.theory_raw[i], 0)),
@@ -108,7 +107,6 @@ with sections[2]:
     top, top_s = fmt(raw_rows.max_weight[-1], 3), fmt(scaled_rows.max_weight[-1], 3)
     ent, ent_s = fmt(raw_rows.entropy[-1], 3), fmt(scaled_rows.entropy[-1], 3)
     view.metrics(
-        ctx,
         [
             (t("scaling.m_top_raw", d_k=d_max), top),
             (t("scaling.m_top_scaled", d_k=d_max), top_s),
@@ -134,7 +132,6 @@ with sections[3]:
         raw_rows, scaled_rows = view.saturation_data(cfg.n_keys, cfg.seed)
     g_raw, g_scaled = raw_rows.jacobian_norm, scaled_rows.jacobian_norm
     view.metrics(
-        ctx,
         [
             (t("scaling.m_grad_raw", d_k=d_max), fmt(g_raw[-1], 4)),
             (t("scaling.m_grad_scaled", d_k=d_max), fmt(g_scaled[-1], 4)),

@@ -8,15 +8,16 @@ from ui import charts
 from ui.blocks import header, link, notice
 from ui.exports import export_panel
 from ui.safe import plain
+from ui.sentence import sentence_controls, settings_box, token_picker
 from ui.shell import shell
 from ui.steps import stepper
-from ui.views import qkv as shared_view
 from ui.views import weighted_sum as view
 
 ctx = shell("weighted_sum")
 t = ctx.t
 header(ctx)
-s = shared_view.settings(ctx, t("weighted_sum.settings"))
+with settings_box(ctx, t("weighted_sum.settings")):
+    s = sentence_controls(ctx)
 tr = core.self_attention_trace(s.x, *s.projections())
 labels = charts.unique_labels(s.tokens)
 v_cols = charts.dim_labels(s.d_v, "v")
@@ -28,7 +29,7 @@ titles = [
     t("weighted_sum.matrix_title"),
 ]
 steps = stepper(ctx, titles)
-i = shared_view.token_picker(ctx, s.tokens, t("weighted_sum.token"))
+i = token_picker(ctx, s.tokens, t("weighted_sum.token"))
 mix = mix_row(tr.weights[i], tr.v)
 token = plain(s.tokens[i])
 top = int(top_terms(mix.weights, 1)[0])
@@ -96,9 +97,7 @@ with steps.section(3):
     shown = charts.show_cached(
         ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, presenter=ctx.presenter
     )
-    st.markdown(
-        t("weighted_sum.output_row", token=token, i=i, row=shared_view.numbers(tr.output[i]))
-    )
+    st.markdown(t("weighted_sum.output_row", token=token, i=i, row=charts.fmt_list(tr.output[i])))
     text = core.text_heatmap(tr.weights, labels)
     export_panel(
         ctx,

@@ -5,7 +5,7 @@ import streamlit as st
 from ui import charts
 from ui.blocks import header, link, notice
 from ui.exports import export_panel
-from ui.sentence import sentence_controls
+from ui.sentence import sentence_controls, settings_box
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import multi_head as mh
@@ -14,7 +14,7 @@ ctx = shell("multi_head")
 t = ctx.t
 header(ctx)
 
-with mh.controls_frame(ctx):  # folded away in presenter mode, to leave room for the slide
+with settings_box(ctx, t("multi_head.settings")):
     sentence = sentence_controls(ctx, key_dims=False)  # d_k = d_v = d_model / h: derived
 left, right = st.columns([2, 3], vertical_alignment="center")
 with left:

@@ -81,6 +81,11 @@ def fmt(value: float, digits: int = 2) -> str:
     return f"{value:.{digits}f}".replace("-", "−")
 
 
+def fmt_list(values: np.ndarray, digits: int = 3) -> str:
+    """A row of numbers for running text: ``[0.097, 0.122, …]``."""
+    return "[" + ", ".join(fmt(float(v), digits) for v in values) + "]"
+
+
 def fmt_cells(values: np.ndarray, digits: int = 2) -> list[str]:
     """:func:`fmt` of every entry (flattened) in one pass: ~2 ms for 64 × 64, not ~50 ms."""
     v = np.asarray(values, dtype=float).ravel()

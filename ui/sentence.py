@@ -6,13 +6,16 @@ d_model = 8, d_k = d_v = 4, seed 42, lesson embeddings — so the page reproduce
 lesson's numbers as it opens.
 """
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
 
 import core
+from ui.charts import unique_labels
 from ui.params import Choice, Flag, Int, Text, assign, number, select, slider, text, toggle
+from ui.safe import plain
 from ui.shell import PageContext
 
 LESSON_TEXT = "The cat sat on the mat"
@@ -23,6 +26,7 @@ D_V = Int("d_v", 4, 1, 64)
 SEED = Int("seed", 42, 0, 2**32 - 1)
 EMBED = Choice("embedding", "lesson", core.EMBEDDING_MODES)  # "embed" is Streamlit's own
 POSITIONS = Flag("pos", False)
+TOKEN_KEY = "token"  # URL key of a followed token (an index "0".."n-1")
 LESSON_SETTINGS = (
     (TEXT, LESSON_TEXT),
     (D_MODEL, 8),
@@ -89,7 +93,7 @@ def sentence_controls(ctx: PageContext, dims: bool = True, key_dims: bool = True
                 width="stretch",
             )
         tokens = tokens_or_default(ctx, raw)
-        widths = ([1, 1, 1] if dims and key_dims else [1] if dims else []) + [1.2, 2.2, 1.4]
+        widths = ([1, 1, 1] if dims and key_dims else [1] if dims else []) + [1.2, 2.8, 1.4]
         cols = iter(st.columns(widths, vertical_alignment="bottom"))
         d_model = d_k = d_v = None
         if dims:
@@ -113,3 +117,22 @@ def sentence_controls(ctx: PageContext, dims: bool = True, key_dims: bool = True
     return Sentence(
         tokens, x, d_model, d_k or D_K.default, d_v or D_V.default, int(seed), mode, positions
     )
+
+
+def settings_box(ctx: PageContext, label: str) -> AbstractContextManager:
+    """Where a page's sentence controls go: in place, or a closed expander in presenter
+    mode so the slide keeps its room (``with settings_box(ctx, t("qkv.settings")): ...``)."""
+    if ctx.presenter:
+        return st.expander(label, icon=":material/tune:")
+    return st.container()
+
+
+def token_picker(ctx: PageContext, tokens: list[str], label: str) -> int:
+    """The followed token, kept in the URL as its index (``?token=2``), shown as the token.
+
+    An index that does not exist in this sentence (a shortened sentence, a bad link) warns
+    and falls back to the first token.
+    """
+    labels = unique_labels(tokens)
+    spec = Choice(TOKEN_KEY, "0", tuple(str(i) for i in range(len(tokens))))
+    return int(select(ctx, spec, label, format_func=lambda i: plain(labels[int(i)], 24)))

@@ -20,7 +20,8 @@ html { font-size: 22px; }
 .stApp [data-testid="stMarkdownContainer"] p,
 .stApp [data-testid="stMarkdownContainer"] li { font-size: 1.15rem; line-height: 1.5; }
 .stApp [data-testid="stWidgetLabel"] p { font-size: 1rem; }
-.stApp [data-testid="stMetricValue"] div { font-size: 2.2rem; }
+.stApp [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p {
+  font-size: 2.2rem; line-height: 1.2; }
 header[data-testid="stHeader"] [data-testid="stToolbar"] { display: none; }
 .block-container { padding-top: 2.5rem; max-width: 100%; }
 </style>

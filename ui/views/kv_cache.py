@@ -3,7 +3,6 @@
 Only wiring, charts and formatting live here; every number comes from :mod:`core`.
 """
 
-from contextlib import nullcontext
 from dataclasses import dataclass
 
 import altair as alt
@@ -27,7 +26,7 @@ from ui import charts
 from ui.i18n import Translator
 from ui.params import Flag, Int, number, slider, toggle
 from ui.safe import plain
-from ui.sentence import Sentence, sentence_controls
+from ui.sentence import Sentence, sentence_controls, settings_box
 from ui.shell import PageContext
 from ui.views.masking import index_slider
 
@@ -54,12 +53,7 @@ class KVView:
 
 def controls(ctx: PageContext) -> Sentence:
     """The sentence controls (folded into an expander in presenter mode)."""
-    box = (
-        st.expander(ctx.t("kv_cache.controls"), icon=":material/tune:")
-        if ctx.presenter
-        else nullcontext()
-    )
-    with box:
+    with settings_box(ctx, ctx.t("kv_cache.controls")):
         return sentence_controls(ctx)
 
 
@@ -93,21 +87,10 @@ def token_strip(tokens: list[str], t: int) -> str:
     return " ".join([*done, new, *["`?`"] * (len(tokens) - t - 1)])
 
 
-# Presenter mode enlarges markdown paragraphs, which also shrinks st.metric values to body
-# size (reported); this keeps this page's metric values large.
-METRIC_CSS = (
-    "<style>.st-key-kv_metrics [data-testid='stMetricValue'] p"
-    "{font-size: 2.4rem; line-height: 1.2;}</style>"
-)
-
-
 def step_metrics(ctx: PageContext, view: KVView, t: int) -> None:
     """Cache rows, cache-vs-full difference and this step's work, as four metrics."""
     tr = ctx.t
-    if ctx.presenter:
-        st.html(METRIC_CSS)
-    with st.container(key="kv_metrics"):
-        c1, c2, c3, c4 = st.columns(4)
+    c1, c2, c3, c4 = st.columns(4)
     c1.metric(tr("kv_cache.rows"), t + 1, delta=tr("kv_cache.rows_delta"), delta_color="off")
     c2.metric(tr("kv_cache.diff"), sci(cached_diff(view, t)))
     c3.metric(tr("kv_cache.work_with"), count(view.costs.with_cache[t]))

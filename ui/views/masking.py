@@ -3,7 +3,6 @@
 Only wiring, charts and formatting live here; every number comes from :mod:`core`.
 """
 
-from contextlib import nullcontext
 from dataclasses import dataclass
 
 import altair as alt
@@ -34,7 +33,7 @@ from ui import charts
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Float, Int, check_url, select, slider, toggle
 from ui.safe import plain
-from ui.sentence import Sentence, sentence_controls
+from ui.sentence import Sentence, sentence_controls, settings_box
 from ui.shell import PageContext
 
 PAD = "[PAD]"
@@ -63,12 +62,7 @@ class MaskView:
 def controls(ctx: PageContext) -> tuple[Sentence, bool, int, str]:
     """Sentence controls and the mask switches (in an expander in presenter mode)."""
     t = ctx.t
-    box = (
-        st.expander(t("masking.controls"), icon=":material/tune:")
-        if ctx.presenter
-        else nullcontext()
-    )
-    with box:
+    with settings_box(ctx, t("masking.controls")):
         sentence = sentence_controls(ctx)
         c1, c2, c3 = st.columns([2, 3, 2], vertical_alignment="bottom")
         with c1:

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 from core.multihead import (
     MultiHeadTrace,
@@ -53,13 +52,6 @@ class TorchCheck:
     output_diff: float
     average_diff: float
     per_head_diff: float
-
-
-def controls_frame(ctx: PageContext) -> DeltaGenerator:
-    """Where the sentence controls go: in place, or a folded expander in presenter mode."""
-    if ctx.presenter:
-        return st.expander(ctx.t("multi_head.settings"), icon=":material/tune:")
-    return st.container()
 
 
 def heads_control(ctx: PageContext, d_model: int) -> int:

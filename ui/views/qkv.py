@@ -1,41 +1,13 @@
-"""Presentation helpers for the Q, K, V page.
-
-``token_picker`` and ``settings`` are also used by the weighted-sum page.
-"""
+"""Presentation helpers for the Q, K, V page."""
 
 from collections.abc import Sequence
 
 import numpy as np
-import streamlit as st
 
 import core
 from ui import charts
 from ui import sentence as shared
-from ui.params import Choice, select
-from ui.safe import plain
-from ui.sentence import LESSON_SETTINGS, Sentence, sentence_controls
-from ui.shell import PageContext
-
-TOKEN = "token"  # URL key of the followed token (an index "0".."n-1")
-
-
-def settings(ctx: PageContext, label: str) -> Sentence:
-    """The shared sentence controls; folded into a closed expander in presenter mode."""
-    if not ctx.presenter:
-        return sentence_controls(ctx)
-    with st.expander(label, icon=":material/tune:"):
-        return sentence_controls(ctx)
-
-
-def token_picker(ctx: PageContext, tokens: list[str], label: str) -> int:
-    """The followed token, kept in the URL as its index (``?token=2``), shown as the token.
-
-    An index that does not exist in this sentence (a shortened sentence, a bad link) warns
-    and falls back to the first token.
-    """
-    labels = charts.unique_labels(tokens)
-    spec = Choice(TOKEN, "0", tuple(str(i) for i in range(len(tokens))))
-    return int(select(ctx, spec, label, format_func=lambda i: plain(labels[int(i)], 24)))
+from ui.sentence import LESSON_SETTINGS, Sentence
 
 
 def vector_tex(values: np.ndarray, limit: int = 8, digits: int = 3) -> str:
@@ -44,11 +16,6 @@ def vector_tex(values: np.ndarray, limit: int = 8, digits: int = 3) -> str:
     if len(values) > limit:
         shown.append(r"\dots")
     return r"\left[\," + r",\ ".join(shown) + r"\,\right]"
-
-
-def numbers(values: np.ndarray, digits: int = 3) -> str:
-    """A row of numbers for markdown text: ``[0.097, 0.122, …]``."""
-    return "[" + ", ".join(charts.fmt(float(v), digits) for v in values) + "]"
 
 
 def is_lesson(s: Sentence) -> bool:

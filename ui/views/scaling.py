@@ -92,19 +92,8 @@ def hist_control(ctx: PageContext) -> int:
     return D_KS.index(int(select(ctx, HIST_DK, ctx.t("scaling.hist_dk"))))
 
 
-# Workaround for the shell's presenter CSS: its rule for markdown paragraphs also shrinks
-# st.metric values to body size, so the big readouts would look like footnotes on a projector.
-PRESENTER_METRIC_CSS = """<style>
-.stApp [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p {
-  font-size: 2.1rem; line-height: 1.2;
-}
-</style>"""
-
-
-def metrics(ctx: PageContext, items: list[tuple[str, str]]) -> None:
-    """A row of ``st.metric`` readouts (kept large in presenter mode)."""
-    if ctx.presenter:
-        st.html(PRESENTER_METRIC_CSS)
+def metrics(items: list[tuple[str, str]]) -> None:
+    """A row of ``st.metric`` readouts."""
     for col, (label, value) in zip(st.columns(len(items)), items, strict=True):
         col.metric(label, value)
 
