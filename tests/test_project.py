@@ -26,7 +26,12 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 
 def test_requirements_are_pinned_with_one_comment_each() -> None:
-    for name in ("requirements.txt", "requirements-dev.txt", "requirements-optional.txt"):
+    for name in (
+        "requirements.txt",
+        "requirements-dev.txt",
+        "requirements-optional.txt",
+        "requirements-models.txt",
+    ):
         for line in (ROOT / name).read_text().splitlines():
             if line.strip():
                 assert re.fullmatch(r"(\S+==\S+|-r \S+)  # .+", line), (name, line)

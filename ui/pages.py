@@ -37,8 +37,12 @@ PAGES = (
     PageInfo("masking", "pages/6_masking.py", "practice", ":material/visibility_off:"),
     PageInfo("multi_head", "pages/7_multi_head.py", "practice", ":material/view_column:"),
     PageInfo("kv_cache", "pages/8_kv_cache.py", "practice", ":material/memory:"),
+    PageInfo("encoder", "pages/9_encoder.py", "models", ":material/travel_explore:"),
+    PageInfo("decoder", "pages/10_decoder.py", "models", ":material/edit_note:"),
+    PageInfo("training", "pages/11_training.py", "exercises", ":material/model_training:"),
+    PageInfo("homework", "pages/12_homework.py", "exercises", ":material/task_alt:"),
 )
-SECTIONS = ("start", "concepts", "practice", "reference")
+SECTIONS = ("start", "concepts", "practice", "models", "exercises", "reference")
 
 
 def available_pages() -> tuple[PageInfo, ...]:
