@@ -51,6 +51,18 @@ from core.experiments import (
     softmax_jacobian,
     softmax_jacobian_norm,
 )
+from core.homework import (
+    ATTENTION_MISTAKES,
+    MULTIHEAD_MISTAKES,
+    SOFTMAX_MISTAKES,
+    Homework,
+    diagnose_attention,
+    diagnose_homework,
+    diagnose_multihead,
+    diagnose_softmax,
+    homework_answer,
+    homework_inputs,
+)
 from core.kv_cache import (
     CostCurve,
     DecodeStep,
@@ -92,10 +104,13 @@ from core.tokens import (
 )
 
 __all__ = [
+    "ATTENTION_MISTAKES",
     "EMBEDDING_MODES",
     "LARGE_NEGATIVE",
     "MASK_FILL",
     "MAX_TOKENS",
+    "MULTIHEAD_MISTAKES",
+    "SOFTMAX_MISTAKES",
     "AttentionTrace",
     "BertConfig",
     "BertLayer",
@@ -104,6 +119,7 @@ __all__ = [
     "CostCurve",
     "DecodeStep",
     "EmptyTextError",
+    "Homework",
     "KVCache",
     "TokenizeError",
     "TooManyTokensError",
@@ -116,6 +132,10 @@ __all__ = [
     "decode_costs",
     "decode_step",
     "decode_trace",
+    "diagnose_attention",
+    "diagnose_homework",
+    "diagnose_multihead",
+    "diagnose_softmax",
     "dot_product_samples",
     "dot_variance_curve",
     "embed_tokens",
@@ -128,6 +148,8 @@ __all__ = [
     "gradient_curve",
     "hard_lookup",
     "head_ranking",
+    "homework_answer",
+    "homework_inputs",
     "init_multihead",
     "init_projections",
     "key_share",

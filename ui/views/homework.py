@@ -1,0 +1,442 @@
+"""Presentation helpers for the homework page (pages/12_homework.py).
+
+Every number comes from :mod:`core.homework`; uploads are read by :mod:`ui.uploads`. An
+upload lives only in this session's widget state (Streamlit keeps it in memory): nothing is
+written to disk, and nothing the student sent is rendered as HTML (names and tokens from an
+upload go through :func:`ui.safe.plain`).
+"""
+
+import io
+import json
+import zipfile
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+
+from core.homework import (
+    MISTAKE_STEPS,
+    STEPS,
+    Comparison,
+    Homework,
+    compare,
+    diagnose_homework,
+    homework_answer,
+    homework_inputs,
+    tolerance,
+)
+from ui import charts
+from ui.exports import npz_bytes
+from ui.i18n import Translator
+from ui.params import Choice, Int, number, select, slider
+from ui.safe import plain
+from ui.shell import PageContext
+from ui.uploads import (
+    MAX_BYTES,
+    Parsed,
+    UploadError,
+    check_shape,
+    nonfinite,
+    parse_text,
+    parse_upload,
+    shape_text,
+)
+
+EXERCISE = Choice("exercise", "1", ("1", "2", "3", "4"))
+PART = Choice("part", "output", ("output", "weights"))
+N = Int("n", 6, 2, 16)
+D_MODEL = Int("d_model", 8, 2, 32)
+D_K = Int("d_k", 4, 1, 16)
+HEADS = Int("h", 2, 1, 8)
+SEED = Int("seed", 42, 0, 2**32 - 1)
+UPLOAD_KEY, PASTE_KEY = "hw_upload", "hw_paste"
+FILE_TYPES = ["npy", "npz", "csv", "tsv", "txt", "json"]
+NAMES = {  # array names looked for in an uploaded .npz / JSON object, per part
+    "output": ("output", "out", "y"),
+    "weights": ("weights", "attn", "attention", "alpha", "w"),
+    "probs": ("probs", "p", "softmax", "weights"),
+}
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One upload held against the exercise."""
+
+    parsed: Parsed
+    part: str
+    expected: np.ndarray
+    tol: float
+    diagnosis: str | None  # "correct", a mistake id, or None
+    comparison: Comparison | None  # None when the shapes differ
+    shape_error: UploadError | None
+    transposed_right: bool  # wrong shape, but its transpose is the right answer
+    notice: UploadError | None  # NaN/±∞ cells
+
+
+# ---------------------------------------------------------------------------- controls
+
+
+def controls(ctx: PageContext) -> tuple[Homework, str]:
+    """Exercise, sizes and which result is checked, all in the URL."""
+    t = ctx.t
+    exercise = int(
+        select(ctx, EXERCISE, t("homework.exercise"), lambda e: t(f"homework.ex{e}_short"))
+    )
+    cols = st.columns(5 if exercise == 3 else 4 if exercise < 3 else 2)
+    with cols[0]:
+        n = slider(ctx, N, t("homework.n"))
+    d_model, d_k, h = D_MODEL.default, D_K.default, HEADS.default
+    if exercise < 4:
+        with cols[1]:
+            d_model = slider(ctx, D_MODEL, "d_model")
+        with cols[2]:
+            d_k = slider(ctx, D_K, t("homework.d_k"))
+    if exercise == 3:
+        with cols[3]:
+            h = slider(ctx, HEADS, t("homework.h"))
+    with cols[-1]:
+        seed = number(ctx, SEED, t("homework.seed"))
+    return Homework(exercise, int(n), int(d_model), int(d_k), int(h), int(seed)), part_control(
+        ctx, exercise
+    )
+
+
+def part_control(ctx: PageContext, exercise: int) -> str:
+    """Which result the student checks: the output or the weights (the probabilities in 4)."""
+    if exercise == 4:
+        return "probs"
+    t = ctx.t
+    return select(ctx, PART, t("homework.part"), lambda p: t(f"homework.part_{p}"))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def exercise_data(hw: Homework) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The exercise's inputs and its right answers."""
+    inputs = homework_inputs(hw)
+    return inputs, homework_answer(hw, inputs)
+
+
+def shapes_table(ctx: PageContext, hw: Homework, arrays: dict[str, np.ndarray]) -> str:
+    """A markdown table: every input and result with its live shape and meaning."""
+    t = ctx.t
+    lines = [f"| | {t('homework.col_shape')} | {t('homework.col_meaning')} |", "|---|---|---|"]
+    for name, arr in arrays.items():
+        lines.append(f"| `{name}` | `{shape_text(arr.shape)}` | {t(f'homework.arr_{name}')} |")
+    return "\n".join(lines)
+
+
+FORMULAS = {
+    1: r"Q=XW^Q,\;K=XW^K,\;V=XW^V,\qquad"
+    r"\mathrm{out}=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V",
+    2: r"\mathrm{out}=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V,\qquad"
+    r"M_{ij}=\begin{cases}0 & j\le i\\-\infty & j>i\end{cases}",
+    3: r"\mathrm{out}=\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W^O,\quad"
+    r"\mathrm{head}_i=\mathrm{softmax}\!\left(\frac{Q_iK_i^\top}{\sqrt{d_k}}\right)V_i",
+    4: r"p_{ij}=\frac{e^{z_{ij}-\max_k z_{ik}}}{\sum_{l} e^{z_{il}-\max_k z_{ik}}}",
+}
+
+
+# --------------------------------------------------------------------------- downloads
+
+
+def download_arrays(hw: Homework, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """What the NPZ holds: the inputs, plus ``h`` for the multi-head exercise."""
+    return {**inputs, **({"h": np.array(hw.h)} if hw.exercise == 3 else {})}
+
+
+def stem(hw: Homework) -> str:
+    return f"attention-lab_homework_ex{hw.exercise}"
+
+
+def csv_zip(inputs: dict[str, np.ndarray]) -> bytes:
+    """One CSV per matrix (full precision, the mask as 0/1), zipped."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, arr in inputs.items():
+            text = io.StringIO()
+            fmt = "%d" if arr.dtype == bool else "%.17g"
+            np.savetxt(text, arr.astype(int) if arr.dtype == bool else arr, fmt=fmt, delimiter=",")
+            archive.writestr(f"{name}.csv", text.getvalue())
+    return buffer.getvalue()
+
+
+def json_text(hw: Homework, inputs: dict[str, np.ndarray]) -> str:
+    """Every array as nested lists (full precision), with the exercise's sizes."""
+    sizes = {"exercise": hw.exercise, "n": hw.n, "seed": hw.seed}
+    if hw.exercise < 4:
+        sizes |= {"d_model": hw.d_model, "d_k": hw.d_k}
+    if hw.exercise == 3:
+        sizes["h"] = hw.h
+    return json.dumps({**sizes, **{k: v.tolist() for k, v in inputs.items()}}, indent=1)
+
+
+def numpy_literal(inputs: dict[str, np.ndarray]) -> str:
+    """The inputs as Python source to paste into a notebook (full precision)."""
+    lines = []
+    for name, arr in inputs.items():
+        if arr.dtype == bool:
+            lines.append(f"{name} = np.array({arr.astype(int).tolist()!r}, dtype=bool)")
+        else:
+            lines.append(f"{name} = np.array({arr.tolist()!r})")
+    return "\n".join(lines)
+
+
+STARTERS = {
+    1: ("attention(X, W_Q, W_K, W_V)", "X, W_Q, W_K, W_V = (data[k] for k in (\"X\", \"W_Q\", "
+        "\"W_K\", \"W_V\"))", "def attention(X, W_Q, W_K, W_V, mask=None):",
+        "output, weights = attention(X, W_Q, W_K, W_V)", "output=output, weights=weights"),
+    2: ("attention(X, W_Q, W_K, W_V, mask)", "X, W_Q, W_K, W_V, mask = (data[k] for k in (\"X\", "
+        "\"W_Q\", \"W_K\", \"W_V\", \"mask\"))", "def attention(X, W_Q, W_K, W_V, mask=None):",
+        "output, weights = attention(X, W_Q, W_K, W_V, mask)", "output=output, weights=weights"),
+    3: ("multi_head(X, W_Q, W_K, W_V, W_O, h)", "X, W_Q, W_K, W_V, W_O = (data[k] for k in "
+        "(\"X\", \"W_Q\", \"W_K\", \"W_V\", \"W_O\"))\nh = int(data[\"h\"])",
+        "def multi_head(X, W_Q, W_K, W_V, W_O, h):",
+        "output, weights = multi_head(X, W_Q, W_K, W_V, W_O, h)",
+        "output=output, weights=weights"),
+    4: ("stable_softmax(logits)", "logits = data[\"logits\"]", "def stable_softmax(logits):",
+        "probs = stable_softmax(logits)", "probs=probs"),
+}  # fmt: skip
+ANSWER_FILE = "my_answer.npz"
+
+
+def starter(t: Translator, hw: Homework) -> str:
+    """A short script of our own: load the NPZ, call the student's function, save the file
+    to upload."""
+    call, load, signature, run, saved = STARTERS[hw.exercise]
+    return "\n".join(
+        [
+            f'"""{t("homework.starter_title", ex=hw.exercise)}',
+            "",
+            t("homework.starter_how", file=ANSWER_FILE),
+            '"""',
+            "",
+            "import numpy as np",
+            "",
+            f'data = np.load("{stem(hw)}.npz", allow_pickle=False)',
+            load,
+            "",
+            "",
+            signature,
+            f'    """{t(f"homework.starter_todo{hw.exercise}")}"""',
+            f'    raise NotImplementedError("{t("homework.starter_fill", call=call)}")',
+            "",
+            "",
+            run,
+            f'np.savez("{ANSWER_FILE}", {saved})',
+            f'print("{t("homework.starter_done", file=ANSWER_FILE)}")',
+            "",
+        ]
+    )
+
+
+def downloads(ctx: PageContext, hw: Homework, inputs: dict[str, np.ndarray]) -> None:
+    """NPZ, CSVs, JSON and the starter script, and the inputs as a NumPy literal."""
+    t, name = ctx.t, stem(hw)
+    arrays = download_arrays(hw, inputs)
+    buttons = [
+        ("NPZ", lambda: npz_bytes(arrays), f"{name}.npz", "application/octet-stream"),
+        ("CSV (zip)", lambda: csv_zip(inputs), f"{name}_csv.zip", "application/zip"),
+        ("JSON", lambda: json_text(hw, inputs), f"{name}.json", "application/json"),
+        (t("homework.starter"), lambda: starter(t, hw), f"{name}_starter.py", "text/x-python"),
+    ]
+    for col, (label, data, file_name, mime) in zip(st.columns(4), buttons, strict=True):
+        with col:
+            st.download_button(
+                label, data, file_name=file_name, mime=mime, key=f"hw_dl_{file_name}",
+                on_click="ignore", icon=":material/download:", width="stretch",
+            )  # fmt: skip
+    st.caption(t("homework.download_hint", file=f"{name}.npz", answer=ANSWER_FILE))
+    with st.expander(t("homework.literal"), icon=":material/content_copy:"):
+        st.caption(t("homework.literal_hint"))
+        st.code(numpy_literal(inputs), language="python", height=260)
+
+
+# ----------------------------------------------------------------------------- upload
+
+
+def upload_controls(ctx: PageContext, part: str) -> Parsed | None:
+    """The file uploader and the paste box; the parsed array, or None (with a translated
+    message for a bad upload)."""
+    t = ctx.t
+    file_col, paste_col = st.columns(2)
+    with file_col:
+        uploaded = st.file_uploader(
+            t("homework.upload_label"), type=FILE_TYPES, key=UPLOAD_KEY, max_upload_size=1,
+            help=t("homework.upload_help", limit_kb=MAX_BYTES // 1000),
+        )  # fmt: skip
+    with paste_col:
+        pasted = st.text_area(
+            t("homework.paste"), key=PASTE_KEY, height=140,
+            placeholder="[[0.0969, 0.1223, …], …]", help=t("homework.paste_help"),
+        )  # fmt: skip
+    try:
+        if uploaded is not None:
+            data = uploaded.getvalue()
+            return parse_upload(uploaded.name, data[: MAX_BYTES + 1], NAMES[part])
+        if pasted and pasted.strip():
+            return parse_text(pasted, NAMES[part])
+    except UploadError as err:
+        st.error(error_text(t, err), icon=":material/error:")
+    return None
+
+
+def error_text(t: Translator, err: UploadError) -> str:
+    """An upload problem in the page's language; text taken from the upload is escaped."""
+    params = {k: plain(v, 60) if isinstance(v, str) else v for k, v in err.params.items()}
+    return t(f"homework.upload.{err.key}", **params)
+
+
+def check(hw: Homework, part: str, parsed: Parsed) -> Checked:
+    """Shape, NaN/∞, comparison and diagnosis of one parsed upload."""
+    inputs, answers = exercise_data(hw)
+    expected = answers[part]
+    arr = parsed.array
+    tol = tolerance(arr.dtype) + parsed.resolution
+    diagnosis = diagnose_homework(hw, inputs, arr, part, tol)
+    try:
+        check_shape(arr, expected.shape)
+    except UploadError as err:
+        flipped = (
+            arr.ndim == 2 and compare(arr.T, expected, tol).equal
+            if err.key.endswith("transposed")
+            else False
+        )
+        return Checked(parsed, part, expected, tol, diagnosis, None, err, flipped, nonfinite(arr))
+    return Checked(
+        parsed, part, expected, tol, diagnosis, compare(arr, expected, tol), None, False,
+        nonfinite(arr),
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- results
+
+
+def sci(x: float) -> str:
+    """A small error for a metric: ``3.2e-07``, ``0``."""
+    return "0" if x == 0 else f"{x:.2g}" if x >= 1e-3 else f"{x:.1e}"
+
+
+def cell(at: tuple[int, ...]) -> str:
+    return shape_text(at) if at else "–"
+
+
+def verdict(ctx: PageContext, c: Checked) -> None:
+    """Equal or not, the tolerance, and the largest absolute and relative error and where."""
+    t, cmp = ctx.t, c.comparison
+    if c.notice is not None:
+        st.warning(error_text(t, c.notice), icon=":material/warning:")
+    if c.shape_error is not None:
+        st.error(error_text(t, c.shape_error), icon=":material/straighten:")
+        if c.transposed_right:
+            st.info(t("homework.transposed_right"), icon=":material/swap_horiz:")
+        return
+    assert cmp is not None
+    tol = sci(c.tol)
+    if cmp.equal:
+        st.success(t("homework.equal", tol=tol), icon=":material/check_circle:")
+    else:
+        bad = int(cmp.bad.sum())
+        st.error(
+            t("homework.not_equal", tol=tol, bad=bad, total=cmp.bad.size), icon=":material/cancel:"
+        )
+    m1, m2, m3 = st.columns(3)
+    m1.metric(t("homework.max_abs"), sci(cmp.max_abs), t("homework.at", cell=cell(cmp.max_abs_at)),
+              delta_color="off")  # fmt: skip
+    m2.metric(t("homework.max_rel"), sci(cmp.max_rel), t("homework.at", cell=cell(cmp.max_rel_at)),
+              delta_color="off")  # fmt: skip
+    m3.metric(t("homework.tolerance"), tol, t(f"homework.tol_{c.parsed.source}"), delta_color="off")
+
+
+def error_chart(
+    t: Translator, error: np.ndarray, row_sums: np.ndarray | None, presenter: bool
+) -> dict:
+    """Per-cell error (upload − expected) as a heatmap (one panel per head for (h, n, n)),
+    and the row sums of uploaded weights beside it."""
+    rows = [str(i) for i in range(error.shape[-2])]
+    cols = [str(j) for j in range(error.shape[-1])]
+    cell_px = 44 if presenter else 34
+    title = t("homework.error_title")
+    if error.ndim == 3:
+        panels = {t("homework.head", i=i + 1): m for i, m in enumerate(error)}
+    else:
+        panels = {title: error}
+    top = float(np.nanmax(np.abs(error))) if np.isfinite(error).any() else 0.0
+    domain = [-top, top] if top > 0 else [-1e-12, 1e-12]
+    heat = charts.heatmap(panels, rows, cols, "scores", t("homework.col"), t("homework.row"),
+                          cell=cell_px, domain=domain, annotate=False, name="error")  # fmt: skip
+    if error.ndim == 3:
+        heat["title"] = title
+    if row_sums is None:
+        return heat
+    sums = np.atleast_2d(row_sums).T if row_sums.ndim == 1 else row_sums.T  # (n, 1) or (n, h)
+    labels = ["Σ"] if row_sums.ndim == 1 else [str(i + 1) for i in range(row_sums.shape[0])]
+    side = charts.heatmap({t("homework.row_sums"): sums}, rows, labels, "weights",
+                          cell=cell_px, domain=[0, max(1.0, float(np.nanmax(sums, initial=0)))],
+                          name="sums", title=t("homework.row_sums"))  # fmt: skip
+    return charts.concat([heat, side])
+
+
+def row_sums(c: Checked) -> np.ndarray | None:
+    """Row sums of uploaded weights/probabilities: (n,) or (h, n); None for an output."""
+    if c.part == "output" or c.comparison is None:
+        return None
+    with np.errstate(invalid="ignore"):
+        return c.parsed.array.astype(float).sum(axis=-1)
+
+
+def five_steps(t: Translator, step: int | None) -> str:
+    """The five steps in a row, the one at fault in bold with a marker."""
+    parts = []
+    for i, name in enumerate(STEPS, start=1):
+        label = f"{i} {t(f'homework.step_{name}')}"
+        parts.append(f"**:red[→ {label}]**" if i == step else label)
+    return " · ".join(parts)
+
+
+def diagnosis(ctx: PageContext, c: Checked) -> None:
+    """The diagnosis: accepted, the matching mistake with its step, or an honest no-match."""
+    t = ctx.t
+    found = c.diagnosis
+    if found == "correct":
+        if c.comparison is not None and c.comparison.equal:
+            st.success(t("homework.accepted"), icon=":material/task_alt:")
+        return
+    if found is not None:
+        step = MISTAKE_STEPS[found]
+        with st.container(border=True):
+            st.markdown(f"### :material/bug_report: {t(f'homework.mistake.{found}.title')}")
+            st.markdown(
+                t("homework.in_step", step=step, name=t(f"homework.step_{STEPS[step - 1]}"))
+            )
+            st.markdown(five_steps(t, step))
+            st.markdown(t(f"homework.mistake.{found}.text"))
+            st.markdown(f"**{t('homework.fix')}** {t(f'homework.mistake.{found}.fix')}")
+        return
+    st.info(t("homework.no_match"), icon=":material/help:")
+    cmp = c.comparison
+    if cmp is not None and cmp.first_row is not None:
+        row = cmp.first_row
+        st.markdown(t("homework.first_row", row=cell(row)))
+        st.markdown(
+            t("homework.row_values", yours=charts.fmt_list(c.parsed.array[row], 4),
+              right=charts.fmt_list(c.expected[row], 4))
+        )  # fmt: skip
+
+
+def notice_items(ctx: PageContext, c: Checked, sums: np.ndarray | None) -> list[str]:
+    """What to look at: where the error sits, the row sums, what the tolerance allows."""
+    t, cmp = ctx.t, c.comparison
+    assert cmp is not None
+    items = []
+    if not cmp.equal:
+        rows = sorted({tuple(int(i) for i in idx[:-1]) for idx in np.argwhere(cmp.bad)})
+        shown = ", ".join(cell(r) for r in rows[:8]) + (" …" if len(rows) > 8 else "")
+        items.append(t("homework.notice_rows", count=len(rows), rows=shown))
+    if sums is not None:
+        if np.isfinite(sums).all():
+            lo, hi = charts.fmt(float(sums.min()), 4), charts.fmt(float(sums.max()), 4)
+            items.append(t("homework.notice_sums", lo=lo, hi=hi))
+        else:
+            items.append(t("homework.notice_sums_bad", count=int((~np.isfinite(sums)).sum())))
+    items.append(t("homework.notice_tol", tol=sci(c.tol)))
+    return items
