@@ -267,8 +267,8 @@ def start(args: argparse.Namespace, run_dir: Path) -> int:
     url = f"http://{f'[{shown}]' if ':' in shown else shown}:{args.port}/"
     state = {"url": url, "address": args.address, "procs": [asdict(p) for p in procs]}
     (run_dir / STATE).write_text(json.dumps(state, indent=1))
-    print(f"ready: {url}  ({args.replicas} replica(s) on ports {ports[0]}-{ports[-1]}; "
-          f"run dir {run_dir})")  # fmt: skip
+    where = f"port {ports[0]}" if len(ports) == 1 else f"ports {ports[0]}-{ports[-1]}"
+    print(f"ready: {url}  ({args.replicas} replica(s) on {where}; run dir {run_dir})")
     if not args.foreground:
         print(f"stop with: deploy/serve stop --port {args.port}")
         return 0
