@@ -102,6 +102,15 @@ from core.tokens import (
     stable_embeddings,
     tokenize,
 )
+from core.training import (
+    History,
+    Snapshot,
+    TrainConfig,
+    loss_at,
+    steps_to,
+    train_attention,
+    train_live,
+)
 
 __all__ = [
     "ATTENTION_MISTAKES",
@@ -119,10 +128,13 @@ __all__ = [
     "CostCurve",
     "DecodeStep",
     "EmptyTextError",
+    "History",
     "Homework",
     "KVCache",
+    "Snapshot",
     "TokenizeError",
     "TooManyTokensError",
+    "TrainConfig",
     "WeightExplained",
     "apply_mask",
     "attention_scores",
@@ -155,6 +167,7 @@ __all__ = [
     "key_share",
     "layer_norm",
     "lesson_inputs",
+    "loss_at",
     "merge_heads",
     "multi_head_attention",
     "multi_head_attention_loop",
@@ -173,8 +186,11 @@ __all__ = [
     "softmax_naive",
     "split_heads",
     "stable_embeddings",
+    "steps_to",
     "text_heatmap",
     "tokenize",
+    "train_attention",
+    "train_live",
     "without_keys",
     "xavier_std",
 ]
