@@ -504,8 +504,8 @@ def compare(candidate: np.ndarray, reference: np.ndarray, tol: float) -> Compari
     rows = bad.reshape(-1, c.shape[-1]).any(axis=-1) if c.size else np.zeros(0, bool)  # (r,)
 
     def top(values: np.ndarray) -> tuple[float, tuple[int, ...]]:
-        if not values.size or values.max() < 0:
-            return 0.0, ()
+        if not values.size or values.max() <= 0:  # no finite cell, or no error at all
+            return max(float(values.max(initial=0.0)), 0.0), ()
         at = np.unravel_index(int(np.argmax(values)), values.shape)
         return float(values[at]), tuple(int(i) for i in at)
 

@@ -33,6 +33,8 @@ with steps.section(1):
     st.markdown(t("homework.s2_text", part=t(f"homework.part_{part}"), shape=hv.shape_text(
         answers[part].shape)))  # fmt: skip
     parsed = hv.upload_controls(ctx, part)
+    if parsed is not None:
+        st.markdown(hv.read_summary(t, parsed))
     st.caption(t("homework.privacy"))
 
 checked = None if parsed is None else hv.check(hw, part, parsed)
@@ -45,9 +47,8 @@ with steps.section(2):
         hv.verdict(ctx, checked)
         if checked.comparison is not None:
             sums = hv.row_sums(checked)
-            charts.show_cached(
-                ctx, hv.error_chart, t, checked.comparison.error, sums, ctx.presenter
-            )
+            error = checked.comparison.error
+            charts.show_cached(ctx, hv.error_chart, t, error, checked.tol, sums, ctx.presenter)
             notice(ctx, hv.notice_items(ctx, checked, sums))
 
 with steps.section(3):

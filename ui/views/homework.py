@@ -280,6 +280,14 @@ def upload_controls(ctx: PageContext, part: str) -> Parsed | None:
     return None
 
 
+def read_summary(t: Translator, parsed: Parsed) -> str:
+    """What was read: the array's name (from an .npz or JSON object), shape and dtype."""
+    shape, dtype = shape_text(parsed.array.shape), str(parsed.array.dtype)
+    if parsed.name is None:
+        return t("homework.read", shape=shape, dtype=dtype)
+    return t("homework.read_named", name=plain(parsed.name, 40), shape=shape, dtype=dtype)
+
+
 def error_text(t: Translator, err: UploadError) -> str:
     """An upload problem in the page's language; text taken from the upload is escaped."""
     params = {k: plain(v, 60) if isinstance(v, str) else v for k, v in err.params.items()}
@@ -317,7 +325,8 @@ def sci(x: float) -> str:
 
 
 def cell(at: tuple[int, ...]) -> str:
-    return shape_text(at) if at else "–"
+    """An index as shown: ``3`` for a row, ``(5, 2)`` for a cell, ``–`` for none."""
+    return "–" if not at else str(at[0]) if len(at) == 1 else shape_text(at)
 
 
 def verdict(ctx: PageContext, c: Checked) -> None:
@@ -339,31 +348,34 @@ def verdict(ctx: PageContext, c: Checked) -> None:
         st.error(
             t("homework.not_equal", tol=tol, bad=bad, total=cmp.bad.size), icon=":material/cancel:"
         )
-    m1, m2, m3 = st.columns(3)
-    m1.metric(t("homework.max_abs"), sci(cmp.max_abs), t("homework.at", cell=cell(cmp.max_abs_at)),
-              delta_color="off")  # fmt: skip
-    m2.metric(t("homework.max_rel"), sci(cmp.max_rel), t("homework.at", cell=cell(cmp.max_rel_at)),
-              delta_color="off")  # fmt: skip
-    m3.metric(t("homework.tolerance"), tol, t(f"homework.tol_{c.parsed.source}"), delta_color="off")
+    metrics = [
+        (t("homework.max_abs"), sci(cmp.max_abs), t("homework.at", cell=cell(cmp.max_abs_at))),
+        (t("homework.max_rel"), sci(cmp.max_rel), t("homework.at", cell=cell(cmp.max_rel_at))),
+        (t("homework.tolerance"), tol, t(f"homework.tol_{c.parsed.source}")),
+    ]
+    for col, (label, value, note) in zip(st.columns(3), metrics, strict=True):
+        col.metric(label, value, note, delta_color="off", delta_arrow="off")
 
 
 def error_chart(
-    t: Translator, error: np.ndarray, row_sums: np.ndarray | None, presenter: bool
+    t: Translator, error: np.ndarray, tol: float, row_sums: np.ndarray | None, presenter: bool
 ) -> dict:
     """Per-cell error (upload − expected) as a heatmap (one panel per head for (h, n, n)),
     and the row sums of uploaded weights beside it."""
     rows = [str(i) for i in range(error.shape[-2])]
     cols = [str(j) for j in range(error.shape[-1])]
-    cell_px = 44 if presenter else 34
+    cell_px = 60 if presenter else 38
     title = t("homework.error_title")
     if error.ndim == 3:
         panels = {t("homework.head", i=i + 1): m for i, m in enumerate(error)}
     else:
         panels = {title: error}
     top = float(np.nanmax(np.abs(error))) if np.isfinite(error).any() else 0.0
-    domain = [-top, top] if top > 0 else [-1e-12, 1e-12]
+    top = max(top, tol)  # errors within tolerance stay (nearly) white
     heat = charts.heatmap(panels, rows, cols, "scores", t("homework.col"), t("homework.row"),
-                          cell=cell_px, domain=domain, annotate=False, name="error")  # fmt: skip
+                          cell=cell_px, domain=[-top, top], annotate=False)  # fmt: skip
+    view = heat.get("spec", heat)  # one panel, or the faceted view of every head
+    view["layer"][0]["encoding"]["color"]["legend"] = {"format": ".1e"}
     if error.ndim == 3:
         heat["title"] = title
     if row_sums is None:
@@ -385,12 +397,14 @@ def row_sums(c: Checked) -> np.ndarray | None:
 
 
 def five_steps(t: Translator, step: int | None) -> str:
-    """The five steps in a row, the one at fault in bold with a marker."""
+    """The five steps as badges in a row, the one at fault in red with a bug icon."""
     parts = []
     for i, name in enumerate(STEPS, start=1):
         label = f"{i} {t(f'homework.step_{name}')}"
-        parts.append(f"**:red[→ {label}]**" if i == step else label)
-    return " · ".join(parts)
+        parts.append(
+            f":red-badge[:material/bug_report: {label}]" if i == step else f":gray-badge[{label}]"
+        )
+    return " → ".join(parts)
 
 
 def diagnosis(ctx: PageContext, c: Checked) -> None:

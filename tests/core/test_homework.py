@@ -1,0 +1,366 @@
+"""core.homework: the exercises' inputs, the catalogue of mistakes and the diagnosis."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import core
+from core import homework as hw
+from core.multihead import init_multihead, multi_head_attention, multi_head_attention_loop
+
+SIZES = st.tuples(
+    st.integers(2, 7),  # n
+    st.integers(2, 8),  # d_model
+    st.integers(1, 6),  # d_k
+    st.integers(0, 2**16),  # seed
+)
+
+
+def lesson_attention(x, w_q, w_k, w_v, causal=False):
+    """Attention written out independently of core, as a student would."""
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    s = q @ k.T / np.sqrt(q.shape[1])
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape, bool)), s, -np.inf)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    w = e / e.sum(axis=1, keepdims=True)
+    return w @ v, w
+
+
+# ------------------------------------------------------------------------------ inputs
+
+
+def test_default_inputs_are_lesson_002s():
+    inputs = hw.homework_inputs(hw.Homework(1))
+    x = np.random.default_rng(42).normal(0, 1, (6, 8))
+    rng = np.random.default_rng(42)
+    w_q, w_k = rng.normal(0, np.sqrt(2 / 12), (8, 4)), rng.normal(0, np.sqrt(2 / 12), (8, 4))
+    w_v = rng.normal(0, np.sqrt(2 / 12), (8, 4))
+    for name, arr in (("X", x), ("W_Q", w_q), ("W_K", w_k), ("W_V", w_v)):
+        np.testing.assert_array_equal(inputs[name], arr)
+    answer = hw.homework_answer(hw.Homework(1), inputs)
+    out, weights = lesson_attention(x, w_q, w_k, w_v)
+    np.testing.assert_allclose(answer["output"], out, atol=1e-12)
+    np.testing.assert_allclose(answer["weights"], weights, atol=1e-12)
+
+
+def test_inputs_equal_what_the_concept_pages_compute():
+    cfg = hw.Homework(2, n=6, d_model=8, d_k=4, seed=42)
+    inputs = hw.homework_inputs(cfg)
+    x = core.embed_tokens(core.tokenize("The cat sat on the mat"), 8, "lesson", 42)
+    np.testing.assert_array_equal(inputs["X"], x)
+    for got, want in zip(
+        (inputs["W_Q"], inputs["W_K"], inputs["W_V"]),
+        core.init_projections(8, 4, 4, 42),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(inputs["mask"], core.causal_mask(6))
+    out, weights = lesson_attention(*[inputs[k] for k in ("X", "W_Q", "W_K", "W_V")], causal=True)
+    answer = hw.homework_answer(cfg, inputs)
+    np.testing.assert_allclose(answer["weights"], weights, atol=1e-12)
+    np.testing.assert_allclose(answer["output"], out, atol=1e-12)
+
+
+def test_multihead_weights_are_the_multi_head_pages_when_heads_fill_d_model():
+    for w_ours, w_page in zip(
+        hw.multihead_weights(8, 4, 2, 42), init_multihead(8, 2, 42), strict=True
+    ):
+        np.testing.assert_array_equal(w_ours, w_page)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(2, 6), st.integers(2, 8), st.integers(1, 4), st.integers(1, 4), st.integers(0, 999)
+)
+def test_reference_multihead_is_the_per_head_loop(n, d_model, d_k, h, seed):
+    cfg = hw.Homework(3, n, d_model, d_k, h, seed)
+    inputs = hw.homework_inputs(cfg)
+    args = [inputs[k] for k in ("X", "W_Q", "W_K", "W_V", "W_O")]
+    out, weights = hw.reference_multihead(*args, h)
+    loop_out, loop_w = multi_head_attention_loop(*args, h)
+    batched_out, _ = multi_head_attention(*args, h)
+    assert out.shape == (n, d_model) and weights.shape == (h, n, n)
+    np.testing.assert_allclose(out, loop_out, atol=1e-12)
+    np.testing.assert_allclose(out, batched_out, atol=1e-12)
+    np.testing.assert_allclose(weights, loop_w, atol=1e-12)
+
+
+def test_stability_logits_break_the_naive_softmax_but_not_the_stable_one():
+    logits = hw.stability_logits(6, 42)
+    stable = core.softmax(logits)
+    naive = hw.no_max_subtraction(logits)
+    assert np.isfinite(stable).all()
+    np.testing.assert_allclose(stable.sum(axis=1), 1.0)
+    broken = ~np.isfinite(naive).all(axis=1)
+    assert broken.sum() >= 2  # the ±1000 rows at least
+    assert np.abs(logits[broken]).max() > math.log(np.finfo(np.float64).max)
+    np.testing.assert_allclose(naive[~broken], stable[~broken], atol=1e-12)
+
+
+def test_exercise_arrays_per_exercise():
+    assert set(hw.homework_inputs(hw.Homework(1))) == {"X", "W_Q", "W_K", "W_V"}
+    assert set(hw.homework_inputs(hw.Homework(2))) == {"X", "W_Q", "W_K", "W_V", "mask"}
+    three = hw.homework_inputs(hw.Homework(3, d_model=6, d_k=5, h=3))
+    assert three["W_Q"].shape == (6, 15) and three["W_O"].shape == (15, 6)
+    assert hw.homework_inputs(hw.Homework(4, n=5))["logits"].shape == (5, 5)
+
+
+@pytest.mark.parametrize("bad", [{"exercise": 5}, {"n": 0}, {"h": 0}])
+def test_homework_rejects_impossible_settings(bad):
+    with pytest.raises(ValueError):
+        hw.Homework(**bad)
+
+
+# --------------------------------------------------------------------------- catalogue
+
+
+def test_every_mistake_names_its_step_in_its_docstring():
+    for m in (*hw.ATTENTION_MISTAKES, *hw.MULTIHEAD_MISTAKES, *hw.SOFTMAX_MISTAKES):
+        assert 1 <= m.step <= 5
+        assert m.fn.__doc__.startswith("Bug:"), m.id
+        assert f"step {m.step}" in m.fn.__doc__, m.id
+
+
+def test_the_issues_mistake_ids_are_all_there():
+    ids = set(hw.MISTAKE_STEPS)
+    assert {
+        "no_scaling", "scaled_by_dk", "softmax_wrong_axis", "scores_transposed",
+        "weights_not_output", "mask_after_softmax", "mask_missing", "mask_upper",
+        "heads_no_transpose", "heads_wrong_order", "wo_forgotten", "linear_layout",
+        "no_max_subtraction",
+    } <= ids  # fmt: skip
+
+
+def _check_own_result(diagnosed, own, correct, results, tol):
+    """A mistake's own result is diagnosed as that mistake, or as one that gives the same
+    numbers (listed earlier), or as correct when it changes nothing on these inputs."""
+    if hw.matches(own, correct, tol):
+        assert diagnosed == "correct"
+        return
+    assert diagnosed not in (None, "correct")
+    assert hw.matches(own, results[diagnosed], tol)
+
+
+@settings(max_examples=40, deadline=None)
+@given(SIZES, st.booleans())
+def test_every_attention_mistake_is_recognised_from_its_own_result(sizes, causal):
+    n, d_model, d_k, seed = sizes
+    cfg = hw.Homework(2 if causal else 1, n, d_model, d_k, seed=seed)
+    inputs = hw.homework_inputs(cfg)
+    x, w_q, w_k, w_v = (inputs[k] for k in ("X", "W_Q", "W_K", "W_V"))
+    mask = inputs.get("mask")
+    correct = dict(
+        zip(("output", "weights"), hw.reference_attention(x, w_q, w_k, w_v, mask), strict=True)
+    )
+    results = hw.attention_mistake_results(x, w_q, w_k, w_v, mask)
+    assert {mid for mid, _ in results} >= (
+        {"no_scaling", "scaled_by_dk", "mask_upper"} if causal else {"no_scaling"}
+    )
+    for _, parts in results:
+        for part, own in parts.items():
+            for cast in (np.float64, np.float32):
+                got = core.diagnose_attention(
+                    x, w_q, w_k, w_v, own.astype(cast), causal=causal, part=part
+                )
+                tol = hw.tolerance(cast)
+                _check_own_result(
+                    got, own, correct[part], {m: p.get(part) for m, p in results}, tol
+                )
+
+
+@settings(max_examples=40, deadline=None)
+@given(SIZES, st.booleans(), st.sampled_from(["output", "weights", None]))
+def test_the_right_answer_is_never_called_a_mistake(sizes, causal, part):
+    n, d_model, d_k, seed = sizes
+    cfg = hw.Homework(2 if causal else 1, n, d_model, d_k, seed=seed)
+    inputs = hw.homework_inputs(cfg)
+    answer = hw.homework_answer(cfg, inputs)
+    args = [inputs[k] for k in ("X", "W_Q", "W_K", "W_V")]
+    for name, arr in answer.items():
+        if part is not None and name != part:
+            continue
+        wobble = arr + 1e-9 * np.random.default_rng(seed).standard_normal(arr.shape)
+        for candidate in (arr, wobble, arr.astype(np.float32)):
+            assert core.diagnose_attention(*args, candidate, causal=causal, part=part) == "correct"
+
+
+@settings(max_examples=30, deadline=None)
+@given(SIZES, st.booleans())
+def test_random_arrays_match_nothing(sizes, causal):
+    n, d_model, d_k, seed = sizes
+    inputs = hw.homework_inputs(hw.Homework(2 if causal else 1, n, d_model, d_k, seed=seed))
+    args = [inputs[k] for k in ("X", "W_Q", "W_K", "W_V")]
+    rng = np.random.default_rng(seed + 1)
+    for shape in ((n, d_k), (n, n)):
+        assert core.diagnose_attention(*args, rng.normal(size=shape), causal=causal) is None
+        assert core.diagnose_attention(*args, rng.random(shape), causal=causal) is None
+
+
+def test_lesson_settings_name_each_mistake_exactly():
+    for causal in (False, True):
+        inputs = hw.homework_inputs(hw.Homework(2 if causal else 1))
+        args = [inputs[k] for k in ("X", "W_Q", "W_K", "W_V")]
+        for m in hw.ATTENTION_MISTAKES:
+            result = m.fn(*args, inputs.get("mask"))
+            if result is None:
+                assert not causal and m.id.startswith("mask_")
+                continue
+            assert core.diagnose_attention(*args, result[0], causal=causal, part="output") == m.id
+
+
+def test_weights_given_as_the_output_are_that_mistake_only_when_the_output_is_asked():
+    inputs = hw.homework_inputs(hw.Homework(1))
+    args = [inputs[k] for k in ("X", "W_Q", "W_K", "W_V")]
+    weights = hw.homework_answer(hw.Homework(1), inputs)["weights"]
+    assert core.diagnose_attention(*args, weights, part="output") == "weights_not_output"
+    assert core.diagnose_attention(*args, weights, part="weights") == "correct"
+    assert core.diagnose_attention(*args, weights) == "correct"
+
+
+def test_scaled_by_dk_cannot_be_told_apart_when_d_k_is_one():
+    inputs = hw.homework_inputs(hw.Homework(1, d_k=1))
+    args = [inputs[k] for k in ("X", "W_Q", "W_K", "W_V")]
+    out, _ = hw.scaled_by_dk(*args, None)
+    assert core.diagnose_attention(*args, out) == "correct"
+
+
+MH_SIZES = st.tuples(st.integers(2, 6), st.integers(2, 8), st.integers(1, 4), st.integers(1, 4),
+                     st.integers(0, 999))  # fmt: skip
+
+
+@settings(max_examples=30, deadline=None)
+@given(MH_SIZES)
+def test_every_multihead_mistake_is_recognised_from_its_own_result(sizes):
+    cfg = hw.Homework(3, *sizes)
+    inputs = hw.homework_inputs(cfg)
+    args = [inputs[k] for k in ("X", "W_Q", "W_K", "W_V", "W_O")]
+    correct = dict(zip(("output", "weights"), hw.reference_multihead(*args, cfg.h), strict=True))
+    results = hw.multihead_mistake_results(*args, cfg.h)
+    for _, parts in results:
+        for part, own in parts.items():
+            got = core.diagnose_multihead(*args, cfg.h, own, part=part)
+            _check_own_result(got, own, correct[part], {m: p.get(part) for m, p in results}, 1e-6)
+    for part, arr in correct.items():
+        assert core.diagnose_multihead(*args, cfg.h, arr, part=part) == "correct"
+        noise = np.random.default_rng(sizes[-1]).normal(size=arr.shape)
+        assert core.diagnose_multihead(*args, cfg.h, noise, part=part) is None
+
+
+def test_multihead_lesson_settings_name_each_mistake():
+    cfg = hw.Homework(3)  # d_model 8, d_k 4, h 2: square matrices, so W.T is possible
+    inputs = hw.homework_inputs(cfg)
+    args = [inputs[k] for k in ("X", "W_Q", "W_K", "W_V", "W_O")]
+    for m in hw.MULTIHEAD_MISTAKES:
+        out, _ = m.fn(*args, cfg.h)
+        assert core.diagnose_multihead(*args, cfg.h, out, part="output") == m.id
+    assert hw.linear_layout(*hw.homework_inputs(hw.Homework(3, d_k=3)).values(), 2) is None
+
+
+def test_merge_mistakes_leave_the_weights_right():
+    cfg = hw.Homework(3)
+    inputs = hw.homework_inputs(cfg)
+    args = [inputs[k] for k in ("X", "W_Q", "W_K", "W_V", "W_O")]
+    for fn in (hw.heads_wrong_order, hw.heads_reversed, hw.wo_forgotten):
+        _, weights = fn(*args, cfg.h)
+        assert core.diagnose_multihead(*args, cfg.h, weights, part="weights") == "correct"
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(3, 10), st.integers(0, 999))
+def test_softmax_diagnosis(n, seed):
+    logits = hw.stability_logits(n, seed)
+    assert core.diagnose_softmax(logits, core.softmax(logits)) == "correct"
+    assert core.diagnose_softmax(logits, core.softmax(logits).astype(np.float32)) == "correct"
+    for dtype in ("float64", "float32"):
+        naive = hw.no_max_subtraction(logits, dtype)
+        assert core.diagnose_softmax(logits, naive) == "no_max_subtraction"
+    assert core.diagnose_softmax(logits, hw.softmax_columns(logits)) == "softmax_wrong_axis"
+    assert core.diagnose_softmax(logits, np.random.default_rng(seed).random((n, n))) is None
+
+
+def test_naive_softmax_is_identical_without_overflow():
+    small = np.random.default_rng(0).normal(size=(4, 5))
+    assert core.diagnose_softmax(small, hw.no_max_subtraction(small)) == "correct"
+
+
+def test_a_non_numeric_candidate_matches_nothing():
+    inputs = hw.homework_inputs(hw.Homework(1))
+    args = [inputs[k] for k in ("X", "W_Q", "W_K", "W_V")]
+    assert core.diagnose_attention(*args, np.array([["a"] * 4] * 6)) is None
+
+
+def test_diagnose_homework_dispatches_per_exercise():
+    for ex in (1, 2, 3, 4):
+        cfg = hw.Homework(ex)
+        inputs = hw.homework_inputs(cfg)
+        for part, arr in hw.homework_answer(cfg, inputs).items():
+            assert core.diagnose_homework(cfg, inputs, arr, part) == "correct"
+    cfg = hw.Homework(2)
+    inputs = hw.homework_inputs(cfg)
+    wrong = hw.mistake_result(cfg, inputs, "mask_missing", "weights")
+    assert core.diagnose_homework(cfg, inputs, wrong, "weights") == "mask_missing"
+    assert (
+        hw.mistake_result(
+            hw.Homework(1), hw.homework_inputs(hw.Homework(1)), "mask_upper", "output"
+        )
+        is None
+    )
+
+
+# -------------------------------------------------------------------------- comparison
+
+
+def test_tolerance_follows_the_dtype():
+    assert hw.tolerance(np.float64) == 1e-6
+    assert hw.tolerance("float32") == 1e-4
+    assert hw.tolerance(np.float16) == 1e-4
+    assert hw.tolerance(np.int64) == 1e-6
+
+
+def test_compare_reports_the_largest_errors_and_the_first_bad_row():
+    ref = np.array([[0.5, 0.25, 0.25], [0.2, 0.3, 0.5]])
+    cand = ref.copy()
+    cand[1, 2] += 0.1
+    cand[1, 0] += 0.05
+    c = hw.compare(cand, ref, 1e-6)
+    assert not c.equal
+    assert c.max_abs == pytest.approx(0.1) and c.max_abs_at == (1, 2)
+    assert c.max_rel == pytest.approx(0.25) and c.max_rel_at == (1, 0)
+    assert c.first_row == (1,)
+    assert c.bad.sum() == 2
+    np.testing.assert_allclose(c.error[1], [0.05, 0.0, 0.1])
+
+
+def test_compare_within_tolerance_is_equal():
+    ref = np.ones((2, 2))
+    c = hw.compare(ref + 5e-7, ref, 1e-6)
+    assert c.equal and c.first_row is None
+    assert not hw.compare(ref + 5e-6, ref, 1e-6).equal
+
+
+def test_compare_flags_nan_and_keeps_it_out_of_the_error_sizes():
+    ref = np.array([[0.5, 0.5], [0.1, 0.9]])
+    cand = ref.copy()
+    cand[0, 1] = np.nan
+    c = hw.compare(cand, ref, 1e-6)
+    assert not c.equal and c.first_row == (0,)
+    assert np.isnan(c.error[0, 1]) and c.max_abs == 0.0
+    assert hw.matches(np.array([[np.nan, 1.0]]), np.array([[np.nan, 1.0]]), 1e-6)
+    assert not hw.matches(np.array([[np.inf, 1.0]]), np.array([[np.nan, 1.0]]), 1e-6)
+
+
+def test_compare_of_head_weights_names_head_and_row():
+    ref = np.zeros((2, 3, 3))
+    cand = ref.copy()
+    cand[1, 2, 0] = 1.0
+    c = hw.compare(cand, ref, 1e-6)
+    assert c.first_row == (1, 2) and c.max_abs_at == (1, 2, 0)
+
+
+def test_compare_needs_equal_shapes():
+    with pytest.raises(ValueError):
+        hw.compare(np.zeros((2, 3)), np.zeros((3, 2)), 1e-6)
