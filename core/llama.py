@@ -1,0 +1,287 @@
+"""A Llama-style decoder (SmolLM2) in pure NumPy, built on the concept pages' attention.
+
+Each of the ``L`` blocks: 1) RMSNorm 2) project Q, K, V 3) rotate Q and K by position
+(RoPE) 4) grouped-query causal attention (:func:`core.kv_cache.grouped_query_attention`,
+i.e. :func:`core.scaled_dot_product_attention` with each key/value head shared by
+``h / h_kv`` query heads) 5) output projection and residual 6) RMSNorm and a SwiGLU
+feed-forward with residual. A final RMSNorm and the (tied) token embedding give the logits.
+
+Weights use the row-vector convention of the rest of ``core``: ``x @ W`` with ``W`` of shape
+``(d_in, d_out)``. The query/key columns are in GGUF order, where every head's features are
+stored as interleaved pairs ``(2i, 2i+1)``: :func:`apply_rope` rotates those pairs (the same
+maths as Hugging Face's ``rotate_half`` on the un-permuted weights; the attention weights
+are identical because queries and keys are permuted alike).
+
+Incremental decoding keeps one :class:`core.kv_cache.GQACache` per layer; prefilling the
+prompt and then feeding one token at a time gives the same logits as the full forward.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.kv_cache import GQACache, gqa_decode_step, grouped_query_attention
+from core.masks import causal_mask
+from core.multihead import merge_heads, split_heads
+from core.softmax import softmax
+
+
+@dataclass(frozen=True)
+class LlamaConfig:
+    """Sizes of a Llama-style decoder."""
+
+    n_layers: int  # L
+    d_model: int
+    n_heads: int  # h query heads
+    n_kv_heads: int  # h_kv key/value heads (h is a multiple of it)
+    d_ff: int  # width of the SwiGLU hidden layer
+    vocab: int
+    eps: float = 1e-5  # RMSNorm epsilon
+    rope_base: float = 10_000.0
+
+    @property
+    def d_head(self) -> int:
+        """Width of one head's query/key/value (``d_k = d_v``)."""
+        return self.d_model // self.n_heads
+
+
+@dataclass(frozen=True)
+class LayerWeights:
+    """One decoder block's parameters (row-vector convention: ``x @ W``)."""
+
+    attn_norm: np.ndarray  # (d_model,)
+    w_q: np.ndarray  # (d_model, h · d_head)
+    w_k: np.ndarray  # (d_model, h_kv · d_head)
+    w_v: np.ndarray  # (d_model, h_kv · d_head)
+    w_o: np.ndarray  # (h · d_head, d_model)
+    ffn_norm: np.ndarray  # (d_model,)
+    w_gate: np.ndarray  # (d_model, d_ff)
+    w_up: np.ndarray  # (d_model, d_ff)
+    w_down: np.ndarray  # (d_ff, d_model)
+
+
+@dataclass(frozen=True)
+class LlamaWeights:
+    """Every parameter of the model; the output layer is the embedding (tied weights)."""
+
+    config: LlamaConfig
+    embed: np.ndarray  # (vocab, d_model)
+    layers: tuple[LayerWeights, ...]
+    out_norm: np.ndarray  # (d_model,)
+
+
+@dataclass(frozen=True)
+class Forward:
+    """Everything one full forward pass computed."""
+
+    hidden: np.ndarray  # (L + 1, n, d_model) residual stream: embeddings, after each block
+    attention: np.ndarray  # (L, h, n, n) causal attention weights
+    logits: np.ndarray  # (n, vocab), or (1, vocab) for the last token only
+
+
+def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
+    """Divide by the root mean square of the features, then scale per feature.
+
+    Shapes: ``x`` ``(..., d)``, ``weight`` ``(d,)`` -> ``(..., d)``.
+    """
+    ms = np.mean(np.square(x), axis=-1, keepdims=True)  # (..., 1)
+    return x / np.sqrt(ms + eps) * weight
+
+
+def rope_angles(positions: np.ndarray, d_head: int, base: float) -> tuple[np.ndarray, np.ndarray]:
+    """Cosines and sines of the rotation angles ``p · base^(−2i/d_head)``.
+
+    Shapes: ``positions`` ``(n,)`` -> ``(cos (n, d_head/2), sin (n, d_head/2))`` float32.
+    """
+    inv_freq = 1.0 / base ** (np.arange(0, d_head, 2, dtype=np.float32) / d_head)  # (d/2,)
+    angles = np.asarray(positions, dtype=np.float32)[:, None] * inv_freq  # (n, d/2)
+    return np.cos(angles), np.sin(angles)
+
+
+def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    """Rotate each interleaved feature pair ``(2i, 2i+1)`` by its angle.
+
+    Shapes: ``x`` ``(..., n, d_head)``, ``cos``/``sin`` ``(n, d_head/2)`` -> ``(..., n, d_head)``.
+    """
+    even, odd = x[..., 0::2], x[..., 1::2]  # (..., n, d/2) each
+    out = np.empty_like(x)
+    out[..., 0::2] = even * cos - odd * sin
+    out[..., 1::2] = even * sin + odd * cos
+    return out
+
+
+def swiglu(x: np.ndarray, layer: LayerWeights) -> np.ndarray:
+    """The feed-forward ``(silu(x W_gate) ⊙ x W_up) W_down``.
+
+    Shapes: ``x`` ``(n, d_model)`` -> ``(n, d_model)``.
+    """
+    gate = x @ layer.w_gate  # (n, d_ff)
+    silu = gate / (1.0 + np.exp(-gate))
+    return (silu * (x @ layer.w_up)) @ layer.w_down
+
+
+def project_qkv(
+    x: np.ndarray, layer: LayerWeights, config: LlamaConfig, positions: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Steps 1–3: normalise, project and rotate.
+
+    Shapes: ``x`` ``(n, d_model)``, ``positions`` ``(n,)`` -> ``q`` ``(h, n, d_head)``,
+    ``k`` ``(h_kv, n, d_head)``, ``v`` ``(h_kv, n, d_head)``.
+    """
+    xn = rms_norm(x, layer.attn_norm, config.eps)  # (n, d_model)
+    cos, sin = rope_angles(positions, config.d_head, config.rope_base)
+    q = apply_rope(split_heads(xn @ layer.w_q, config.n_heads), cos, sin)  # (h, n, d_head)
+    k = apply_rope(split_heads(xn @ layer.w_k, config.n_kv_heads), cos, sin)  # (h_kv, n, d)
+    v = split_heads(xn @ layer.w_v, config.n_kv_heads)  # (h_kv, n, d_head)
+    return q, k, v
+
+
+def finish_block(
+    x: np.ndarray, mixed: np.ndarray, layer: LayerWeights, config: LlamaConfig
+) -> np.ndarray:
+    """Steps 5–6: output projection, residual, normalised SwiGLU, residual.
+
+    Shapes: ``x`` ``(n, d_model)``, ``mixed`` ``(h, n, d_head)`` -> ``(n, d_model)``.
+    """
+    x = x + merge_heads(mixed) @ layer.w_o  # (n, d_model)
+    return x + swiglu(rms_norm(x, layer.ffn_norm, config.eps), layer)
+
+
+def block(x: np.ndarray, layer: LayerWeights, config: LlamaConfig) -> tuple[np.ndarray, np.ndarray]:
+    """One decoder block over a whole sequence with the causal mask.
+
+    Shapes: ``x`` ``(n, d_model)`` -> ``(x (n, d_model), weights (h, n, n))``.
+    """
+    n = x.shape[0]
+    q, k, v = project_qkv(x, layer, config, np.arange(n))
+    mixed, weights = grouped_query_attention(q, k, v, causal_mask(n))  # (h, n, d), (h, n, n)
+    return finish_block(x, mixed, layer, config), weights
+
+
+def output_logits(x: np.ndarray, weights: LlamaWeights) -> np.ndarray:
+    """Final RMSNorm, then scores against every token embedding (tied output layer).
+
+    Shapes: ``x`` ``(n, d_model)`` -> ``(n, vocab)``.
+    """
+    return rms_norm(x, weights.out_norm, weights.config.eps) @ weights.embed.T
+
+
+def forward(weights: LlamaWeights, ids: np.ndarray | list[int], all_logits: bool = True) -> Forward:
+    """The full forward pass, keeping every layer's attention and residual stream.
+
+    Shapes: ``ids`` ``(n,)`` integers -> :class:`Forward` with ``hidden``
+    ``(L + 1, n, d_model)``, ``attention`` ``(L, h, n, n)`` and ``logits`` ``(n, vocab)``
+    (``(1, vocab)``, the last token's, with ``all_logits=False``).
+    """
+    x = weights.embed[np.asarray(ids)]  # (n, d_model)
+    hidden, attention = [x], []
+    for layer in weights.layers:
+        x, w = block(x, layer, weights.config)
+        hidden.append(x)
+        attention.append(w)
+    logits = output_logits(x if all_logits else x[-1:], weights)
+    return Forward(np.stack(hidden), np.stack(attention), logits)
+
+
+def empty_caches(config: LlamaConfig) -> tuple[GQACache, ...]:
+    """One empty key/value cache per layer."""
+    d = config.d_head
+    return tuple(GQACache.empty(config.n_kv_heads, d, d) for _ in range(config.n_layers))
+
+
+def decode(
+    weights: LlamaWeights, ids: np.ndarray | list[int], caches: tuple[GQACache, ...]
+) -> tuple[np.ndarray, np.ndarray, tuple[GQACache, ...]]:
+    """Feed ``m`` new tokens through the model using (and extending) the layers' caches.
+
+    Shapes: ``ids`` ``(m,)``, caches holding ``t`` tokens each -> ``(logits (m, vocab),
+    attention (L, h, m, t + m), caches holding t + m tokens)``. Only the new tokens are
+    projected; their queries attend to the cached keys and values.
+    """
+    t = len(caches[0])
+    x = weights.embed[np.asarray(ids)]  # (m, d_model)
+    positions = t + np.arange(x.shape[0])  # (m,)
+    new_caches, attention = [], []
+    for layer, cache in zip(weights.layers, caches, strict=True):
+        q, k, v = project_qkv(x, layer, weights.config, positions)
+        mixed, w, cache = gqa_decode_step(q, k, v, cache)  # (h, m, d), (h, m, t + m)
+        x = finish_block(x, mixed, layer, weights.config)
+        new_caches.append(cache)
+        attention.append(w)
+    return output_logits(x, weights), np.stack(attention), tuple(new_caches)
+
+
+def next_token(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
+    """Pick the next token: the most likely one at ``temperature`` 0, else a sample from
+    ``softmax(logits / temperature)``.
+
+    Shapes: ``logits`` ``(vocab,)`` -> a token id.
+    """
+    if temperature <= 0:
+        return int(np.argmax(logits))
+    p = softmax(logits.astype(np.float64), temperature=temperature)  # (vocab,)
+    return int(rng.choice(p.shape[0], p=p))
+
+
+@dataclass(frozen=True)
+class GenStep:
+    """One generated token and the state after it."""
+
+    token: int
+    logits: np.ndarray  # (vocab,) the distribution it was picked from
+    cache_len: int  # tokens held in each layer's cache after the step (0 without cache)
+    cache_bytes: int  # memory of every layer's keys and values after the step
+
+
+def generate_steps(
+    weights: LlamaWeights,
+    ids: list[int],
+    n_tokens: int,
+    *,
+    use_cache: bool = True,
+    temperature: float = 0.0,
+    seed: int = 0,
+    stop: int | None = None,
+) -> Iterator[GenStep]:
+    """Generate up to ``n_tokens`` tokens after the prompt ``ids``, one step at a time.
+
+    With the cache: prefill the prompt once, then project only the newest token. Without:
+    run the full forward on the whole sequence for every token. Both pick the same tokens
+    (greedy at ``temperature`` 0; with a seed otherwise). Stops after emitting ``stop``.
+    """
+    rng = np.random.default_rng(seed)
+    seq = list(ids)
+    caches, feed = empty_caches(weights.config), list(ids)
+    for _ in range(n_tokens):
+        if use_cache:
+            logits, _, caches = decode(weights, feed, caches)
+            last, cache_len = logits[-1], len(caches[0])
+            held = sum(c.nbytes for c in caches)
+        else:
+            last, cache_len, held = forward(weights, seq, all_logits=False).logits[-1], 0, 0
+        token = next_token(last, temperature, rng)
+        yield GenStep(token, last, cache_len, held)
+        if token == stop:
+            return
+        seq.append(token)
+        feed = [token]
+
+
+def first_token_share(attention: np.ndarray) -> np.ndarray:
+    """How much weight each head puts on the first token, averaged over the queries that
+    have a choice (all but the first, which can only see itself).
+
+    Shapes: ``attention`` ``(L, h, n, n)`` with ``n >= 2`` -> ``(L, h)``.
+    """
+    return attention[:, :, 1:, 0].mean(axis=-1)  # (L, h)
+
+
+def top_tokens(logits: np.ndarray, temperature: float, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` most likely next tokens under ``softmax(logits / temperature)``.
+
+    Shapes: ``logits`` ``(vocab,)`` -> ``(ids (k,), probabilities (k,))``, most likely first.
+    """
+    p = softmax(logits.astype(np.float64), temperature=temperature)  # (vocab,)
+    ids = np.argsort(-p, kind="stable")[:k]  # (k,)
+    return ids, p[ids]

