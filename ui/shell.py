@@ -6,6 +6,7 @@ navigation link carries them along.
 """
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -14,24 +15,42 @@ from ui.i18n import LANGUAGE_NAMES, LANGUAGES, Translator, browser_language
 from ui.pages import SECTIONS, available_pages, page_info
 from ui.safe import plain
 
+# Presenter mode: type for the back of the hall, and as little chrome above the step as
+# possible (small top bar, a modest page title, tighter gaps) so that each step fits one
+# 1920 x 1080 screen. The step bar's labels wrap instead of being cut off.
+# The tab icon ships with the app: a Material icon name would be fetched from a font CDN,
+# which fails in a hall without internet.
+ICON = Path(__file__).resolve().parent.parent / "static" / "icon.png"
 PRESENTER_CSS = """
 <style>
 html { font-size: 22px; }
 .stApp [data-testid="stMarkdownContainer"] p,
-.stApp [data-testid="stMarkdownContainer"] li { font-size: 1.15rem; line-height: 1.5; }
+.stApp [data-testid="stMarkdownContainer"] li { font-size: 1.15rem; line-height: 1.45; }
 .stApp [data-testid="stWidgetLabel"] p { font-size: 1rem; }
 .stApp [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p {
   font-size: 2.2rem; line-height: 1.2; }
+header[data-testid="stHeader"] { height: 2.2rem; min-height: 0; background: transparent; }
 header[data-testid="stHeader"] [data-testid="stToolbar"] { display: none; }
-.block-container { padding-top: 2.5rem; max-width: 100%; }
+.block-container { padding-top: 1.6rem; padding-bottom: 2rem; max-width: 100%; }
+.block-container h1 { font-size: 1.9rem; padding: 0 0 0.2rem 0; }
+.block-container h2 { font-size: 1.6rem; padding: 0.3rem 0 0.2rem 0; }
+.block-container h3 { font-size: 1.4rem; padding: 0.2rem 0 0.4rem 0; }
+[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.7rem; }
+.st-key-_step_choice button { max-width: none; height: auto; min-height: 2.2rem; }
+.st-key-_step_choice button p { white-space: normal; overflow: visible; text-overflow: clip;
+  font-size: 0.9rem; line-height: 1.2; }
 </style>
 """
+# Both modes: a chart is never wider than its column (a too-wide chart scrolls inside its
+# own box instead of pushing the whole page sideways), and long widget labels wrap.
 BASE_CSS = """
 <style>
 .katex { font-size: 1.15em; }
 [data-testid="stSidebarNav"] { display: none; }
 .st-key-arrow_keys, [class*="st-key-hidden_step_"],
 [data-testid="stLayoutWrapper"]:has(> [class*="st-key-hidden_step_"]) { display: none; }
+[data-testid="stVegaLiteChart"] { max-width: 100%; overflow-x: auto; overflow-y: hidden; }
+[data-testid="stWidgetLabel"] p { white-space: normal; overflow-wrap: anywhere; }
 </style>
 """
 
@@ -135,7 +154,7 @@ def shell(page: str) -> PageContext:
     t = Translator(lang)
     st.set_page_config(
         page_title=f"{t(f'nav.{page}')} · {t('app.name')}",
-        page_icon=":material/hub:",
+        page_icon=str(ICON),
         layout="wide",
         initial_sidebar_state="collapsed" if presenter else "auto",
     )
