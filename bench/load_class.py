@@ -199,7 +199,8 @@ def line(row: dict) -> str:
     return (f"{row['replicas']} replica(s), run {row['run']}: steps {s['steps_done']}/"
             f"{s['steps_planned']}, errors {s['errors']}, load p95 {ms(s['load_p95'])} ms, "
             f"step p50 {ms(s['p50'])} / p95 {ms(s['p95'])} ms; {reps}; "
-            f"load avg {row['loadavg_after'][0]:.2f}")  # fmt: skip
+            f"load avg {row['loadavg_after'][0]:.2f}"
+            + "".join(f"\n  error: {e}" for e in s["sample_errors"]))  # fmt: skip
 
 
 def markdown(rows: Sequence[dict], args: argparse.Namespace) -> str:
@@ -273,6 +274,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--settle", type=float, default=3.0, help="s before reading idle RSS")
     p.add_argument("--tool", type=Path, default=TOOL, help="st_load.py (%(default)s)")
     p.add_argument("--out", type=Path, default=None, help="also write the markdown here")
+    p.add_argument("--keep", type=Path, default=None,
+                   help="keep st_load's JSON and the nginx logs in this directory")  # fmt: skip
     p.add_argument("-v", "--verbose", action="store_true", help="print st_load's own output")
     p.add_argument("st_load_args", nargs="*", help="after --: more st_load.py options")
     return p.parse_args(argv)
@@ -283,8 +286,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="load_class-") as tmp:
+        work = args.keep or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
         for n in (int(x) for x in args.replicas.split(",")):
-            rows += measure(args, n, Path(tmp))
+            rows += measure(args, n, work)
     text = markdown(rows, args)
     print("\n" + text)
     if args.out:

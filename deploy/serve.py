@@ -55,13 +55,14 @@ def default_run_dir(port: int) -> Path:
 
 
 def render_config(
-    template: str, run_dir: Path, address: str, port: int, ports: Sequence[int]
+    template: str, run_dir: Path, address: str, port: int, ports: Sequence[int], static: Path
 ) -> str:
     """The nginx config: ``template`` with its ``@FIELD@`` placeholders filled in.
 
     Replica ``i`` (1-based) on ``ports[i - 1]`` has the route ``ri``: the upstream
     ``attention_lab_ri`` sends its sessions there, or to the other replicas (backup) while
     it is down. New visitors go to ``attention_lab`` (least connections over all).
+    ``static`` is the directory that holds Streamlit's ``index.html`` and ``static/``.
     """
     health = "max_fails=2 fail_timeout=10s"
     upstreams = ["    upstream attention_lab {", "        zone attention_lab 64k;",
@@ -85,6 +86,7 @@ def render_config(
         ),
         "@ANSWERED_BY@": "\n".join(f"        127.0.0.1:{p} r{i};" for i, p in enumerate(ports, 1)),
         "@UPSTREAMS@": "\n".join(upstreams),
+        "@STREAMLIT_STATIC@": str(static),
     }
     for key, value in fields.items():
         template = template.replace(key, value)
@@ -92,6 +94,16 @@ def render_config(
     if left:
         raise ValueError(f"unfilled template fields: {left}")
     return template
+
+
+def streamlit_static(python: str) -> Path:
+    """Streamlit's bundled frontend (``index.html`` and ``static/``) for ``python``."""
+    find = "import importlib.util as u; print(u.find_spec('streamlit').origin)"
+    where = subprocess.run([python, "-c", find], capture_output=True, text=True)
+    static = Path(where.stdout.strip()).parent / "static"
+    if where.returncode or not (static / "static").is_dir():
+        raise SystemExit(f"{python} has no streamlit (or no bundled frontend at {static})")
+    return static
 
 
 def find_nginx(explicit: str | None) -> str:
@@ -121,8 +133,9 @@ def port_free(address: str, port: int) -> bool:
 
 def healthy(url: str) -> bool:
     """Whether ``url`` (a /_stcore/health address) answers 200 with "ok"."""
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # ignore http_proxy
     try:
-        with urllib.request.urlopen(url, timeout=3) as r:
+        with direct.open(url, timeout=3) as r:
             return r.status == 200 and r.read().strip() == b"ok"
     except OSError:
         return False
@@ -231,7 +244,10 @@ def start(args: argparse.Namespace, run_dir: Path) -> int:
     nginx = find_nginx(args.nginx)
     make_run_dir(run_dir)
     conf = run_dir / "nginx.conf"
-    conf.write_text(render_config(TEMPLATE.read_text(), run_dir, args.address, args.port, ports))
+    static = streamlit_static(python)
+    conf.write_text(
+        render_config(TEMPLATE.read_text(), run_dir, args.address, args.port, ports, static)
+    )
     nginx_cmd = [nginx, "-p", str(run_dir), "-c", str(conf), "-e", str(run_dir / "error.log")]
     check = subprocess.run([*nginx_cmd, "-t", "-q"], capture_output=True, text=True)
     if check.returncode:
@@ -252,6 +268,7 @@ def start(args: argparse.Namespace, run_dir: Path) -> int:
                                     stdout=out, stderr=subprocess.STDOUT,
                                     start_new_session=True)  # fmt: skip
         procs.append(Proc("streamlit", proc.pid, port, str(log)))
+    write_state(run_dir, args, procs)  # from here on, deploy/serve stop can clean up
     try:
         wait_healthy(procs, args.timeout)
         log = run_dir / "nginx.log"
@@ -259,20 +276,27 @@ def start(args: argparse.Namespace, run_dir: Path) -> int:
             proc = subprocess.Popen(nginx_cmd, stdin=subprocess.DEVNULL, stdout=out,
                                     stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
         procs.append(Proc("nginx", proc.pid, args.port, str(run_dir / "error.log")))
+        url = write_state(run_dir, args, procs)
         wait_healthy(procs[-1:], args.timeout, host=loopback_of(args.address))
     except BaseException:
         stop_procs(procs)
+        (run_dir / STATE).unlink(missing_ok=True)
         raise
-    shown = args.address if args.address not in ("0.0.0.0", "::") else "<this machine's address>"
-    url = f"http://{f'[{shown}]' if ':' in shown else shown}:{args.port}/"
-    state = {"url": url, "address": args.address, "procs": [asdict(p) for p in procs]}
-    (run_dir / STATE).write_text(json.dumps(state, indent=1))
     where = f"port {ports[0]}" if len(ports) == 1 else f"ports {ports[0]}-{ports[-1]}"
     print(f"ready: {url}  ({args.replicas} replica(s) on {where}; run dir {run_dir})")
     if not args.foreground:
         print(f"stop with: deploy/serve stop --port {args.port}")
         return 0
     return supervise(procs, run_dir)
+
+
+def write_state(run_dir: Path, args: argparse.Namespace, procs: Sequence[Proc]) -> str:
+    """Record the started processes for stop and status; return the students' URL."""
+    shown = args.address if args.address not in ("0.0.0.0", "::") else "<this machine's address>"
+    url = f"http://{f'[{shown}]' if ':' in shown else shown}:{args.port}/"
+    state = {"url": url, "address": args.address, "procs": [asdict(p) for p in procs]}
+    (run_dir / STATE).write_text(json.dumps(state, indent=1))
+    return url
 
 
 def loopback_of(address: str) -> str:
@@ -293,6 +317,7 @@ def wait_healthy(procs: Sequence[Proc], timeout: float, host: str = "127.0.0.1")
             if healthy(f"http://{host}:{p.port}/_stcore/health"):
                 waiting.remove(p)
             elif not alive(p.pid, p.name):
+                time.sleep(0.5)  # let a dying process finish writing its last words
                 raise SystemExit(f"{p.name} on port {p.port} exited; its log:\n{tail(p.log)}")
         if waiting and time.monotonic() > deadline:
             names = ", ".join(f"{p.name}:{p.port}" for p in waiting)

@@ -3,8 +3,8 @@
 Chromium talks to nginx only. A slider step proves the websocket upgrade through the proxy;
 nginx's access log (which logs each request's route cookie and the replica that answered)
 proves that every request of a browser session, its websocket and its download included,
-reached one replica. nginx is Debian's package; without it the tests are skipped locally
-and fail under CI.
+reached one replica, and that Streamlit's own JS came from nginx itself. nginx is Debian's
+package; without it the tests are skipped locally and fail under CI.
 """
 
 import os
@@ -101,7 +101,8 @@ def deployment(chromium_path: Path, tmp_path_factory) -> Iterator[Deployment]:
 def _get(url: str, cookie: str = "") -> tuple[str, str]:
     """(X-Upstream, the route nginx's Set-Cookie gives or "") of a GET through nginx."""
     request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
-    with urllib.request.urlopen(request, timeout=30) as r:
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with direct.open(request, timeout=30) as r:
         routes = [m[1] for c in r.headers.get_all("Set-Cookie", [])
                   if (m := re.match(r"attnlab_route=(r\d+);", c))]  # fmt: skip
         assert len(routes) <= 1
@@ -126,19 +127,18 @@ def test_new_visitors_get_a_route_cookie_and_are_spread(deployment) -> None:
 def _open_softmax(browser, deployment: Deployment):
     context = browser.new_context(viewport={"width": 1366, "height": 900}, accept_downloads=True)
     page = context.new_page()
-    upstreams: list[str] = []  # the X-Upstream header of every answer nginx gave this page
-    page.on(
-        "response",
-        lambda r: (
-            upstreams.append(r.headers.get("x-upstream", ""))
-            if r.url.startswith(deployment.url)
-            else None
-        ),
-    )
+    answers: list[tuple[str, str]] = []  # (path, X-Upstream) of every answer nginx gave
+
+    def record(response) -> None:
+        if response.url.startswith(deployment.url):
+            path = response.url.removeprefix(deployment.url)
+            answers.append((path, response.headers.get("x-upstream", "")))
+
+    page.on("response", record)
     page.goto(f"{deployment.url}/softmax?lang=en")
     wait_idle(page)
     route = next(c["value"] for c in context.cookies() if c["name"] == "attnlab_route")
-    return context, page, route, upstreams
+    return context, page, route, answers
 
 
 def _step_slider(page) -> None:
@@ -181,15 +181,19 @@ def test_two_students_each_stick_to_their_replica_over_the_websocket(deployment,
     with page_a.expect_download() as info:
         page_a.locator('[data-testid="stDownloadButton"] button', has_text="NPZ").first.click()
     assert Path(info.value.path()).read_bytes().startswith(b"PK"), "an .npz is a zip"
+    download = info.value.url.removeprefix(deployment.url)
+    assert download.startswith("/media/")
     first.close()
     second.close()
 
     log = _wait_for_streams(deployment, {route_a, route_b})
     for route, seen in ((route_a, seen_a), (route_b, seen_b)):
         own = f"127.0.0.1:{deployment.replica_ports[int(route[1:]) - 1]}"
-        entries = [e for e in log if e["route"] == route]
+        entries = [e for e in log if e["route"] == route and e["upstream"] != "-"]
         assert {e["upstream"] for e in entries} == {own}, "every request to one replica"
         assert any(e["path"] == "/_stcore/stream" and e["status"] == "101" for e in entries)
-        assert seen and set(seen) == {own}, "the page, its scripts and its download too"
-    downloads = [e for e in log if e["path"].startswith("/media/")]
-    assert downloads and all(e["route"] == route_a for e in downloads)
+        app = {upstream for path, upstream in seen if not path.startswith("/static/")}
+        assert app == {own}, "the page, its health checks and its download too"
+        assert any(p.startswith("/static/js/") and not u for p, u in seen), "nginx sends JS"
+    fetched = {e["route"] for e in log if e["path"] == download}
+    assert fetched == {route_a}, "the download came from the first student's replica"
