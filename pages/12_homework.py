@@ -25,6 +25,7 @@ with steps.section(0):
     st.markdown(t(f"homework.ex{hw.exercise}_task", h=hw.h))
     st.latex(hv.FORMULAS[hw.exercise])
     st.markdown(hv.shapes_table(ctx, hw, {**inputs, **answers}))
+    charts.show_cached(ctx, hv.inputs_chart, inputs, ctx.presenter)
     if not ctx.presenter:
         hv.downloads(ctx, hw, inputs)
 

@@ -50,7 +50,18 @@ D_K = Int("d_k", 4, 1, 16)
 HEADS = Int("h", 2, 1, 8)
 SEED = Int("seed", 42, 0, 2**32 - 1)
 UPLOAD_KEY, PASTE_KEY = "hw_upload", "hw_paste"
-FILE_TYPES = ["npy", "npz", "csv", "tsv", "txt", "json"]
+FILE_TYPES = [
+    "npy",
+    "npz",
+    "csv",
+    "tsv",
+    "txt",
+    "json",
+    "pt",
+    "pth",
+    "pkl",
+]  # pickles: to say why not
+FROM_UPLOAD = {"token", "names", "name", "ext", "dtype"}  # message parameters the upload wrote
 NAMES = {  # array names looked for in an uploaded .npz / JSON object, per part
     "output": ("output", "out", "y"),
     "weights": ("weights", "attn", "attention", "alpha", "w"),
@@ -134,6 +145,16 @@ FORMULAS = {
     r"\mathrm{head}_i=\mathrm{softmax}\!\left(\frac{Q_iK_i^\top}{\sqrt{d_k}}\right)V_i",
     4: r"p_{ij}=\frac{e^{z_{ij}-\max_k z_{ik}}}{\sum_{l} e^{z_{il}-\max_k z_{ik}}}",
 }
+
+
+def inputs_chart(inputs: dict[str, np.ndarray], presenter: bool) -> dict:
+    """The exercise's input matrices side by side, each titled with its shape."""
+    items = [
+        (name, arr.astype(float), [str(i) for i in range(arr.shape[0])],
+         [str(j) for j in range(arr.shape[1])])
+        for name, arr in inputs.items()
+    ]  # fmt: skip
+    return charts.matrix_strip(items, kinds={"mask": "weights"}, presenter=presenter)
 
 
 # --------------------------------------------------------------------------- downloads
@@ -271,8 +292,7 @@ def upload_controls(ctx: PageContext, part: str) -> Parsed | None:
         )  # fmt: skip
     try:
         if uploaded is not None:
-            data = uploaded.getvalue()
-            return parse_upload(uploaded.name, data[: MAX_BYTES + 1], NAMES[part])
+            return parse_upload(uploaded.name, uploaded.getvalue(), NAMES[part])
         if pasted and pasted.strip():
             return parse_text(pasted, NAMES[part])
     except UploadError as err:
@@ -290,7 +310,7 @@ def read_summary(t: Translator, parsed: Parsed) -> str:
 
 def error_text(t: Translator, err: UploadError) -> str:
     """An upload problem in the page's language; text taken from the upload is escaped."""
-    params = {k: plain(v, 60) if isinstance(v, str) else v for k, v in err.params.items()}
+    params = {k: plain(v, 60) if k in FROM_UPLOAD else v for k, v in err.params.items()}
     return t(f"homework.upload.{err.key}", **params)
 
 

@@ -1,0 +1,262 @@
+"""AppTest of the homework page: downloads, upload and paste, verdict and diagnosis, both
+languages, presenter mode."""
+
+import io
+import json
+import re
+import subprocess
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core import homework as hw
+from tests.app.conftest import texts, visible_of
+from ui import charts
+from ui.exports import npz_bytes
+from ui.i18n import Translator
+from ui.uploads import parse_upload
+from ui.views import homework as hv
+
+PAGE = "pages/12_homework.py"
+
+
+def npz(**arrays: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def lesson(exercise: int = 1, **sizes: int) -> tuple[hw.Homework, dict, dict]:
+    cfg = hw.Homework(exercise, **sizes)
+    inputs = hw.homework_inputs(cfg)
+    return cfg, inputs, hw.homework_answer(cfg, inputs)
+
+
+def upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    at.file_uploader[0].upload(name, data)
+    return at.run()
+
+
+def errors(at: AppTest) -> str:
+    return "\n".join(str(e.value) for e in at.error)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_page_opens_with_the_lesson_exercise(page, lang):
+    at = page(PAGE, lang=lang)
+    assert not at.exception
+    t = Translator(lang)
+    assert at.title[0].value == t("homework.title")
+    body = texts(at)
+    assert t("homework.waiting") in body
+    assert "`(6, 8)`" in body and "`(6, 4)`" in body  # X and the output, from the live shapes
+    assert len(at.file_uploader) == 1 and len(at.text_area) == 1
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_scaling_upload_is_diagnosed_then_the_right_answer_accepted(page, lang):
+    t = Translator(lang)
+    _, inputs, answer = lesson()
+    wrong_out, wrong_w = hw.no_scaling(
+        inputs["X"], inputs["W_Q"], inputs["W_K"], inputs["W_V"], None
+    )
+    at = upload(page(PAGE, lang=lang), "my_answer.npz", npz(output=wrong_out, weights=wrong_w))
+    assert not at.exception
+    body = texts(at)
+    assert t("homework.mistake.no_scaling.title") in body
+    assert t("homework.in_step", step=3, name=t("homework.step_scale")) in body
+    assert errors(at).startswith(t("homework.not_equal", tol="1.0e-06", bad=24, total=24)[:4])
+    at.file_uploader[0].set_value(None)
+    at = upload(at.run(), "right.npz", npz(output=answer["output"], weights=answer["weights"]))
+    assert not at.exception
+    assert t("homework.accepted") in [s.value for s in at.success]
+    assert t("homework.mistake.no_scaling.title") not in texts(at)
+
+
+def test_pasted_numpy_printout_of_the_weights_is_accepted(page):
+    _, _, answer = lesson()
+    at = page(PAGE, part="weights")
+    at.text_area[0].input(np.array2string(answer["weights"], precision=10, separator=", ")).run()
+    assert not at.exception
+    t = Translator("en")
+    assert t("homework.accepted") in [s.value for s in at.success]
+    sums = [frame for frame in at.get("vega_lite_chart")]
+    assert sums, "error heatmap and row sums are drawn"
+    assert "1.0000" in texts(at)  # the row sums in the notice, computed from the upload
+
+
+def test_pasted_pytorch_tensor_at_four_decimals_is_judged_at_that_precision(page):
+    _, _, answer = lesson()
+    rows = ",\n        ".join(
+        "[" + ", ".join(f"{v:.4f}" for v in r) + "]" for r in answer["output"]
+    )
+    at = page(PAGE)
+    at.text_area[0].input(f"tensor([{rows}])").run()
+    assert Translator("en")("homework.accepted") in [s.value for s in at.success]
+    assert "5.0e-05" in texts(at) or any("1.5e-04" in m.value for m in at.metric)
+
+
+def test_transposed_upload_says_so_and_that_it_would_be_right(page):
+    _, _, answer = lesson()
+    at = upload(page(PAGE, lang="zh"), "out.npy", _npy(answer["output"].T))
+    t = Translator("zh")
+    assert t("homework.upload.shape_transposed", expected="(6, 4)", found="(4, 6)") in errors(at)
+    assert t("homework.transposed_right") in [i.value for i in at.info]
+
+
+def _npy(arr: np.ndarray, **kw) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, arr, **kw)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_bad_uploads_show_a_translated_message_and_no_traceback(page, lang):
+    t = Translator(lang)
+    at = page(PAGE, lang=lang)
+    cases = [
+        ("out.npy", _npy(np.array([1, "a"], dtype=object), allow_pickle=True), "object_dtype"),
+        ("out.pkl", b"\x80\x04pickle", "pickle"),
+        ("out.csv", b"", "empty"),
+    ]
+    for name, data, key in cases:
+        at.file_uploader[0].set_value((name, data, "application/octet-stream"))
+        at.run()
+        assert not at.exception
+        assert errors(at) == t(f"homework.upload.{key}")
+        assert t("homework.waiting") in texts(at)
+
+
+def test_an_uploaded_name_is_escaped_not_rendered(page):
+    at = upload(page(PAGE), "a.npz", npz(**{"<b>x</b>": np.zeros((6, 4)), "z": np.ones((6, 4))}))
+    shown = errors(at)
+    assert "<b>" not in shown and r"\<b\>" in shown
+
+
+def test_float32_upload_is_judged_at_1e_4(page):
+    _, _, answer = lesson()
+    at = upload(page(PAGE), "out.npy", _npy(answer["output"].astype(np.float32)))
+    assert Translator("en")("homework.accepted") in [s.value for s in at.success]
+    assert any(m.value == "1.0e-04" for m in at.metric)
+
+
+def test_causal_exercise_with_the_mask_after_the_softmax(page):
+    cfg, inputs, _ = lesson(2)
+    _, weights = hw.mask_after_softmax(*[inputs[k] for k in ("X", "W_Q", "W_K", "W_V", "mask")])
+    at = upload(page(PAGE, exercise="2", part="weights"), "w.npy", _npy(weights))
+    body = texts(at)
+    t = Translator("en")
+    assert t("homework.mistake.mask_after_softmax.title") in body
+    lo = charts.fmt(float(weights.sum(axis=1).min()), 4)
+    assert lo in body  # the row sums < 1 are named in the notice
+    assert cfg.exercise == 2
+
+
+def test_multi_head_exercise_recognises_a_forgotten_w_o(page):
+    cfg, inputs, _ = lesson(3)
+    out, _ = hw.wo_forgotten(*[inputs[k] for k in ("X", "W_Q", "W_K", "W_V", "W_O")], cfg.h)
+    at = upload(page(PAGE, exercise="3", lang="zh"), "o.npy", _npy(out))
+    assert Translator("zh")("homework.mistake.wo_forgotten.title") in texts(at)
+
+
+def test_softmax_exercise_reports_nan_cells_and_the_missing_max_shift(page):
+    cfg, inputs, _ = lesson(4)
+    naive = hw.no_max_subtraction(inputs["logits"])
+    at = upload(page(PAGE, exercise="4"), "p.npz", npz(probs=naive))
+    t = Translator("en")
+    warnings = [w.value for w in at.warning]
+    assert any("NaN" in w and "(2, " in w for w in warnings)  # position of the first NaN row
+    assert t("homework.mistake.no_max_subtraction.title") in texts(at)
+    assert cfg.n == 6
+
+
+def test_no_match_is_said_honestly_with_the_first_departing_row(page):
+    _, _, answer = lesson()
+    wrong = answer["output"].copy()
+    wrong[3, 1] += 0.25
+    at = upload(page(PAGE), "out.npy", _npy(wrong))
+    t = Translator("en")
+    assert t("homework.no_match") in [i.value for i in at.info]
+    assert t("homework.first_row", row="3") in texts(at)
+
+
+def test_sizes_come_from_the_url_and_bad_values_fall_back(page):
+    at = page(PAGE, exercise="3", n="5", d_model="6", d_k="2", h="3")
+    body = texts(at)
+    assert "`(6, 6)`" in body and "`(5, 6)`" in body and "`(3, 5, 5)`" in body
+    at = page(PAGE, exercise="9", n="-1")
+    assert not at.exception and len(at.warning) == 2
+    assert "`(6, 4)`" in texts(at)
+
+
+def test_presenter_mode_shows_one_step_and_the_diagnosis_readably(page):
+    _, inputs, _ = lesson()
+    wrong, _ = hw.no_scaling(*[inputs[k] for k in ("X", "W_Q", "W_K", "W_V")], None)
+    at = page(PAGE, present="1", step="2", lang="zh")
+    at = upload(at, "w.npz", npz(output=wrong))
+    at.query_params["step"] = "4"
+    at.run()
+    shown = " ".join(str(getattr(e, "value", "")) for e in visible_of(at, "Markdown"))
+    t = Translator("zh")
+    assert t("homework.mistake.no_scaling.title") in shown
+    assert ":red-badge[" in shown  # the faulty step is marked among the five
+    assert not visible_of(at, "vega_lite_chart")  # the verdict's chart is on its own step
+
+
+# ------------------------------------------------------------------------------ downloads
+
+
+def test_downloads_hold_the_exact_inputs(tmp_path):
+    cfg, inputs, _ = lesson(3)
+    arrays = hv.download_arrays(cfg, inputs)
+    with np.load(io.BytesIO(npz_bytes(arrays)), allow_pickle=False) as data:
+        assert set(data.files) == {"X", "W_Q", "W_K", "W_V", "W_O", "h"}
+        np.testing.assert_array_equal(data["W_O"], inputs["W_O"])
+        assert int(data["h"]) == cfg.h
+    with zipfile.ZipFile(io.BytesIO(hv.csv_zip(inputs))) as archive:
+        x = np.loadtxt(io.StringIO(archive.read("X.csv").decode()), delimiter=",")
+    np.testing.assert_array_equal(x, inputs["X"])
+    loaded = json.loads(hv.json_text(cfg, inputs))
+    assert loaded["h"] == cfg.h and np.array_equal(loaded["W_Q"], inputs["W_Q"])
+    namespace = {"np": np}
+    exec(hv.numpy_literal(inputs), namespace)  # what a student pastes into a notebook
+    np.testing.assert_array_equal(namespace["W_V"], inputs["W_V"])
+
+
+def test_mask_downloads_as_booleans_and_zero_one_csv():
+    cfg, inputs, _ = lesson(2)
+    namespace = {"np": np}
+    exec(hv.numpy_literal(inputs), namespace)
+    assert namespace["mask"].dtype == bool
+    np.testing.assert_array_equal(namespace["mask"], inputs["mask"])
+    with zipfile.ZipFile(io.BytesIO(hv.csv_zip(inputs))) as archive:
+        assert archive.read("mask.csv").decode().splitlines()[0] == "1,0,0,0,0,0"
+    assert cfg.exercise == 2
+
+
+@pytest.mark.parametrize("exercise", [1, 2, 3, 4])
+def test_starter_script_runs_and_writes_the_file_to_upload(tmp_path, exercise):
+    cfg, inputs, answer = lesson(exercise)
+    (tmp_path / f"{hv.stem(cfg)}.npz").write_bytes(npz_bytes(hv.download_arrays(cfg, inputs)))
+    script = hv.starter(Translator("zh"), cfg)
+    assert "NotImplementedError" in script and "allow_pickle=False" in script
+    body = {
+        1: "    return __import__('core').homework.reference_attention(X, W_Q, W_K, W_V, mask)",
+        2: "    return __import__('core').homework.reference_attention(X, W_Q, W_K, W_V, mask)",
+        3: "    return __import__('core').homework.reference_multihead(X, W_Q, W_K, W_V, W_O, h)",
+        4: "    return __import__('core').softmax(logits)",
+    }[exercise]
+    filled = re.sub(r"    raise NotImplementedError\(.*\)", body, script)
+    (tmp_path / "solve.py").write_text(filled, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "solve.py"], cwd=tmp_path, capture_output=True, text=True,
+        env={"PYTHONPATH": str(hv.__file__).rsplit("/ui/", 1)[0]},
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    data = (tmp_path / hv.ANSWER_FILE).read_bytes()
+    for part in answer:
+        parsed = parse_upload(hv.ANSWER_FILE, data, hv.NAMES[part])
+        assert hv.check(cfg, part, parsed).diagnosis == "correct"
