@@ -214,13 +214,17 @@ def explain_weight(
     )  # fmt: skip
 
 
-def head_ranking(attention: np.ndarray, i: int, j: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every head ranked by the weight query ``i`` puts on key ``j`` (head search).
+def head_ranking(
+    attention: np.ndarray, queries: int | np.ndarray, j: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every head ranked by the weight the query (or the mean weight the queries) put on
+    key ``j`` (head search).
 
-    Shapes: ``attention`` ``(L, h, n, n)`` -> ``(order (L*h, 2) of (layer, head), largest
-    weight first, ties in layer-head order; weights (L*h,) in that order)``.
+    Shapes: ``attention`` ``(L, h, n, n)``, ``queries`` an index or indices ``(k,)``
+    -> ``(order (L*h, 2) of (layer, head), largest weight first, ties in layer-head order;
+    weights (L*h,) in that order)``.
     """
-    w = attention[:, :, i, j]  # (L, h)
+    w = attention[:, :, np.atleast_1d(queries), j].mean(axis=-1)  # (L, h)
     flat = np.argsort(-w.ravel(), kind="stable")  # (L*h,)
     order = np.stack(np.unravel_index(flat, w.shape), axis=-1)  # (L*h, 2)
     return order, w.ravel()[flat]

@@ -146,12 +146,15 @@ def test_explain_weight_rebuilds_the_row_from_q_dot_k():
 def test_head_ranking_puts_the_strongest_head_first():
     a = np.full((2, 3, 4, 4), 0.25)
     a[1, 2, 3, 0], a[0, 1, 3, 0] = 0.9, 0.6
-    order, weights = head_ranking(a, i=3, j=0)
+    order, weights = head_ranking(a, 3, j=0)
     assert order.shape == (6, 2)
     assert order[:2].tolist() == [[1, 2], [0, 1]]
     assert weights[:2].tolist() == [0.9, 0.6]
     assert order[2:].tolist() == [[0, 0], [0, 2], [1, 0], [1, 1]]  # ties: layer-head order
     assert (np.diff(weights) <= 0).all()
+    a[0, 0, 1, 0] = 1.0  # query 1 alone prefers L0H0; with query 3 the mean decides
+    order, weights = head_ranking(a, np.array([1, 3]), j=0)
+    assert order[0].tolist() == [0, 0] and weights[0] == pytest.approx(0.625)
 
 
 def test_without_keys_drops_tokens_and_renormalises_rows():

@@ -1,0 +1,104 @@
+"""Inside a real encoder: all-MiniLM-L6-v2's 72 heads, computed by core's own attention."""
+
+import numpy as np
+import streamlit as st
+
+from ui import charts
+from ui.blocks import header, link, notice
+from ui.exports import export_panel
+from ui.sentence import settings_box
+from ui.shell import shell
+from ui.steps import stepper
+from ui.views import encoder as ev
+
+ctx = shell("encoder")
+t = ctx.t
+header(ctx)
+titles = [t(f"encoder.step_{s}") for s in ("head", "grid", "search", "compare", "explain")]
+steps = stepper(ctx, titles)
+
+with settings_box(ctx, t("encoder.settings")), st.spinner(t("encoder.loading")):
+    a = ev.sentence(ctx, ev.TEXT, t("encoder.text"))
+    b = ev.sentence(ctx, ev.COMPARE, t("encoder.compare"))
+c = ev.controls(ctx, a)
+sa, sb = ev.shown(a, c.hide), ev.shown(b, c.hide)
+head = ev.head_name(c.layer, c.head)
+rows = sa.rows(c.queries)
+weights = sa.attention[c.layer, c.head]  # (m, m) the selected head as drawn
+
+with steps.section(0):
+    st.subheader(titles[0])
+    if not ctx.presenter:
+        st.markdown(t("encoder.model", params=f"{ev.parameter_count() / 1e6:.1f}"))
+    left, right = st.columns([3, 2])
+    with left:
+        title = t("encoder.head_title", head=head)
+        chart = charts.show_cached(
+            ctx, ev.head_chart, t, sa.tokens, weights, rows, title, ctx.presenter
+        )
+    with right:
+        metric = ev.head_metric(sa, c)
+        if metric:
+            st.metric(*metric)
+        notice(ctx, ev.head_notice(ctx, sa, c))
+    export_panel(
+        ctx, "encoder_head", chart, arrays={"tokens": np.array(a.tokens), "attention": a.attention}
+    )
+
+with steps.section(1):
+    st.subheader(titles[1])
+    st.markdown(t("encoder.grid_text", shown=ev.MAX_GRID_QUERIES))
+    grid = ev.grid_rows(sa, c.queries)
+    if len(grid):
+        names = [charts.unique_labels(sa.tokens)[i] for i in rows[: ev.MAX_GRID_QUERIES]]
+        chart = charts.show_cached(
+            ctx, ev.grid_chart, t, sa.tokens, grid, names, (c.layer, c.head), ctx.presenter
+        )
+        export_panel(ctx, "encoder_grid", chart)
+    notice(ctx, ev.average_notice(ctx, a, sa, c))
+
+with steps.section(2):
+    st.subheader(titles[2])
+    st.markdown(t("encoder.search_text"))
+    found = ev.search(sa, c)
+    if found is None:
+        st.info(t("encoder.hidden_pick"), icon=":material/visibility_off:")
+    else:
+        left, right = st.columns([3, 2])
+        with left:
+            title = ev.search_title(ctx, sa, c)
+            chart = charts.show_cached(ctx, ev.search_chart, t, found.weights, title, ctx.presenter)
+        with right:
+            ev.top_heads(ctx, found, c)
+        notice(ctx, ev.search_notice(ctx, found))
+
+with steps.section(3):
+    st.subheader(titles[3])
+    st.markdown(t("encoder.compare_text", head=head))
+    pair = ev.compare_titles(ctx, head)
+    chart = charts.show_cached(
+        ctx,
+        ev.compare_chart,
+        t,
+        sa.tokens,
+        weights,
+        sb.tokens,
+        sb.attention[c.layer, c.head],
+        pair,
+        ctx.presenter,
+    )
+    notice(ctx, ev.compare_notice(ctx, sa, sb, c, a, b))
+    export_panel(ctx, "encoder_compare", chart)
+
+with steps.section(4):
+    st.subheader(titles[4])
+    st.markdown(t("encoder.explain_text", head=head))
+    ex = ev.explain(a, c)
+    st.latex(ev.explain_latex(ex))
+    q = charts.unique_labels(a.tokens)[ex.i]
+    chart = charts.show_cached(
+        ctx, ev.explain_chart, t, a.tokens, ex.scores, ex.weights, ex.parts, q, ctx.presenter
+    )
+    notice(ctx, ev.explain_notice(ctx, a, ex))
+    link(ctx, "multi_head")
+    link(ctx, "softmax")

@@ -1,0 +1,694 @@
+"""Presentation helpers for the real-encoder page (pages/9_encoder.py).
+
+The model (all-MiniLM-L6-v2) is read once per server process (:func:`load_model`,
+``st.cache_resource``, never mutated); each sentence's forward pass is cached
+(:func:`analyse`, bounded). Every number comes from :mod:`core.bert`, which runs the
+concept pages' ``scaled_dot_product_attention`` in every head.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+from tokenizers import Tokenizer
+
+from core.bert import BertWeights, explain_weight, head_ranking, key_share, without_keys
+from core.multihead import average_heads
+from models import minilm
+from ui import charts
+from ui.i18n import Translator
+from ui.params import Choice, Flag, Text, assign, select, text, toggle
+from ui.safe import plain
+from ui.shell import PageContext
+
+LESSON = "The animal didn't cross the street because it was too tired."
+WIDE = "The animal didn't cross the street because it was too wide."
+TEXT = Text("text", LESSON, max_len=1500)
+COMPARE = Text("compare", WIDE, max_len=1500)
+HIDE = Flag("hide_special", False)
+QUERY_KEY, QUERY_WIDGET = "q", "_q_pick"
+MAX_PILLS = 40  # longer sentences pick their query tokens from a drop-down list
+MAX_GRID_QUERIES = 3  # query tokens drawn in the 72-head grid (one row of panels each)
+UNKNOWN_LIMIT = 0.5  # more [UNK] word pieces than this: the model cannot read the text
+TOP_HEADS = 5
+DEFAULT_QUERY, DEFAULT_TARGET = "it", "animal"  # the lesson's question: what does "it" mean?
+
+
+@st.cache_resource(show_spinner=False)
+def load_model() -> tuple[BertWeights, Tokenizer]:
+    """The encoder's weights (read-only) and tokenizer, once per server process."""
+    return minilm.load_weights(), minilm.load_tokenizer()
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One sentence through the model."""
+
+    text: str
+    tokens: list[str]
+    total: int  # tokens before the cap
+    unknown_share: float
+    hidden: np.ndarray  # (L+1, n, d_model)
+    attention: np.ndarray  # (L, h, n, n)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def analyse(text: str) -> Analysis:
+    """Tokenise and run the encoder on ``text`` (cached per sentence)."""
+    weights, tokenizer = load_model()
+    enc = minilm.encode(tokenizer, text)
+    out = minilm.run(weights, enc)
+    return Analysis(text, enc.tokens, enc.total, enc.unknown_share, out.hidden, out.attention)
+
+
+def parameter_count() -> int:
+    """How many numbers the model has (computed from the loaded weights)."""
+    w, _ = load_model()
+    arrays = [w.word, w.position, w.token_type, w.ln_g, w.ln_b]
+    arrays += [a for layer in w.layers for a in vars(layer).values()]
+    return sum(a.size for a in arrays)
+
+
+def code(token: str) -> str:
+    """A token as inline code for markdown (plain text if it contains a backtick)."""
+    return plain(token, 24) if "`" in token else f"`{token}`"
+
+
+def strip(tokens: list[str], limit: int = 16) -> str:
+    """The first ``limit`` tokens as inline code, "…" if there are more."""
+    more = " …" if len(tokens) > limit else ""
+    return " ".join(code(tok) for tok in tokens[:limit]) + more
+
+
+def sentence(ctx: PageContext, spec: Text, label: str) -> Analysis:
+    """A URL-bound sentence box run through the model; empty or unreadable text warns and
+    falls back to the box's default sentence, long text is cut (and says so)."""
+    t = ctx.t
+    raw = text(ctx, spec, label, help=t("encoder.text_help", limit=minilm.MAX_TOKENS))
+    a = analyse(raw)
+    if len(a.tokens) <= 2:
+        ctx.warn(t("encoder.empty", fallback=code(spec.default)))
+        return analyse(spec.default)
+    if a.unknown_share > UNKNOWN_LIMIT:
+        share = f"{a.unknown_share:.0%}"
+        ctx.warn(t("encoder.unknown", share=share, tokens=strip(a.tokens), fallback=code(LESSON)))
+        return analyse(spec.default)
+    if a.total > len(a.tokens):
+        ctx.warn(t("encoder.cut", total=a.total, limit=minilm.MAX_TOKENS))
+    return a
+
+
+def default_index(tokens: list[str], word: str, fallback: int) -> int:
+    """Where ``word`` first occurs, else ``fallback`` (kept inside the sentence)."""
+    return tokens.index(word) if word in tokens else min(max(fallback, 0), len(tokens) - 1)
+
+
+def parse_indices(raw: str, n: int) -> list[int] | None:
+    """``"10,2"`` -> ``[10, 2]`` if every entry is a token index below ``n``, else None."""
+    parts = [p.strip() for p in raw.split(",")]
+    if not all(p.isdigit() and len(p) <= 4 for p in parts):
+        return None
+    picked = list(dict.fromkeys(int(p) for p in parts))
+    return picked if all(i < n for i in picked) else None
+
+
+def _queries_changed(default: int) -> None:
+    chosen = [str(c) for c in st.session_state.get(QUERY_WIDGET) or []]
+    if chosen and chosen != [str(default)]:
+        st.query_params[QUERY_KEY] = ",".join(chosen)
+    else:  # nothing picked: back to the default query
+        st.query_params.pop(QUERY_KEY, None)
+
+
+def query_picker(ctx: PageContext, tokens: list[str], default: int) -> list[int]:
+    """One or several query tokens, kept in the URL as indices (``?q=10,2``)."""
+    t, labels = ctx.t, charts.unique_labels(tokens)
+    raw = st.query_params.get(QUERY_KEY)
+    picked = [default] if raw is None else parse_indices(raw, len(tokens))
+    if picked is None or not picked:
+        shown = plain(raw, 24)
+        ctx.warn(t("params.invalid", name=QUERY_KEY, value=shown, default=plain(labels[default])))
+        st.query_params.pop(QUERY_KEY, None)
+        picked = [default]
+    st.session_state[QUERY_WIDGET] = [str(i) for i in picked]
+    common = {
+        "format_func": lambda i: plain(labels[int(i)], 24),
+        "key": QUERY_WIDGET,
+        "on_change": _queries_changed,
+        "args": (default,),
+        "help": t("encoder.queries_help"),
+    }
+    options = [str(i) for i in range(len(tokens))]
+    if len(tokens) <= MAX_PILLS:
+        st.pills(t("encoder.queries"), options, selection_mode="multi", **common)
+    else:
+        st.multiselect(t("encoder.queries"), options, **common)
+    return picked
+
+
+def token_choice(key: str, tokens: list[str], default: int) -> Choice:
+    """A choice of one token of the sentence, by index."""
+    return Choice(key, str(default), tuple(str(i) for i in range(len(tokens))))
+
+
+def head_specs(best: tuple[int, int], layers: int, heads: int) -> tuple[Choice, Choice]:
+    """Layer and head choices; the defaults are the head that head search ranks first."""
+    return (
+        Choice("layer", str(best[0]), tuple(str(i) for i in range(layers))),
+        Choice("head", str(best[1]), tuple(str(i) for i in range(heads))),
+    )
+
+
+def pick_head(specs: tuple[Choice, Choice], layer: int, head: int) -> None:
+    """Button callback: show head ``layer``/``head`` (the URL follows)."""
+    assign(specs[0], layer)
+    assign(specs[1], head)
+
+
+@dataclass(frozen=True)
+class Controls:
+    """What the page shows: which tokens, which head, special tokens or not."""
+
+    queries: list[int]  # indices into the full token list
+    target: int
+    layer: int
+    head: int
+    hide: bool
+    specs: tuple[Choice, Choice]
+
+
+def controls(ctx: PageContext, a: Analysis) -> Controls:
+    """Query tokens, target token, the head and the [CLS]/[SEP] switch."""
+    t, labels = ctx.t, charts.unique_labels(a.tokens)
+    n = len(a.tokens)
+    queries = query_picker(ctx, a.tokens, default_index(a.tokens, DEFAULT_QUERY, n - 2))
+    c1, c2, c3, c4 = st.columns([3, 4, 2, 3], vertical_alignment="bottom")
+    with c1:
+        spec = token_choice("target", a.tokens, default_index(a.tokens, DEFAULT_TARGET, 1))
+        fmt = lambda i: plain(labels[int(i)], 24)  # noqa: E731
+        target = int(select(ctx, spec, t("encoder.target"), fmt, "select"))
+    order, _ = head_ranking(a.attention, np.array(queries), target)
+    L, H = a.attention.shape[:2]  # noqa: N806
+    specs = head_specs((int(order[0, 0]), int(order[0, 1])), L, H)
+    with c2:
+        layer = int(select(ctx, specs[0], t("encoder.layer"), lambda s: f"L{s}"))
+    with c3:
+        head = int(select(ctx, specs[1], t("encoder.head"), lambda s: f"H{s}", "select"))
+    with c4:
+        hide = toggle(ctx, HIDE, t("encoder.hide"), help=t("encoder.hide_help"))
+    return Controls(queries, target, layer, head, hide, specs)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The attention as drawn: all tokens, or [CLS]/[SEP] removed and rows renormalised."""
+
+    tokens: list[str]
+    attention: np.ndarray  # (L, h, m, m)
+    index: dict[int, int]  # full-sentence index -> index in the drawn matrices
+
+    def rows(self, indices: list[int]) -> list[int]:
+        """The drawn positions of those tokens that are drawn."""
+        return [self.index[i] for i in indices if i in self.index]
+
+
+def shown(a: Analysis, hide: bool) -> Shown:
+    """The attention with or without the special tokens."""
+    keep = np.array([not (hide and tok in minilm.SPECIAL) for tok in a.tokens])
+    index = {int(i): k for k, i in enumerate(np.flatnonzero(keep))}
+    tokens = [tok for tok, k in zip(a.tokens, keep, strict=True) if k]
+    weights = without_keys(a.attention, keep) if hide else a.attention
+    return Shown(tokens, weights, index)
+
+
+def head_name(layer: int, head: int) -> str:
+    """``L3H1``: layer and head, counted from 0."""
+    return f"L{layer}H{head}"
+
+
+def _frame_rows(spec: dict, rows: list[int]) -> dict:
+    """Outline every row in ``rows`` (a heatmap built with ``frame=rows[0]``)."""
+    for layer in spec.get("layer", []):
+        for step in layer.get("transform", []):
+            if step.get("filter") == f"datum.i == {rows[0]}":
+                step["filter"] = f"indexof({list(rows)}, datum.i) >= 0"
+    return spec
+
+
+def head_chart(
+    t: Translator,
+    tokens: list[str],
+    weights: np.ndarray,
+    rows: list[int],
+    title: str,
+    presenter: bool,
+) -> dict:
+    """One head's weights, large, numbers in the cells while they fit; query rows framed."""
+    n = len(tokens)
+    cell = charts.fit_cell(n, n, 600 if presenter else 500, 600 if presenter else 500, lo=4, hi=44)
+    labels = charts.unique_labels(tokens)
+    spec = charts.heatmap(
+        {title: weights},
+        labels,
+        labels,
+        x_title=t("encoder.keys"),
+        y_title=t("encoder.rows"),
+        title=title,
+        cell=cell,
+        frame=rows[0] if rows else None,
+    )
+    return _frame_rows(spec, rows) if rows else spec
+
+
+def grid_chart(
+    t: Translator,
+    tokens: list[str],
+    rows: np.ndarray,
+    names: list[str],
+    selected: tuple[int, int],
+    presenter: bool,
+) -> dict:
+    """All heads at once: for each query token, one panel per layer (a row per head: where
+    that head's query looks) and, beside them, the layer means over the heads.
+
+    ``rows`` ``(k, L, h, n)``: the queries' weight rows in every head.
+    """
+    k, L, H, n = rows.shape  # noqa: N806
+    width, height = (1800, 640 / k) if presenter else (880, 520)
+    cell = charts.fit_cell(4 * n, 2 * H, width - 320, height, lo=3, hi=22)
+    cols = charts.unique_labels(tokens)
+    head_labels, layer_labels = [f"H{h}" for h in range(H)], [f"L{i}" for i in range(L)]
+    parts = []
+    for q in range(k):
+        panels = {f"L{i}": rows[q, i] for i in range(L)}
+        grid = charts.heatmap(
+            panels,
+            head_labels,
+            cols,
+            x_title=t("encoder.keys"),
+            columns=3,
+            cell=cell,
+            legend=q == 0,
+            annotate=False,
+            frame=selected[1],
+            name=f"grid{q}",
+        )
+        for layer in grid["spec"]["layer"]:
+            for step in layer.get("transform", []):
+                if step.get("filter") == f"datum.i == {selected[1]}":
+                    step["filter"] += f" && datum.panel == 'L{selected[0]}'"
+        grid["title"] = t("encoder.grid_row", q=names[q])
+        mean = charts.heatmap(
+            {t("encoder.layer_mean"): rows[q].mean(axis=1)},
+            layer_labels,
+            cols,
+            cell=cell,
+            legend=False,
+            annotate=False,
+            name=f"mean{q}",
+            title=t("encoder.layer_mean"),
+        )
+        parts.append(charts.concat([grid, mean], spacing=30))
+    return parts[0] if k == 1 else charts.concat(parts, "vconcat", spacing=24)
+
+
+def search_chart(t: Translator, weights: np.ndarray, title: str, presenter: bool) -> dict:
+    """Head search as a layer × head table: the weight from the query to the target."""
+    L, H = weights.shape  # noqa: N806
+    cell = 52 if presenter else 40
+    return charts.heatmap(
+        {title: weights},
+        [f"L{i}" for i in range(L)],
+        [f"H{h}" for h in range(H)],
+        x_title=t("encoder.head"),
+        y_title=t("encoder.layer"),
+        title=title,
+        cell=cell,
+    )
+
+
+def compare_chart(
+    t: Translator,
+    tokens_a: list[str],
+    wa: np.ndarray,
+    tokens_b: list[str],
+    wb: np.ndarray,
+    titles: tuple[str, str, str],
+    presenter: bool,
+) -> dict:
+    """The selected head on both sentences and, when they have as many tokens, B − A."""
+    same = len(tokens_a) == len(tokens_b)
+    n = max(len(tokens_a), len(tokens_b))
+    width = (1800 if presenter else 880) - (370 if same else 250)  # px left after axes, legends
+    cell = charts.fit_cell(n * (3 if same else 2), n, width, 560, lo=4, hi=34)
+    la, lb = charts.unique_labels(tokens_a), charts.unique_labels(tokens_b)
+    keys = t("encoder.keys")
+    parts = [
+        charts.heatmap(
+            {titles[0]: wa},
+            la,
+            la,
+            x_title=keys,
+            title=titles[0],
+            cell=cell,
+            legend=False,
+            name="a",
+        ),
+        charts.heatmap({titles[1]: wb}, lb, lb, x_title=keys, title=titles[1], cell=cell, name="b"),
+    ]
+    if same:
+        diff = wb - wa
+        parts.append(
+            charts.heatmap(
+                {titles[2]: diff},
+                lb,
+                lb,
+                "scores",
+                x_title=keys,
+                title=titles[2],
+                cell=cell,
+                domain=charts.symmetric_domain(diff),
+                name="diff",
+            )
+        )
+    return charts.concat(parts, spacing=28)
+
+
+def explain_chart(
+    t: Translator,
+    tokens: list[str],
+    scores: np.ndarray,
+    weights: np.ndarray,
+    parts: np.ndarray,
+    query: str,
+    presenter: bool,
+) -> dict:
+    """One query's row taken apart: scores, their softmax, and how much each value adds."""
+    n = len(tokens)
+    cell = charts.fit_cell(n, 1, 1650 if presenter else 780, lo=6, hi=60)
+    cols, row = charts.unique_labels(tokens), [query]
+    common = {"cell": cell, "legend": False}
+    return charts.concat(
+        [
+            charts.heatmap(
+                {t("encoder.ex_scores"): scores[None]},
+                row,
+                cols,
+                "scores",
+                title=t("encoder.ex_scores"),
+                name="scores",
+                **common,
+            ),
+            charts.heatmap(
+                {t("encoder.ex_weights"): weights[None]},
+                row,
+                cols,
+                title=t("encoder.ex_weights"),
+                name="weights",
+                **common,
+            ),
+            charts.heatmap(
+                {t("encoder.ex_parts"): parts[None]},
+                row,
+                cols,
+                domain=[0, float(parts.max()) or 1.0],
+                title=t("encoder.ex_parts"),
+                name="parts",
+                **common,
+            ),
+        ],
+        "vconcat",
+        spacing=14,
+    )
+
+
+def grid_rows(s: Shown, queries: list[int]) -> np.ndarray:
+    """The drawn queries' weight rows in every head: ``(k, L, h, m)``."""
+    rows = s.rows(queries)[:MAX_GRID_QUERIES]
+    return np.moveaxis(s.attention[:, :, rows, :], 2, 0)  # (k, L, h, m)
+
+
+def label(tokens: list[str], i: int) -> str:
+    """Token ``i`` as shown on the axes (repeated tokens numbered), safe for markdown."""
+    return plain(charts.unique_labels(tokens)[i], 24)
+
+
+def head_notice(ctx: PageContext, s: Shown, c: Controls) -> list[str]:
+    """What the selected head does with the first query token."""
+    t, rows = ctx.t, s.rows(c.queries)
+    name = head_name(c.layer, c.head)
+    if not rows or c.target not in s.index:
+        return [t("encoder.hidden_pick")]
+    i, j = rows[0], s.index[c.target]
+    row = s.attention[c.layer, c.head, i]
+    top = int(row.argmax())
+    items = [
+        t(
+            "encoder.notice_row",
+            head=name,
+            q=label(s.tokens, i),
+            k=label(s.tokens, j),
+            w=charts.fmt(row[j], 3),
+            top=label(s.tokens, top),
+            w_top=charts.fmt(row[top], 3),
+        )
+    ]
+    items.append(t("encoder.notice_same" if top == j else "encoder.notice_other"))
+    return items
+
+
+def average_notice(ctx: PageContext, a: Analysis, s: Shown, c: Controls) -> list[str]:
+    """What averaging the heads hides, and how much weight sits on [CLS] — computed live."""
+    t = ctx.t
+    items = []
+    rows = s.rows(c.queries)
+    if rows and c.target in s.index:
+        i, j = rows[0], s.index[c.target]
+        order, weights = head_ranking(s.attention, i, j)
+        best_l, best_h = (int(x) for x in order[0])
+        mean = average_heads(s.attention[best_l])[i, j]
+        items.append(
+            t(
+                "encoder.notice_average",
+                layer=best_l,
+                head=head_name(best_l, best_h),
+                q=label(s.tokens, i),
+                k=label(s.tokens, j),
+                mean=charts.fmt(mean, 3),
+                w=charts.fmt(weights[0], 3),
+                ratio=f"{weights[0] / max(mean, 1e-9):.1f}",
+            )
+        )
+    cls = key_share(a.attention, 0)  # (L, h) mean weight on [CLS] over all queries
+    per_layer = cls.mean(axis=1)  # (L,)
+    lo, hi = int(per_layer.argmin()), int(per_layer.argmax())
+    top = np.unravel_index(int(cls.argmax()), cls.shape)
+    items.append(
+        t(
+            "encoder.notice_cls",
+            lo=charts.fmt(per_layer[lo], 2),
+            lo_layer=lo,
+            hi=charts.fmt(per_layer[hi], 2),
+            hi_layer=hi,
+            head=head_name(*map(int, top)),
+            top=charts.fmt(cls[top], 2),
+        )
+    )
+    items.append(t("encoder.notice_hidden" if c.hide else "encoder.notice_hide_tip"))
+    return items
+
+
+@dataclass(frozen=True)
+class Search:
+    """Head search for the picked query tokens and target."""
+
+    weights: np.ndarray  # (L, h): mean weight from the queries to the target
+    order: np.ndarray  # (L*h, 2)
+    ranked: np.ndarray  # (L*h,)
+
+
+def search(s: Shown, c: Controls) -> Search | None:
+    """Rank every head (None if the picked tokens are hidden)."""
+    rows = s.rows(c.queries)
+    if not rows or c.target not in s.index:
+        return None
+    j = s.index[c.target]
+    order, ranked = head_ranking(s.attention, np.array(rows), j)
+    return Search(s.attention[:, :, rows, j].mean(axis=-1), order, ranked)
+
+
+def search_notice(ctx: PageContext, found: Search) -> list[str]:
+    """The top two heads against the typical head."""
+    (l1, h1), (l2, h2) = found.order[0], found.order[1]
+    return [
+        ctx.t(
+            "encoder.notice_search",
+            first=head_name(int(l1), int(h1)),
+            w1=charts.fmt(found.ranked[0], 3),
+            second=head_name(int(l2), int(h2)),
+            w2=charts.fmt(found.ranked[1], 3),
+            median=charts.fmt(np.median(found.ranked), 3),
+        )
+    ]
+
+
+def same_token(tokens_a: list[str], tokens_b: list[str], i: int) -> int | None:
+    """Token ``i`` of sentence A in sentence B: the same position if the sentences have as
+    many tokens, else the first occurrence of the same token."""
+    if len(tokens_a) == len(tokens_b):
+        return i
+    return tokens_b.index(tokens_a[i]) if tokens_a[i] in tokens_b else None
+
+
+def compare_notice(
+    ctx: PageContext, sa: Shown, sb: Shown, c: Controls, full_a: Analysis, full_b: Analysis
+) -> list[str]:
+    """What changed between the two sentences in the selected head, and what did not."""
+    t, items = ctx.t, []
+    if len(full_a.tokens) == len(full_b.tokens):
+        changed = [
+            f"{code(x)} → {code(y)}"
+            for x, y in zip(full_a.tokens, full_b.tokens, strict=True)
+            if x != y
+        ]
+        items.append(t("encoder.notice_changed", words=", ".join(changed) or "—"))
+    else:
+        items.append(t("encoder.notice_lengths", a=len(full_a.tokens), b=len(full_b.tokens)))
+    rows = sa.rows(c.queries)
+    if not rows or c.target not in sa.index:
+        return items
+    i, j = rows[0], sa.index[c.target]
+    ib, jb = same_token(sa.tokens, sb.tokens, i), same_token(sa.tokens, sb.tokens, j)
+    if ib is None or jb is None:
+        return [*items, t("encoder.notice_missing")]
+    ra, rb = sa.attention[c.layer, c.head, i], sb.attention[c.layer, c.head, ib]
+    ta, tb = int(ra.argmax()), int(rb.argmax())
+    items.append(
+        t(
+            "encoder.notice_compare",
+            head=head_name(c.layer, c.head),
+            q=label(sa.tokens, i),
+            k=label(sa.tokens, j),
+            wa=charts.fmt(ra[j], 3),
+            wb=charts.fmt(rb[jb], 3),
+            top_a=label(sa.tokens, ta),
+            top_b=label(sb.tokens, tb),
+        )
+    )
+    if len(sa.tokens) == len(sb.tokens):
+        flips = int((sa.attention[:, :, i].argmax(-1) != sb.attention[:, :, ib].argmax(-1)).sum())
+        total = sa.attention.shape[0] * sa.attention.shape[1]
+        diff = np.abs(sb.attention[c.layer, c.head] - sa.attention[c.layer, c.head])
+        items.append(
+            t(
+                "encoder.notice_flips",
+                q=label(sa.tokens, i),
+                flips=flips,
+                total=total,
+                biggest=charts.fmt(diff.max(), 3),
+            )
+        )
+    items.append(t("encoder.notice_caveat"))
+    return items
+
+
+@dataclass(frozen=True)
+class Explained:
+    """The selected weight recomputed from the layer's input."""
+
+    i: int
+    j: int
+    dot: float
+    scale: float
+    score: float
+    weight: float
+    forward_weight: float
+    scores: np.ndarray  # (n,)
+    weights: np.ndarray  # (n,)
+    parts: np.ndarray  # (n,) length of α_ij v_j
+    output_norm: float
+
+
+def explain(a: Analysis, c: Controls) -> Explained:
+    """Query (first picked token) → target in the selected head, step by step."""
+    weights, _ = load_model()
+    i, j = c.queries[0], c.target
+    h = weights.config.heads
+    ex = explain_weight(a.hidden[c.layer], weights.layers[c.layer], h, c.head, i, j)
+    return Explained(
+        i,
+        j,
+        ex.dot,
+        ex.scale,
+        float(ex.scores[j]),
+        float(ex.weights[j]),
+        float(a.attention[c.layer, c.head, i, j]),
+        ex.scores,
+        ex.weights,
+        np.linalg.norm(ex.mix.contributions, axis=-1),
+        float(np.linalg.norm(ex.mix.output)),
+    )
+
+
+def explain_latex(ex: Explained) -> str:
+    """The weight's formula with this cell's numbers filled in."""
+    return (
+        rf"s_{{ij}}=\frac{{q_i\cdot k_j}}{{\sqrt{{d_k}}}}=\frac{{{ex.dot:.3f}}}{{{ex.scale:.3f}}}"
+        rf"={ex.score:.3f},\qquad \alpha_{{ij}}=\frac{{e^{{s_{{ij}}}}}}{{\sum_{{j'}}"
+        rf"e^{{s_{{ij'}}}}}}={ex.weight:.3f}"
+    ).replace("-", "−")
+
+
+def explain_notice(ctx: PageContext, a: Analysis, ex: Explained) -> list[str]:
+    """The recomputed weight against the forward pass, and the value mix."""
+    t, tokens = ctx.t, a.tokens
+    top = np.argsort(-ex.parts, kind="stable")[:3]
+    mix = ", ".join(f"{label(tokens, int(k))} {charts.fmt(ex.parts[k], 2)}" for k in top)
+    return [
+        t(
+            "encoder.notice_recomputed",
+            w=charts.fmt(ex.weight, 6),
+            fw=charts.fmt(ex.forward_weight, 6),
+            diff=f"{abs(ex.weight - ex.forward_weight):.1e}",
+        ),
+        t("encoder.notice_mix", q=label(tokens, ex.i), mix=mix, norm=charts.fmt(ex.output_norm, 2)),
+    ]
+
+
+def head_metric(s: Shown, c: Controls) -> tuple[str, str] | None:
+    """``("L3H1: it → animal", "0.677")`` for the first query token and the target."""
+    rows = s.rows(c.queries)
+    if not rows or c.target not in s.index:
+        return None
+    i, j = rows[0], s.index[c.target]
+    name = f"{head_name(c.layer, c.head)}: {label(s.tokens, i)} → {label(s.tokens, j)}"
+    return name, charts.fmt(s.attention[c.layer, c.head, i, j], 3)
+
+
+def search_title(ctx: PageContext, s: Shown, c: Controls) -> str:
+    """The head-search chart's title: which queries, which target (plain chart text)."""
+    names = charts.unique_labels(s.tokens)
+    queries = ", ".join(names[i] for i in s.rows(c.queries))
+    return ctx.t("encoder.search_title", q=queries, k=names[s.index[c.target]])
+
+
+def top_heads(ctx: PageContext, found: Search, c: Controls) -> None:
+    """The best heads, each with a button that shows it everywhere on the page."""
+    st.markdown(f"**{ctx.t('encoder.top_heads', k=TOP_HEADS)}**")
+    for rank, (layer, head) in enumerate(found.order[:TOP_HEADS].tolist()):
+        name, w = head_name(layer, head), charts.fmt(found.ranked[rank], 3)
+        st.button(
+            f"{rank + 1}. {name} · {w}",
+            key=f"pick_{name}",
+            on_click=pick_head,
+            args=(c.specs, layer, head),
+            type="primary" if (layer, head) == (c.layer, c.head) else "secondary",
+            icon=":material/visibility:",
+            help=ctx.t("encoder.pick_help", head=name),
+        )
+
+
+def compare_titles(ctx: PageContext, head: str) -> tuple[str, str, str]:
+    """Titles of the two sentences' panels and of their difference."""
+    t = ctx.t
+    return t("encoder.sentence_a", head=head), t("encoder.sentence_b", head=head), t("encoder.diff")
