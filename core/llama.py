@@ -86,7 +86,7 @@ def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     Shapes: ``x`` ``(..., d)``, ``weight`` ``(d,)`` -> ``(..., d)``.
     """
     ms = np.mean(np.square(x), axis=-1, keepdims=True)  # (..., 1)
-    return x / np.sqrt(ms + eps) * weight
+    return weight * (x * (1.0 / np.sqrt(ms + eps)))  # the reference's order of rounding
 
 
 def rope_angles(positions: np.ndarray, d_head: int, base: float) -> tuple[np.ndarray, np.ndarray]:

@@ -92,12 +92,15 @@ def _config(reader: gguf.GGUFReader) -> llama.LlamaConfig:
 
 
 def _weights(reader: gguf.GGUFReader, config: llama.LlamaConfig) -> llama.LlamaWeights:
-    """Dequantise every tensor to float32. GGUF stores a linear layer ``(d_out, d_in)`` (as
-    ``torch.nn.Linear``); its transpose (a view, no copy) is core's ``(d_in, d_out)``."""
+    """Dequantise every tensor to float32, read-only. GGUF stores a linear layer
+    ``(d_out, d_in)`` (as ``torch.nn.Linear``); its transpose (a view, no copy) is core's
+    ``(d_in, d_out)``."""
     raw = {
         t.name: np.asarray(gguf.quants.dequantize(t.data, t.tensor_type), dtype=np.float32)
         for t in reader.tensors
     }
+    for array in raw.values():  # shared by every session of the app: read-only
+        array.setflags(write=False)
 
     def layer(i: int) -> llama.LayerWeights:
         p = f"blk.{i}."

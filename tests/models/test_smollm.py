@@ -1,0 +1,153 @@
+"""models/smollm.py: the real SmolLM2-135M-Instruct through core/llama.py, checked against
+transformers' LlamaForCausalLM on the same GGUF file (tests/fixtures/smollm_reference.npz,
+made by tests/fixtures/make_smollm_reference.py)."""
+
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+import core.llama as llama
+import models
+from models import smollm
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "smollm_reference.npz"
+LESSON = "The animal didn't cross the street because it was too tired."
+WIDE = "The animal didn't cross the street because it was too wide."
+ATTENTION_TOL = 5e-6
+HIDDEN_REL_TOL = 5e-6
+LOGITS_TOL = 1e-4
+CACHE_LOGITS_TOL = 6e-5
+
+
+@cache
+def model() -> smollm.SmolLM:
+    return smollm.load()
+
+
+@cache
+def reference() -> dict[str, np.ndarray]:
+    with np.load(FIXTURE, allow_pickle=False) as f:
+        return dict(f)
+
+
+@cache
+def ours(k: int) -> llama.Forward:
+    return llama.forward(model().weights, reference()[f"s{k}_ids"].tolist())
+
+
+def test_config_and_weights_agree_with_the_file():
+    cfg = model().config
+    w = model().weights
+    assert cfg.n_heads % cfg.n_kv_heads == 0 and cfg.d_head * cfg.n_heads == cfg.d_model
+    assert w.embed.shape == (cfg.vocab, cfg.d_model) and w.embed.dtype == np.float32
+    assert len(w.layers) == cfg.n_layers
+    layer = w.layers[0]
+    assert layer.w_q.shape == (cfg.d_model, cfg.n_heads * cfg.d_head)
+    assert layer.w_k.shape == layer.w_v.shape == (cfg.d_model, cfg.n_kv_heads * cfg.d_head)
+    assert layer.w_down.shape == (cfg.d_ff, cfg.d_model)
+    assert model().tokenizer.get_vocab_size() == cfg.vocab
+
+
+def test_tokenizer_matches_the_reference_tokenizer():
+    ref = reference()
+    keys = [k[:-5] for k in ref if k.endswith("_text")]
+    assert len(keys) >= 5
+    for key in keys:
+        text = str(ref[f"{key}_text"])
+        assert smollm.encode(model(), text) == ref[f"{key}_ids"].tolist(), text
+
+
+def test_token_labels_are_readable_text():
+    labels = smollm.token_labels(model(), smollm.encode(model(), LESSON))
+    assert labels[1] == " animal" and "".join(labels) == LESSON
+    assert all("Ġ" not in lab for lab in labels)
+
+
+def test_chinese_byte_pieces_show_their_character_never_mojibake():
+    text = "我喜欢注意力机制。"
+    labels = smollm.token_labels(model(), smollm.encode(model(), text))
+    assert len(labels) > len(text)  # some characters are split into byte pieces
+    assert all("\ufffd" not in lab and "Ã" not in lab for lab in labels)
+    assert set("".join(labels)) >= set(text)
+    pieces = [lab for lab in labels if lab[-3:] in ("¹ᐟ²", "²ᐟ²", "¹ᐟ³", "²ᐟ³", "³ᐟ³")]
+    assert pieces and all(lab[0] in text for lab in pieces)
+
+
+def test_attention_matches_transformers():
+    for k in (0, 1):
+        ref = reference()[f"s{k}_attention"]
+        assert ours(k).attention.shape == ref.shape
+        assert np.abs(ours(k).attention - ref).max() <= ATTENTION_TOL
+
+
+def test_hidden_states_match_transformers():
+    layers = reference()["hidden_layers"]
+    for k in (0, 1):
+        ref = reference()[f"s{k}_hidden"]
+        mine = ours(k).hidden[layers]
+        rel = np.abs(mine - ref).max(axis=(-1, -2)) / np.abs(ref).max(axis=(-1, -2))
+        assert rel.max() <= HIDDEN_REL_TOL, rel
+
+
+def test_logits_match_transformers_with_the_same_argmax_everywhere():
+    for k in (0, 1):
+        ref = reference()
+        logits = ours(k).logits
+        assert np.abs(logits[-1] - ref[f"s{k}_last_logits"]).max() <= LOGITS_TOL
+        top = ref[f"s{k}_top_ids"]
+        mine_top = np.take_along_axis(logits, top, axis=-1)
+        assert np.abs(mine_top - ref[f"s{k}_top_logits"]).max() <= LOGITS_TOL
+        np.testing.assert_array_equal(logits.argmax(-1), top[:, 0])
+
+
+def test_kv_cached_decoding_equals_the_full_forward():
+    ids = reference()["s1_ids"].tolist()
+    full = ours(1)
+    logits, att, caches = llama.decode(model().weights, ids[:4], llama.empty_caches(model().config))
+    worst = np.abs(logits - full.logits[:4]).max()
+    for t in range(4, len(ids)):
+        logits, att, caches = llama.decode(model().weights, [ids[t]], caches)
+        worst = max(worst, np.abs(logits[0] - full.logits[t]).max())
+        assert np.abs(att[:, :, 0] - full.attention[:, :, t, : t + 1]).max() <= ATTENTION_TOL
+    assert worst <= CACHE_LOGITS_TOL
+    cfg = model().config
+    assert caches[0].k.shape == (cfg.n_kv_heads, len(ids), cfg.d_head)
+
+
+def test_greedy_generation_matches_transformers_with_and_without_the_cache():
+    for k in (0, 1):
+        ref = reference()
+        n = len(ref[f"s{k}_greedy"])
+        expected = smollm.decode(model(), ref[f"s{k}_greedy"].tolist())
+        text = str(ref[f"s{k}_text"])
+        with_cache = models.generate(text, n, use_cache=True, model=model())
+        assert with_cache == expected
+        if k == 0:  # the slow way once is enough
+            assert models.generate(text, n, use_cache=False, model=model()) == expected
+
+
+def test_sampling_with_a_seed_is_reproducible():
+    a = models.generate(LESSON, 6, temperature=0.9, seed=3, model=model())
+    assert a == models.generate(LESSON, 6, temperature=0.9, seed=3, model=model())
+    assert a == models.generate(LESSON, 6, temperature=0.9, seed=3, use_cache=False, model=model())
+
+
+def test_decoder_attention_entry_point_and_the_lesson_it_row():
+    tokens, att = models.decoder_attention(LESSON, model=model())
+    cfg = model().config
+    assert tokens[1] == " animal"
+    assert att.shape == (cfg.n_layers, cfg.n_heads, len(tokens), len(tokens))
+    _, wide = models.decoder_attention(WIDE, model=model())
+    it = [t.strip() for t in tokens].index("it")
+    adj = len(tokens) - 2
+    # "it" comes before the only differing word: its rows are bit-for-bit the same...
+    assert np.abs(att[:, :, it] - wide[:, :, it]).max() == 0.0
+    # ...and the adjective's own rows are not
+    assert np.abs(att[:, :, adj] - wide[:, :, adj]).max() > 0.05
+
+
+def test_weights_are_read_only_views_without_copies():
+    layer = model().weights.layers[0]
+    assert not layer.w_q.flags.writeable and not model().weights.embed.flags.writeable
+    assert layer.w_q.base is not None  # the transpose of the stored matrix, not a copy
