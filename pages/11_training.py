@@ -1,0 +1,101 @@
+"""Watch attention learn: train one attention layer live, scrub its snapshots, and see why
+the scores are divided by √d_k."""
+
+import streamlit as st
+
+from core.training import snapshot_steps
+from ui import charts
+from ui.blocks import header, link, notice
+from ui.shell import shell
+from ui.steps import stepper
+from ui.views import training as tv
+
+ctx = shell("training")
+t = ctx.t
+header(ctx)
+settings = tv.controls(ctx)
+cfg, cfgs = settings.config, tv.configs(settings)
+marks = snapshot_steps(cfg.steps, cfg.snapshots)
+stops = tv.stops(cfg) if ctx.presenter else ()
+titles = [
+    t("training.s_train"),
+    *(t("training.s_at", step=int(marks[i])) for i in stops),
+    *(() if ctx.presenter else (t("training.s_scrub"),)),
+    t("training.s_why"),
+]
+steps = stepper(ctx, titles)
+tv.check_run(ctx)
+
+with steps.section(0):
+    st.subheader(titles[0])
+    st.markdown(t(f"training.{'short' if ctx.presenter else 'about'}_{cfg.task}"))
+    pressed = st.button(t("training.train"), type="primary", icon=":material/model_training:")
+    bar, slot = st.empty(), st.empty()
+    if pressed:
+        runs = tv.train_live_view(ctx, cfgs, slot, bar)
+        tv.mark_trained()
+    elif tv.is_trained():
+        with st.spinner(t("training.running")):
+            runs = tuple(tv.finished(c) for c in cfgs)
+    else:
+        runs = tuple(tv.start(c) for c in cfgs)
+    trained = pressed or tv.is_trained()
+    if steps.show(0) and not pressed:
+        charts.show_cached(ctx, tv.run_chart, t, runs, None, ctx.presenter)
+    if trained:
+        lines = tv.summary(ctx, runs)
+        (st.warning if tv.diverged(runs) else st.markdown)("\n".join(f"- {x}" for x in lines))
+    else:
+        st.info(t("training.press_train"), icon=":material/touch_app:")
+
+if ctx.presenter:  # one slide per snapshot stop: PageDown walks through the learning
+    for k, index in enumerate(stops, start=1):
+        with steps.section(k):
+            if steps.show(k):
+                st.subheader(titles[k])
+                with st.spinner(t("training.running")):
+                    done = tuple(tv.finished(c) for c in cfgs)
+                charts.show_cached(ctx, tv.run_chart, t, done, index, True)
+                tv.metrics(ctx, done, index)
+                notice(ctx, tv.snapshot_notice(ctx, done, index))
+else:
+    with steps.section(1):
+        st.subheader(titles[1])
+        st.markdown(t("training.scrub_text"))
+        if not trained:
+            st.info(t("training.scrub_first"), icon=":material/info:")
+        else:
+            st.button(
+                t("training.pause" if tv.playing() else "training.play"),
+                icon=":material/pause:" if tv.playing() else ":material/play_arrow:",
+                on_click=tv.toggle_play,
+            )
+
+            @st.fragment(run_every=tv.PLAY_S if tv.playing() else None)
+            def scrub() -> None:
+                if tv.playing():
+                    tv.play_step(runs[0])
+                index = tv.at_slider(ctx, runs[0])
+                charts.show_cached(ctx, tv.run_chart, t, runs, index, False)
+                tv.metrics(ctx, runs, index)
+                notice(ctx, tv.snapshot_notice(ctx, runs, index))
+
+            scrub()
+
+last = len(titles) - 1
+with steps.section(last):
+    if steps.show(last):
+        st.subheader(titles[last])
+        st.markdown(t("training.why_text"))
+        if not (ctx.presenter or tv.why_requested(ctx)):
+            st.button(t("training.why_button"), icon=":material/compare:", on_click=tv.ask_why)
+            st.stop()
+        with st.spinner(t("training.why_running")):
+            why = tuple(tv.finished(c) for c in tv.why_configs(cfg))
+        charts.show_cached(ctx, tv.why_chart, t, why, ctx.presenter)
+        left, right = st.columns([5, 6])
+        with left:
+            st.table(tv.why_table(t, why), hide_index=True)
+        with right:
+            notice(ctx, tv.why_notice(ctx, why))
+        link(ctx, "scaling")

@@ -1,0 +1,486 @@
+"""Presentation helpers for the training page (pages/11_training.py).
+
+Controls, the cached and the live runs, one concatenated chart per view, metrics and
+"what to notice" lines. Every number comes from :mod:`core.training`.
+"""
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core.training import TASKS, History, Snapshot, TrainConfig, loss_at, run, steps_to, train_live
+from ui import charts
+from ui.i18n import Translator
+from ui.params import Choice, Flag, Int, check_url, number, select, slider, toggle
+from ui.sentence import settings_box
+from ui.shell import PageContext
+
+TASK = Choice("task", "recall", TASKS)
+D_K = Choice("d_k", "16", ("4", "16", "64", "256"))
+SCALED = Flag("scaled", True)
+LR = Choice("lr", "0.003", ("0.0003", "0.001", "0.003", "0.01", "0.03", "0.1", "1"))
+STEPS = Int("steps", 300, 30, 900)
+SEED = Int("seed", 0, 0, 9999)
+TWIN = Flag("twin", False)
+RUN = Choice("run", "0", ("0", "1"))  # 1: the link shows the finished run
+AT = "at"  # the snapshot step on screen (student mode), in the URL
+PLAY = "_training_play"
+UPDATES = 30  # live redraws per run (and snapshots per run)
+FRAME_S = 0.08  # a live run takes at least UPDATES × FRAME_S seconds, so the class sees it
+PLAY_S = 0.6  # seconds per snapshot while playing
+WHY_D_KS = (256, 16)
+LETTERS = "ABCDEFGHIJKLMNOP"
+SCALED_COLOR, UNSCALED_COLOR = charts.KEY_COLOR, charts.QUERY_COLOR
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The page's controls."""
+
+    config: TrainConfig
+    twin: bool
+
+
+def controls(ctx: PageContext) -> Settings:
+    """Task, d_k, scaling, learning rate, steps, seed and the twin switch (URL-bound)."""
+    t = ctx.t
+    with settings_box(ctx, t("training.settings")):
+        c1, c2, c3 = st.columns([3, 3, 2], vertical_alignment="bottom")
+        with c1:
+            task = select(ctx, TASK, t("training.task"), lambda s: t(f"training.task_{s}"))
+        with c2:
+            d_k = select(ctx, D_K, t("training.d_k"), help=t("training.d_k_help"))
+        with c3:
+            scaled = toggle(ctx, SCALED, t("training.scaled"), help=t("training.scaled_help"))
+        c4, c5, c6, c7 = st.columns([3, 3, 2, 2], vertical_alignment="bottom")
+        with c4:
+            lr = select(ctx, LR, t("training.lr"), widget="select", help=t("training.lr_help"))
+        with c5:
+            steps = slider(ctx, STEPS, t("training.steps"), step=30)
+        with c6:
+            seed = number(ctx, SEED, t("training.seed"))
+        with c7:
+            twin = toggle(ctx, TWIN, t("training.twin"), help=t("training.twin_help"))
+    config = TrainConfig(
+        task=task, d_k=int(d_k), scaled=bool(scaled), lr=float(lr), steps=int(steps),
+        seed=int(seed), snapshots=UPDATES,
+    )  # fmt: skip
+    return Settings(config, bool(twin))
+
+
+def configs(settings: Settings) -> tuple[TrainConfig, ...]:
+    """The run, and its unscaled (or scaled) twin when the comparison is on."""
+    c = settings.config
+    return (c, replace(c, scaled=not c.scaled)) if settings.twin else (c,)
+
+
+def run_label(t: Translator, config: TrainConfig) -> str:
+    """ "d_k 16, ÷√d_k" / "d_k 16, no scaling"."""
+    return t(
+        "training.scaled_label" if config.scaled else "training.unscaled_label", d_k=config.d_k
+    )
+
+
+def run_color(config: TrainConfig) -> str:
+    return SCALED_COLOR if config.scaled else UNSCALED_COLOR
+
+
+@st.cache_data(max_entries=48, show_spinner=False)
+def finished(config: TrainConfig, _live: History | None = None) -> History:
+    """A finished run, once per config (a live run hands its result in as ``_live``)."""
+    return _live if _live is not None else run(config)
+
+
+@st.cache_data(max_entries=48, show_spinner=False)
+def start(config: TrainConfig) -> History:
+    """The untrained model: the run's step-0 snapshot (same weights and example), no curves."""
+    h = run(replace(config, steps=1, snapshots=1))
+    return replace(h, config=config, loss=h.loss[:0], accuracy=h.accuracy[:0],
+                   focus=h.focus[:0], snapshots=h.snapshots[:1], done=False)  # fmt: skip
+
+
+def is_trained() -> bool:
+    """Whether the URL asks for the finished run."""
+    return st.query_params.get(RUN.key) == "1"
+
+
+def check_run(ctx: PageContext) -> None:
+    """Warn about a bad ``run`` value in the URL."""
+    check_url(ctx, RUN)
+
+
+def mark_trained() -> None:
+    st.query_params[RUN.key] = "1"
+
+
+# ---- labels ---------------------------------------------------------------------------------
+
+
+def token_labels(h: History) -> list[str]:
+    """The probe's tokens: "C=7" for a pair, "C=?" for the query (recall); "11" (max)."""
+    p = h.probe
+    if h.config.task == "max":
+        return [str(int(s)) for s in p.symbols[0]]
+    return [
+        f"{LETTERS[int(k)]}={'?' if v < 0 else int(v)}"
+        for k, v in zip(p.symbols[0], p.values[0], strict=True)
+    ]
+
+
+def row_labels(t: Translator, h: History) -> list[str]:
+    labels = token_labels(h)
+    return [t("training.query_row")] if h.config.task == "recall" else labels
+
+
+def probe_title(t: Translator, h: History, snap: Snapshot) -> str:
+    """What the probe asks and what the model answers at this snapshot."""
+    p = h.probe
+    if h.config.task == "recall":
+        right = int(p.right[0, 0])
+        return t(
+            "training.probe_recall",
+            sym=LETTERS[int(p.symbols[0, -1])],
+            answer=int(p.y[0, 0]),
+            pos=right + 1,
+            pred=int(snap.probe_pred[0]),
+        )
+    ok = int((snap.probe_pred == p.y[0]).sum())
+    return t("training.probe_max", ok=ok, n=h.config.n)
+
+
+# ---- charts ---------------------------------------------------------------------------------
+
+
+def _curve(
+    t: Translator,
+    series: Sequence[tuple[str, str, np.ndarray]],
+    y_title: str,
+    total: int,
+    y_top: float,
+    marker: int | None,
+    presenter: bool,
+) -> dict:
+    """One line per (label, colour, values) over steps 0 … ``total`` (fixed axes, so a live
+    curve grows into them), with a rule at ``marker``."""
+    thin = max(1, total // 150)  # at most ~150 points a line
+    frame = pd.concat(
+        [
+            pd.DataFrame({"step": np.arange(len(v))[::thin], "y": v[::thin], "run": label})
+            for label, _, v in series
+        ]
+    )
+    w, h = (370, 270) if presenter else (330, 230)
+    spec = charts.lines(
+        frame,
+        "step",
+        "y",
+        "run",
+        x_title=t("training.step_axis"),
+        y_title=y_title,
+        width=w,
+        height=h,
+        color_domain=[s[0] for s in series],
+        colors=[s[1] for s in series],
+    ).to_dict(validate=False)
+    enc = spec.pop("encoding")
+    enc["x"]["scale"] = {"domain": [0, total]}
+    enc["y"]["scale"] = {"domain": [0, y_top]}
+    layers = [{"mark": {"type": "line", "strokeWidth": 2.5}, "encoding": enc}]
+    if marker is not None:
+        rule = {"type": "rule", "color": "#111", "strokeDash": [4, 3], "strokeWidth": 1.5}
+        layers.append({"mark": rule, "encoding": {"x": {"datum": marker}}})
+    spec.pop("mark", None)
+    return {**spec, "layer": layers}
+
+
+def _probe_heatmap(
+    t: Translator, runs: Sequence[tuple[str, History, Snapshot]], presenter: bool
+) -> dict:
+    h0 = runs[0][1]
+    cols = token_labels(h0)
+    rows = row_labels(t, h0)
+    panels = {f"{label} · {probe_title(t, h, s)}": s.probe_weights for label, h, s in runs}
+    recall = h0.config.task == "recall"
+    cell = (54 if presenter else 48) if recall else (34 if presenter else 30)
+    return charts.heatmap(
+        panels,
+        rows,
+        cols,
+        x_title=t("training.keys_axis"),
+        y_title="" if recall else t("training.rows_axis"),
+        title=next(iter(panels)) if len(panels) == 1 else None,
+        columns=1 if recall else 2,
+        cell=cell,
+        name="probe",
+    )
+
+
+def run_chart(
+    t: Translator,
+    runs: tuple[History, ...],
+    index: int | None,
+    presenter: bool,
+) -> dict:
+    """Loss | accuracy | the probe's attention, one spec. ``index``: the snapshot to show
+    (None: the latest), marked on the curves."""
+    total = runs[0].config.steps
+    labels = [run_label(t, h.config) for h in runs]
+    snaps = [h.snapshots[-1 if index is None else min(index, len(h.snapshots) - 1)] for h in runs]
+    marker = None if index is None else snaps[0].step
+    top = max(
+        float(np.log(runs[0].config.n_symbols)) * 1.15, *(h.loss.max() for h in runs if h.completed)
+    )
+    loss = [(lab, run_color(h.config), h.loss) for lab, h in zip(labels, runs, strict=True)]
+    acc = [(lab, run_color(h.config), h.accuracy) for lab, h in zip(labels, runs, strict=True)]
+    curves = [
+        _curve(t, loss, t("training.loss_axis"), total, top, marker, presenter),
+        _curve(t, acc, t("training.acc_axis"), total, 1.0, marker, presenter),
+    ]
+    probe = _probe_heatmap(t, list(zip(labels, runs, snaps, strict=True)), presenter)
+    if presenter:  # one row on a projector; curves above the example on a laptop
+        return charts.concat([*curves, probe], spacing=28)
+    return charts.concat([charts.concat(curves, spacing=28), probe], "vconcat", spacing=16)
+
+
+def draw(ctx: PageContext, spec: dict, slot) -> None:
+    """Draw a spec into ``slot`` (a live redraw), themed and fitted like :func:`charts.show`."""
+    fitted = charts.fit(charts.to_spec(spec, ctx.presenter), charts.room(ctx))
+    slot.vega_lite_chart(spec=fitted, theme=None, width="content")
+
+
+# ---- live training --------------------------------------------------------------------------
+
+
+def train_live_view(
+    ctx: PageContext, cfgs: tuple[TrainConfig, ...], slot, bar
+) -> tuple[History, ...]:
+    """Train ``cfgs`` side by side, redrawing the chart in ``slot`` and the progress ``bar``
+    about :data:`UPDATES` times; the finished runs go into the cache."""
+    t = ctx.t
+    every = max(1, cfgs[0].steps // UPDATES)
+    live = [train_live(c, every=every) for c in cfgs]
+    latest: list[History] = [next(g) for g in live]
+    while True:
+        tick = time.perf_counter()
+        done = latest[0].completed
+        bar.progress(
+            min(done / cfgs[0].steps, 1.0),
+            text=t("training.progress", step=done, total=cfgs[0].steps),
+        )
+        draw(ctx, run_chart(t, tuple(latest), None, ctx.presenter), slot)
+        if all(h.done for h in latest):
+            break
+        latest = [h if h.done else next(g) for h, g in zip(latest, live, strict=True)]
+        time.sleep(max(0.0, FRAME_S - (time.perf_counter() - tick)))
+    bar.empty()
+    return tuple(finished(c, _live=h) for c, h in zip(cfgs, latest, strict=True))
+
+
+# ---- snapshots ------------------------------------------------------------------------------
+
+
+def snapshot_steps(h: History) -> list[int]:
+    return [s.step for s in h.snapshots]
+
+
+def stops(config: TrainConfig) -> tuple[int, ...]:
+    """The presenter's snapshot slides: start, early, a third of the way, end (as snapshot
+    indices)."""
+    k = config.snapshots
+    return tuple(dict.fromkeys((0, max(1, round(k / 10)), round(k / 3), k)))
+
+
+def snapshot_index(h: History, step: int) -> int:
+    """The snapshot nearest to ``step``."""
+    return int(np.argmin(np.abs(np.array(snapshot_steps(h)) - step)))
+
+
+def at_slider(ctx: PageContext, h: History) -> int:
+    """The URL-bound snapshot slider (``?at=120``); a value this run has no snapshot near
+    falls back to the last one."""
+    total, every = h.config.steps, max(1, h.config.steps // UPDATES)
+    spec = Int(AT, total, 0, total)
+    raw = st.query_params.get(AT)
+    if raw is not None and spec.parse(raw) is None:
+        ctx.warn(ctx.t("params.invalid", name=AT, value=raw[:24], default=total))
+        st.session_state[AT] = total
+    if st.session_state.get(AT) is not None and st.session_state[AT] > total:
+        st.session_state[AT] = total
+    value = st.slider(
+        ctx.t("training.at"), 0, total, total, step=every, key=AT, bind="query-params",
+        help=ctx.t("training.at_help"),
+    )  # fmt: skip
+    return snapshot_index(h, int(value))
+
+
+def toggle_play() -> None:
+    st.session_state[PLAY] = not st.session_state.get(PLAY, False)
+
+
+def playing() -> bool:
+    return bool(st.session_state.get(PLAY, False))
+
+
+def play_step(h: History) -> None:
+    """While playing: move the slider one snapshot on; at the end, stop (a full rerun drops
+    the fragment's timer). From the end, play starts again at step 0."""
+    marks = snapshot_steps(h)
+    current = int(st.session_state.get(AT, marks[-1]))
+    later = [m for m in marks if m > current]
+    if current >= marks[-1] and not st.session_state.get("_training_played"):
+        later = marks  # pressed Play at the end: start over
+    st.session_state["_training_played"] = True
+    if later:
+        st.session_state[AT] = later[0]
+        st.query_params[AT] = str(later[0])
+    else:
+        st.session_state[PLAY] = False
+        st.session_state["_training_played"] = False
+        st.rerun()
+
+
+def metrics(ctx: PageContext, runs: tuple[History, ...], index: int) -> None:
+    """Loss, accuracy, weight on the right position, entropy and score spread at a snapshot."""
+    t = ctx.t
+    for h in runs:
+        s = h.snapshots[min(index, len(h.snapshots) - 1)]
+        cols = st.columns(6)
+        cols[0].markdown(f"**{run_label(t, h.config)}**  \n{t('training.at_step', step=s.step)}")
+        items = (
+            (t("training.m_loss"), f"{s.loss:.3f}"),
+            (t("training.m_acc"), f"{s.accuracy:.0%}"),
+            (t("training.m_focus"), f"{s.focus:.2f}"),
+            (t("training.m_entropy"), f"{s.entropy:.2f}"),
+            (t("training.m_std"), f"{s.score_std:.2f}"),
+        )
+        for col, (label, value) in zip(cols[1:], items, strict=True):
+            col.metric(label, value)
+
+
+def snapshot_notice(ctx: PageContext, runs: tuple[History, ...], index: int) -> list[str]:
+    t, h = ctx.t, runs[0]
+    first, s = h.snapshots[0], h.snapshots[min(index, len(h.snapshots) - 1)]
+    n_keys = h.config.n_pairs if h.config.task == "recall" else h.config.n
+    items = [
+        t(
+            "training.notice_sharpen",
+            step=s.step,
+            f0=f"{first.focus:.2f}",
+            f=f"{s.focus:.2f}",
+            e0=f"{first.entropy:.2f}",
+            e=f"{s.entropy:.2f}",
+            uniform=f"{np.log(n_keys):.2f}",
+        ),
+        t("training.notice_spread", s0=f"{first.score_std:.2f}", s=f"{s.score_std:.2f}"),
+    ]
+    if h.config.task == "max":
+        items.append(t("training.notice_causal"))
+    return items
+
+
+# ---- summary, divergence --------------------------------------------------------------------
+
+
+def summary(ctx: PageContext, runs: tuple[History, ...]) -> list[str]:
+    """One line per run: where it reached 95 %, its final loss; or where it diverged."""
+    t, lines = ctx.t, []
+    for h in runs:
+        label = run_label(t, h.config)
+        if h.diverged_at is not None:
+            lines.append(t("training.diverged", run=label, step=h.diverged_at, lr=h.config.lr))
+            continue
+        hit = steps_to(h)
+        final = h.snapshots[-1]
+        reach = t("training.never") if hit is None else t("training.reached", step=hit)
+        lines.append(
+            t("training.summary", run=label, reach=reach, loss=f"{final.loss:.3f}",
+              acc=f"{final.accuracy:.0%}", focus=f"{final.focus:.2f}")
+        )  # fmt: skip
+    return lines
+
+
+def diverged(runs: tuple[History, ...]) -> bool:
+    return any(h.diverged_at is not None for h in runs)
+
+
+# ---- why √d_k -------------------------------------------------------------------------------
+
+
+WHY = Choice("why", "0", ("0", "1"))  # 1: the comparison runs on opening (student mode)
+
+
+def why_requested(ctx: PageContext) -> bool:
+    """Whether the URL asks for the comparison (presenter mode always runs it)."""
+    check_url(ctx, WHY)
+    return st.query_params.get(WHY.key) == "1"
+
+
+def ask_why() -> None:
+    st.query_params[WHY.key] = "1"
+
+
+def why_configs(config: TrainConfig) -> tuple[TrainConfig, ...]:
+    """Scaled and unscaled at d_k 256 and at d_k 16, the page's other settings."""
+    return tuple(replace(config, d_k=d, scaled=s) for d in WHY_D_KS for s in (True, False))
+
+
+def why_chart(t: Translator, runs: tuple[History, ...], presenter: bool) -> dict:
+    """Accuracy of scaled vs unscaled, one panel per d_k, one spec."""
+    parts = []
+    for d in WHY_D_KS:
+        pair = [h for h in runs if h.config.d_k == d]
+        series = [(run_label(t, h.config), run_color(h.config), h.accuracy) for h in pair]
+        chart = _curve(
+            t, series, t("training.acc_axis"), pair[0].config.steps, 1.0, None, presenter
+        )
+        parts.append({**chart, "title": t("training.why_panel", d_k=d)})
+    return charts.concat(parts, spacing=36)
+
+
+def _num(value: float | None, digits: int) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def why_table(t: Translator, runs: tuple[History, ...]) -> pd.DataFrame:
+    """The measured numbers, one column per run."""
+    rows = {
+        t("training.w_steps95"): [
+            t("training.never") if steps_to(h) is None else str(steps_to(h)) for h in runs
+        ],
+        t("training.w_loss100"): [_num(loss_at(h, 100), 3) for h in runs],
+        t("training.w_entropy0"): [f"{h.snapshots[0].entropy:.2f}" for h in runs],
+        t("training.w_std0"): [f"{h.snapshots[0].score_std:.2f}" for h in runs],
+        t("training.w_grad0"): [f"{h.snapshots[0].grad_median:.2f}" for h in runs],
+    }
+    frame = pd.DataFrame(rows, index=[run_label(t, h.config) for h in runs]).T
+    return frame.rename_axis(t("training.w_measure")).reset_index()
+
+
+def why_notice(ctx: PageContext, runs: tuple[History, ...]) -> list[str]:
+    t = ctx.t
+    big_s, big_u, small_s, small_u = runs
+
+    def reach(h: History) -> str:
+        hit = steps_to(h)
+        return t("training.never") if hit is None else str(hit)
+
+    return [
+        t(
+            "training.why_saturated",
+            std_u=f"{big_u.snapshots[0].score_std:.1f}",
+            std_s=f"{big_s.snapshots[0].score_std:.2f}",
+            e_u=f"{big_u.snapshots[0].entropy:.2f}",
+            e_s=f"{big_s.snapshots[0].entropy:.2f}",
+        ),
+        t(
+            "training.why_gradient",
+            g_s=f"{big_s.snapshots[0].grad_median:.2f}",
+            g_u=f"{big_u.snapshots[0].grad_median:.2f}",
+        ),
+        t("training.why_slower", s=reach(big_s), u=reach(big_u)),
+        t("training.why_control", s=reach(small_s), u=reach(small_u)),
+    ]
