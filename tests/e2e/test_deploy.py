@@ -1,10 +1,10 @@
 """The class deployment: ``deploy/serve`` starts two replicas behind nginx on loopback.
 
-Chromium talks to nginx only. A slider step proves the websocket upgrade through the proxy;
+Chromium talks to nginx only. A slider step proves the websocket upgrade through the proxy.
 nginx's access log (which logs each request's route cookie and the replica that answered)
-proves that every request of a browser session, its websocket and its download included,
-reached one replica, and that Streamlit's own JS came from nginx itself. nginx is Debian's
-package; without it the tests are skipped locally and fail under CI.
+proves that every request of a browser session, its websocket, a download and an upload
+included, reached one replica, and that Streamlit's own JS came from nginx itself. nginx
+is Debian's package; without it the tests are skipped locally and fail under CI.
 """
 
 import os
@@ -170,7 +170,9 @@ def _wait_for_streams(deployment: Deployment, routes: set[str]) -> list[dict[str
         time.sleep(0.3)
 
 
-def test_two_students_each_stick_to_their_replica_over_the_websocket(deployment, browser) -> None:
+def test_two_students_each_stick_to_their_replica_over_the_websocket(
+    deployment, browser, tmp_path
+) -> None:
     first, page_a, route_a, seen_a = _open_softmax(browser, deployment)
     second, page_b, route_b, seen_b = _open_softmax(browser, deployment)
     # least_conn: the first student's websocket is open, so the second gets the other one.
@@ -180,9 +182,19 @@ def test_two_students_each_stick_to_their_replica_over_the_websocket(deployment,
     page_a.get_by_text(Translator("en")("exports.title")).first.click()
     with page_a.expect_download() as info:
         page_a.locator('[data-testid="stDownloadButton"] button', has_text="NPZ").first.click()
-    assert Path(info.value.path()).read_bytes().startswith(b"PK"), "an .npz is a zip"
+    npz = tmp_path / "softmax.npz"
+    info.value.save_as(npz)
+    assert npz.read_bytes().startswith(b"PK"), "an .npz is a zip"
     download = info.value.url.removeprefix(deployment.url)
     assert download.startswith("/media/")
+    # The second student uploads that file on the homework page (not the expected answer:
+    # what matters here is where the upload goes).
+    page_b.goto(f"{deployment.url}/homework?lang=en")
+    wait_idle(page_b)
+    page_b.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(npz))
+    page_b.wait_for_timeout(800)
+    wait_idle(page_b)
+    assert page_b.locator('[data-testid="stException"]').count() == 0
     first.close()
     second.close()
 
@@ -197,3 +209,6 @@ def test_two_students_each_stick_to_their_replica_over_the_websocket(deployment,
         assert any(p.startswith("/static/js/") and not u for p, u in seen), "nginx sends JS"
     fetched = {e["route"] for e in log if e["path"] == download}
     assert fetched == {route_a}, "the download came from the first student's replica"
+    uploads = [e for e in log if e["path"].startswith("/_stcore/upload_file/")]
+    assert uploads, "the upload went through nginx"
+    assert {(e["route"], e["status"][0]) for e in uploads} == {(route_b, "2")}, uploads
