@@ -1,0 +1,663 @@
+"""Presentation helpers for the real-decoder page (pages/10_decoder.py).
+
+The model (SmolLM2-135M-Instruct) is read once per server process (:func:`load_model`,
+``st.cache_resource``, never mutated); each prompt's forward pass is cached (:func:`run`,
+bounded). Generation runs only when a button is pressed and is kept in the session (the
+last run per mode), so moving a slider does not start it again. Every number comes from
+:mod:`core.llama`, which runs the concept pages' ``scaled_dot_product_attention``.
+"""
+
+import time
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import core.llama as llama
+from models import smollm
+from ui import charts
+from ui.i18n import Translator
+from ui.params import Choice, Flag, Float, Int, Text, number, select, slider, text, toggle
+from ui.safe import plain
+from ui.shell import PageContext
+
+LESSON = "The animal didn't cross the street because it was too tired."
+WIDE = "The animal didn't cross the street because it was too wide."
+OTHER_START = "Yesterday, the animal didn't cross the street because it was too tired."
+PROMPT = Text("prompt", LESSON, max_len=400)
+SINK_PROMPT = Text("sink_prompt", OTHER_START, max_len=400)
+TEMPERATURE = Float("temp", 1.0, 0.1, 3.0)
+N_TOKENS = Int("n_gen", 12, 1, 20)
+SAMPLE = Flag("sample", False)
+SEED = Int("seed", 0, 0, 999_999)
+USE_CACHE = Flag("cache", True)
+TOP_K = 10
+WHY = ("it", "animal", "street")  # the lesson's question: what does "it" refer to?
+RUNS_KEY = "_decoder_runs"
+
+
+@st.cache_resource(show_spinner=False)
+def load_model() -> smollm.SmolLM:
+    """The model's float32 weights and tokenizer, once per server process (read-only)."""
+    return smollm.load()
+
+
+def model_or_stop(ctx: PageContext) -> smollm.SmolLM:
+    """The loaded model; a translated error (and the page stops) if it is not installed."""
+    try:
+        with st.spinner(ctx.t("decoder.loading")):
+            return load_model()
+    except smollm.ModelNotInstalledError:
+        st.error(ctx.t("decoder.missing"), icon=":material/error:")
+        st.stop()
+        raise
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt as the model reads it."""
+
+    text: str
+    ids: tuple[int, ...]  # at most smollm.MAX_PROMPT_TOKENS
+    labels: list[str]  # readable text of each token
+    total: int  # tokens before the cap
+    pieces: bool  # some token is only part of a character (Chinese, emoji, …)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def tokenize(text_: str) -> Prompt:
+    """Tokenise ``text_`` with the model's own tokenizer, capped at MAX_PROMPT_TOKENS."""
+    m = load_model()
+    ids = smollm.encode(m, text_)
+    kept = ids[: smollm.MAX_PROMPT_TOKENS]
+    labels = smollm.token_labels(m, kept)
+    pieces = any(lab.endswith(("ᐟ²", "ᐟ³", "ᐟ⁴")) for lab in labels)
+    return Prompt(text_, tuple(kept), labels, len(ids), pieces)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One forward pass: every layer's attention and the next-token logits."""
+
+    attention: np.ndarray  # (L, h, n, n)
+    logits: np.ndarray  # (vocab,) after the last token
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def run(ids: tuple[int, ...]) -> Run:
+    """The full forward pass on ``ids`` (cached per prompt)."""
+    out = llama.forward(load_model().weights, list(ids), all_logits=False)
+    return Run(out.attention, out.logits[-1])
+
+
+def has_cjk(text_: str) -> bool:
+    """Whether the text holds Chinese/Japanese/Korean characters."""
+    return any(unicodedata.east_asian_width(c) in "WF" for c in text_)
+
+
+def prompt_input(ctx: PageContext, spec: Text, label: str) -> Prompt:
+    """A URL-bound prompt box; empty text falls back to the default, long text is capped."""
+    raw = text(ctx, spec, label)
+    if not raw.strip():
+        ctx.warn(ctx.t("decoder.empty"))
+        raw = spec.default
+    p = tokenize(raw)
+    if p.total > len(p.ids):
+        ctx.warn(ctx.t("decoder.capped", total=p.total, cap=len(p.ids)))
+    return p
+
+
+def chinese_note(ctx: PageContext, p: Prompt) -> None:
+    """Say plainly what this model can read when the prompt is not English."""
+    if p.pieces or has_cjk(p.text):
+        st.info(ctx.t("decoder.chinese"), icon=":material/translate:")
+
+
+def token_strip(p: Prompt, limit: int = 64) -> str:
+    """The prompt's tokens as inline code for markdown."""
+    return " ".join(_code(tok) for tok in p.labels[:limit])
+
+
+def _code(token: str) -> str:
+    shown = token.replace(" ", "␣") if token.strip() == "" else token
+    return plain(shown, 24) if "`" in shown else f"`{shown}`"
+
+
+def head_controls(ctx: PageContext, m: smollm.SmolLM, p: Prompt) -> tuple[int, int, int]:
+    """Layer, head and the followed query token (default: "it", else the last token)."""
+    cfg, t = m.config, ctx.t
+    names = charts.unique_labels(p.labels)
+    stripped = [lab.strip() for lab in p.labels]
+    default = stripped.index("it") if "it" in stripped else len(p.labels) - 1
+    c1, c2, c3 = st.columns([3, 3, 2], vertical_alignment="bottom")
+    with c1:
+        layer = slider(
+            ctx,
+            Int("layer", min(13, cfg.n_layers - 1), 0, cfg.n_layers - 1),
+            t("decoder.layer"),
+            help=t("decoder.layer_help"),
+        )
+    with c2:
+        head = slider(
+            ctx,
+            Int("head", min(8, cfg.n_heads - 1), 0, cfg.n_heads - 1),
+            t("decoder.head"),
+            help=t("decoder.head_help"),
+        )
+    with c3:
+        spec = Choice("query", str(default), tuple(str(i) for i in range(len(p.labels))))
+        query = select(
+            ctx, spec, t("decoder.query"), lambda i: plain(names[int(i)], 24), widget="select"
+        )
+    return int(layer), int(head), int(query)
+
+
+def causal_matrix(weights: np.ndarray) -> np.ndarray:
+    """Weights with the hidden (future) cells blank: ``(n, n)`` -> ``(n, n)``, NaN above the
+    diagonal so the chart draws them grey."""
+    n = weights.shape[-1]
+    return np.where(np.tril(np.ones((n, n), dtype=bool)), weights, np.nan)
+
+
+def query_rows(attention: np.ndarray, query: int) -> np.ndarray:
+    """The query's row in every layer, averaged over the heads, keys after it blank.
+
+    Shapes: ``attention`` ``(L, h, n, n)`` -> ``(L, n)``, NaN right of ``query``.
+    """
+    rows = attention[:, :, query, :].mean(axis=1)  # (L, n)
+    n = rows.shape[-1]
+    return np.where(np.arange(n) <= query, rows, np.nan)
+
+
+def head_chart(
+    t: Translator,
+    labels: list[str],
+    weights: np.ndarray,
+    query: int,
+    overview: np.ndarray,
+    title: str,
+) -> dict:
+    """The selected head's causal weights (numbers in the cells, the query row outlined)
+    next to the query's row in every layer (mean over the heads)."""
+    n, n_layers = len(labels), overview.shape[0]
+    cell = charts.fit_cell(n, n, 440, 440, lo=5, hi=44)
+    rest = charts.PAGE_WIDTH - n * cell - 2 * 70 - 70 - 40  # axes, legend, gap
+    small = charts.fit_cell(n, n_layers, max(rest, 4 * n), 440, lo=4, hi=30)
+    names = charts.unique_labels(labels)
+    keys = t("decoder.keys")
+    return charts.concat(
+        [
+            charts.heatmap(
+                {title: causal_matrix(weights)},
+                labels,
+                labels,
+                x_title=keys,
+                y_title=t("decoder.queries"),
+                cell=cell,
+                frame=query,
+                legend=False,
+            ),
+            charts.heatmap(
+                {t("decoder.overview", q=names[query]): overview},
+                [f"L{i}" for i in range(n_layers)],
+                labels,
+                x_title=keys,
+                y_title=t("decoder.layer_axis"),
+                cell=small,
+                annotate=False,
+            ),
+        ],
+        spacing=40,
+    )
+
+
+def head_notice(
+    ctx: PageContext, p: Prompt, r: Run, layer: int, head: int, query: int
+) -> list[str]:
+    """Live "what to notice" items for the selected head and query."""
+    t, names = ctx.t, charts.unique_labels(p.labels)
+    row = r.attention[layer, head, query, : query + 1]  # (query + 1,)
+    order = np.argsort(-row, kind="stable")[:2]
+    top = [f"**{plain(names[j], 24)}** ({row[j]:.3f})" for j in order]
+    items = [
+        t(
+            "decoder.notice_row",
+            q=plain(names[query], 24),
+            layer=layer,
+            head=head,
+            top=", ".join(top),
+        )
+    ]
+    later = float(np.triu(r.attention, 1).max(initial=0.0))  # every layer and head
+    items.append(t("decoder.notice_causal", later=charts.fmt(later, 1)))
+    return items
+
+
+@dataclass(frozen=True)
+class Why:
+    """The lesson's two sentences, which differ only in their adjective."""
+
+    labels_a: list[str]
+    labels_b: list[str]
+    it: int  # position of "it"
+    adj: int  # position of the adjective (the first token that differs)
+    nouns: tuple[int, int]  # positions of "animal" and "street"
+    it_diff: float  # largest |difference| on the "it" row over every layer and head
+    adj_diff: float  # the same on the adjective's row
+    rows_a: np.ndarray  # (2, n) "it" row (chosen head) and adjective row (adjective head)
+    rows_b: np.ndarray  # (2, n)
+
+
+def why(layer: int, head: int, adj_layer: int, adj_head: int) -> Why:
+    """Run both sentences and compare the "it" rows and the adjective rows."""
+    a, b = tokenize(LESSON), tokenize(WIDE)
+    ra, rb = run(a.ids), run(b.ids)
+    stripped = [lab.strip() for lab in a.labels]
+    it, animal, street = (stripped.index(w) for w in WHY)
+    adj = next(i for i, (x, y) in enumerate(zip(a.ids, b.ids, strict=True)) if x != y)
+
+    def rows(r: Run) -> np.ndarray:
+        picked = np.stack([r.attention[layer, head, it], r.attention[adj_layer, adj_head, adj]])
+        seen = np.arange(picked.shape[1])[None, :] <= np.array([[it], [adj]])  # (2, n)
+        return np.where(seen, picked, np.nan)  # (2, n)
+
+    diff = np.abs(ra.attention - rb.attention)  # (L, h, n, n)
+    return Why(
+        a.labels,
+        b.labels,
+        it,
+        adj,
+        (animal, street),
+        float(diff[:, :, it].max()),
+        float(diff[:, :, adj].max()),
+        rows(ra),
+        rows(rb),
+    )
+
+
+def why_chart(t: Translator, w: Why, rows: list[str]) -> dict:
+    """The two sentences side by side: the "it" row and the adjective row of each."""
+    n = len(w.labels_a)
+    cell = charts.fit_cell(n, 2, 620, hi=48)
+    common = {"cell": cell, "x_title": t("decoder.keys")}
+    return charts.concat(
+        [
+            charts.heatmap(
+                {t("decoder.sentence_a"): w.rows_a},
+                rows,
+                w.labels_a,
+                legend=False,
+                title=t("decoder.sentence_a"),
+                **common,
+            ),
+            charts.heatmap(
+                {t("decoder.sentence_b"): w.rows_b},
+                rows,
+                w.labels_b,
+                title=t("decoder.sentence_b"),
+                **common,
+            ),
+        ],
+        spacing=40,
+    )
+
+
+def why_notice(ctx: PageContext, w: Why, layer: int, head: int, al: int, ah: int) -> list[str]:
+    """The comparison in plain words, every number from the two forward passes."""
+    t = ctx.t
+    animal, street = w.nouns
+    adj_a, adj_b = plain(w.labels_a[w.adj], 20), plain(w.labels_b[w.adj], 20)
+    return [
+        t(
+            "decoder.notice_it",
+            layer=layer,
+            head=head,
+            a=f"{w.rows_a[0, animal]:.3f}",
+            s=f"{w.rows_a[0, street]:.3f}",
+            diff=charts.fmt(w.it_diff, 1),
+        ),
+        t(
+            "decoder.notice_adj",
+            layer=al,
+            head=ah,
+            adj_a=adj_a,
+            adj_b=adj_b,
+            a1=f"{w.rows_a[1, animal]:.3f}",
+            s1=f"{w.rows_a[1, street]:.3f}",
+            a2=f"{w.rows_b[1, animal]:.3f}",
+            s2=f"{w.rows_b[1, street]:.3f}",
+            diff=f"{w.adj_diff:.3f}",
+        ),
+        t("decoder.notice_why"),
+    ]
+
+
+def adjective_controls(ctx: PageContext, m: smollm.SmolLM) -> tuple[int, int]:
+    """Layer and head for the adjective's row (default: layer 4, head 2)."""
+    cfg, t = m.config, ctx.t
+    c1, c2 = st.columns(2)
+    with c1:
+        al = slider(
+            ctx,
+            Int("adj_layer", min(4, cfg.n_layers - 1), 0, cfg.n_layers - 1),
+            t("decoder.adj_layer"),
+        )
+    with c2:
+        ah = slider(
+            ctx, Int("adj_head", min(2, cfg.n_heads - 1), 0, cfg.n_heads - 1), t("decoder.adj_head")
+        )
+    return int(al), int(ah)
+
+
+def sink(attention: np.ndarray) -> np.ndarray | None:
+    """Each head's weight on the first token, or None for a one-token prompt."""
+    return llama.first_token_share(attention) if attention.shape[-1] >= 2 else None
+
+
+def sink_chart(t: Translator, shares: dict[str, np.ndarray]) -> dict:
+    """One 30 × 9 heatmap per prompt: the share of each head's weight on the first token."""
+    n_layers, n_heads = next(iter(shares.values())).shape
+    cell = charts.fit_cell(n_heads, n_layers, 300, 480, lo=8, hi=30)
+    rows, cols = [f"L{i}" for i in range(n_layers)], [f"H{j}" for j in range(n_heads)]
+    parts = [
+        charts.heatmap(
+            {title: s},
+            rows,
+            cols,
+            x_title=t("decoder.head_axis"),
+            y_title=t("decoder.layer_axis") if k == 0 else "",
+            title=title,
+            cell=cell,
+            legend=k == len(shares) - 1,
+            annotate=False,
+        )
+        for k, (title, s) in enumerate(shares.items())
+    ]
+    return charts.concat(parts, spacing=30, resolve={"scale": {"color": "shared"}})
+
+
+def sink_notice(ctx: PageContext, shares: list[tuple[Prompt, np.ndarray]]) -> list[str]:
+    """Median share and how many heads give the first token more than half, per prompt."""
+    items = []
+    for p, s in shares:
+        items.append(
+            ctx.t(
+                "decoder.notice_sink",
+                first=_code(p.labels[0]),
+                median=f"{np.median(s):.2f}",
+                count=int((s > 0.5).sum()),
+                total=s.size,
+            )
+        )
+    items.append(ctx.t("decoder.notice_sink_why"))
+    return items
+
+
+def next_controls(ctx: PageContext) -> float:
+    """The temperature of the next-token softmax."""
+    return float(
+        slider(ctx, TEMPERATURE, ctx.t("decoder.temp"), step=0.05, help=ctx.t("decoder.temp_help"))
+    )
+
+
+def next_frame(m: smollm.SmolLM, logits: np.ndarray, temperature: float) -> pd.DataFrame:
+    """The top-10 next tokens at ``temperature`` (readable token text, probability)."""
+    ids, probs = llama.top_tokens(logits, temperature, TOP_K)
+    labels = charts.unique_labels(smollm.token_labels(m, [int(i) for i in ids]))
+    return pd.DataFrame({"token": [_axis(lab) for lab in labels], "p": probs})
+
+
+def _axis(label: str) -> str:
+    """A token for a chart axis: a leading space shown as ␣ (else " the" looks like "the")."""
+    return "␣" + label[1:] if label.startswith(" ") else label
+
+
+def next_chart(t: Translator, frame: pd.DataFrame) -> object:
+    """Bars of the top-10 probabilities, most likely first."""
+    return charts.bars(
+        frame,
+        "token",
+        "p",
+        sort=list(frame["token"]),
+        y_domain=(0, 1),
+        x_title=t("decoder.next_axis"),
+        y_title=t("decoder.prob_axis"),
+        width=640,
+        height=240,
+    )
+
+
+def next_notice(ctx: PageContext, frame: pd.DataFrame, temperature: float) -> list[str]:
+    """What the temperature did to the distribution."""
+    top = frame.iloc[0]
+    return [
+        ctx.t(
+            "decoder.notice_next",
+            tok=_code(str(top["token"])),
+            p=f"{top['p']:.3f}",
+            mass=f"{frame['p'].sum():.3f}",
+            temp=f"{temperature:.2f}",
+        ),
+        ctx.t("decoder.notice_temp"),
+    ]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a generation run depends on."""
+
+    ids: tuple[int, ...]
+    n_tokens: int
+    temperature: float  # 0 = greedy
+    seed: int
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A finished generation run, timed step by step."""
+
+    settings: Settings
+    use_cache: bool
+    tokens: list[int]
+    labels: list[str]
+    text: str
+    step_ms: list[float]
+    cache_len: list[int]
+    cache_bytes: list[int]
+    stopped: bool  # the model wrote its end-of-text token
+
+
+def gen_controls(ctx: PageContext, p: Prompt, temperature: float) -> tuple[Settings, bool]:
+    """Number of tokens, greedy or sampled, seed, with or without the cache."""
+    t = ctx.t
+    n = slider(ctx, N_TOKENS, t("decoder.n_tokens"))
+    c1, c2 = st.columns(2, vertical_alignment="bottom")
+    with c1:
+        sample = toggle(ctx, SAMPLE, t("decoder.sample"), help=t("decoder.sample_help"))
+        cache = toggle(ctx, USE_CACHE, t("decoder.use_cache"), help=t("decoder.use_cache_help"))
+    with c2:
+        seed = number(ctx, SEED, t("decoder.seed"), disabled=not sample)
+    return Settings(p.ids, int(n), temperature if sample else 0.0, int(seed)), bool(cache)
+
+
+def generate(
+    m: smollm.SmolLM, s: Settings, use_cache: bool, show: Callable[[list[str]], None]
+) -> Generation:
+    """Generate token by token, calling ``show`` with the text so far after every step."""
+    steps = llama.generate_steps(
+        m.weights,
+        list(s.ids),
+        s.n_tokens,
+        use_cache=use_cache,
+        temperature=s.temperature,
+        seed=s.seed,
+        stop=m.eos_id,
+    )
+    tokens, ms, lens, sizes = [], [], [], []
+    start = time.perf_counter()
+    for step in steps:
+        now = time.perf_counter()
+        ms.append((now - start) * 1000)
+        start = now
+        tokens.append(step.token)
+        lens.append(step.cache_len)
+        sizes.append(step.cache_bytes)
+        show(smollm.token_labels(m, tokens))
+    stopped = bool(tokens) and tokens[-1] == m.eos_id
+    kept = tokens[:-1] if stopped else tokens
+    return Generation(
+        s,
+        use_cache,
+        tokens,
+        smollm.token_labels(m, tokens),
+        smollm.decode(m, kept),
+        ms,
+        lens,
+        sizes,
+        stopped,
+    )
+
+
+def remember(g: Generation) -> None:
+    """Keep the last run of each mode in this session (not in the URL: it is a result)."""
+    runs = dict(st.session_state.get(RUNS_KEY, {}))
+    runs[g.use_cache] = g
+    st.session_state[RUNS_KEY] = runs
+
+
+def recalled(s: Settings, use_cache: bool) -> Generation | None:
+    """This session's last run in that mode, if it was made with these settings."""
+    g = st.session_state.get(RUNS_KEY, {}).get(use_cache)
+    return g if g is not None and g.settings == s else None
+
+
+def generated_markdown(p: Prompt, labels: list[str], done: bool) -> str:
+    """The prompt, then the generated tokens highlighted one by one (safe markdown)."""
+    prompt = plain(smollm_text(p), 400)
+    new = " ".join(f":orange-background[{plain(lab, 40) or '␣'}]" for lab in labels)
+    return f"{prompt} {new}{'' if done else ' ▌'}"
+
+
+def smollm_text(p: Prompt) -> str:
+    """The (possibly capped) prompt text the model actually read."""
+    return "".join(p.labels)
+
+
+def stream(ctx: PageContext, m: smollm.SmolLM, p: Prompt, s: Settings, cache: bool) -> Generation:
+    """Run one generation, showing each token as soon as it exists."""
+    slot = st.empty()
+    g = generate(m, s, cache, lambda labels: slot.markdown(generated_markdown(p, labels, False)))
+    slot.markdown(generated_markdown(p, g.labels, True))
+    remember(g)
+    return g
+
+
+def generation_notice(ctx: PageContext, g: Generation) -> list[str]:
+    """Speed and mode of the run on screen."""
+    t = ctx.t
+    mode = t("decoder.mode_cache") if g.use_cache else t("decoder.mode_full")
+    how = (
+        t("decoder.greedy")
+        if g.settings.temperature == 0
+        else t("decoder.sampled", temp=f"{g.settings.temperature:.2f}", seed=g.settings.seed)
+    )
+    items = [
+        t(
+            "decoder.notice_gen",
+            n=len(g.tokens),
+            mode=mode,
+            how=how,
+            ms=f"{sum(g.step_ms):.0f}",
+            per=f"{np.mean(g.step_ms[1:] or g.step_ms):.0f}",
+        )
+    ]
+    if g.stopped:
+        items.append(t("decoder.notice_eos"))
+    return items
+
+
+def timing_frame(t: Translator, runs: list[Generation]) -> pd.DataFrame:
+    """Milliseconds per generated token, one line per mode."""
+    parts = []
+    for g in runs:
+        mode = t("decoder.mode_cache") if g.use_cache else t("decoder.mode_full")
+        parts.append(
+            pd.DataFrame({"step": np.arange(1, len(g.step_ms) + 1), "ms": g.step_ms, "mode": mode})
+        )
+    return pd.concat(parts, ignore_index=True)
+
+
+def timing_chart(t: Translator, frame: pd.DataFrame) -> object:
+    """Time per step with and without the cache (the first step reads the whole prompt)."""
+    return charts.lines(
+        frame,
+        "step",
+        "ms",
+        "mode",
+        x_title=t("decoder.step_axis"),
+        y_title=t("decoder.ms_axis"),
+        log_y=True,
+        color_domain=[t("decoder.mode_cache"), t("decoder.mode_full")],
+        colors=[charts.KEY_COLOR, charts.QUERY_COLOR],
+        width=560,
+        height=240,
+    )
+
+
+def cache_table(ctx: PageContext, m: smollm.SmolLM, g: Generation) -> pd.DataFrame:
+    """The cache after each step: its shape per layer, and the memory of all layers with
+    grouped-query attention and as it would be with one key/value head per query head."""
+    t, cfg = ctx.t, m.config
+    ratio = cfg.n_heads // cfg.n_kv_heads
+    return pd.DataFrame(
+        {
+            t("decoder.col_step"): np.arange(1, len(g.tokens) + 1),
+            t("decoder.col_token"): [_axis(lab) for lab in g.labels],
+            t("decoder.col_shape"): [f"({cfg.n_kv_heads}, {n}, {cfg.d_head})" for n in g.cache_len],
+            t("decoder.col_memory"): [f"{b / 1024:.0f} KiB" for b in g.cache_bytes],
+            t("decoder.col_mha"): [f"{b * ratio / 1024:.0f} KiB" for b in g.cache_bytes],
+        }
+    )
+
+
+def compare_notice(
+    ctx: PageContext, m: smollm.SmolLM, on: Generation, off: Generation
+) -> list[str]:
+    """Same tokens? How much faster? How big is the cache?"""
+    t, cfg = ctx.t, m.config
+    same = on.tokens == off.tokens
+    later_on, later_off = (
+        np.mean(on.step_ms[1:] or on.step_ms),
+        np.mean(off.step_ms[1:] or off.step_ms),
+    )
+    return [
+        t("decoder.same") if same else t("decoder.differ", at=_first_diff(on.tokens, off.tokens)),
+        t(
+            "decoder.notice_speed",
+            on=f"{sum(on.step_ms):.0f}",
+            off=f"{sum(off.step_ms):.0f}",
+            per_on=f"{later_on:.0f}",
+            per_off=f"{later_off:.0f}",
+            x=f"{later_off / max(later_on, 1e-9):.1f}",
+        ),
+        t(
+            "decoder.notice_memory",
+            layers=cfg.n_layers,
+            kv=cfg.n_kv_heads,
+            h=cfg.n_heads,
+            d=cfg.d_head,
+            kib=f"{on.cache_bytes[-1] / 1024:.0f}",
+            mha=f"{on.cache_bytes[-1] * cfg.n_heads / cfg.n_kv_heads / 1024:.0f}",
+            ratio=cfg.n_heads // cfg.n_kv_heads,
+        ),
+    ]
+
+
+def _first_diff(a: list[int], b: list[int]) -> int:
+    return next(
+        (i + 1 for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+        min(len(a), len(b)) + 1,
+    )
