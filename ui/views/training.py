@@ -232,7 +232,7 @@ def run_chart(
     snaps = [h.snapshots[-1 if index is None else min(index, len(h.snapshots) - 1)] for h in runs]
     marker = None if index is None else snaps[0].step
     top = max(
-        float(np.log(runs[0].config.n_symbols)) * 1.15, *(h.loss.max() for h in runs if h.completed)
+        [np.log(runs[0].config.n_symbols) * 1.15, *(h.loss.max() for h in runs if h.completed)]
     )
     loss = [(lab, run_color(h.config), h.loss) for lab, h in zip(labels, runs, strict=True)]
     acc = [(lab, run_color(h.config), h.accuracy) for lab, h in zip(labels, runs, strict=True)]
@@ -336,7 +336,6 @@ def play_step(h: History) -> None:
     st.session_state["_training_played"] = True
     if later:
         st.session_state[AT] = later[0]
-        st.query_params[AT] = str(later[0])
     else:
         st.session_state[PLAY] = False
         st.session_state["_training_played"] = False

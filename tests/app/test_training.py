@@ -1,0 +1,128 @@
+"""AppTest of the training page: Train, the snapshot slider, presenter slides, the √d_k view."""
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app.conftest import chart_tables, texts, visible_of
+
+PAGE = "pages/11_training.py"
+SHORT = {"steps": "60"}  # a short run keeps the tests quick; the page's logic is the same
+
+
+def train_button(at: AppTest, label: str = "Train"):
+    return next(b for b in at.button if b.label == label)
+
+
+def curve_steps(at: AppTest, index: int = 0) -> int:
+    """How many steps the loss curve of the ``index``-th chart holds."""
+    frames = [f for f in chart_tables(at, index) if "step" in f and "y" in f]
+    return int(max(len(f) for f in frames)) if frames else 0
+
+
+def probe_weights(at: AppTest, index: int) -> np.ndarray:
+    frame = next(f for f in chart_tables(at, index) if "panel" in f)
+    return frame["value"].to_numpy(dtype=float)
+
+
+@pytest.mark.parametrize("lang,title,train", [("en", "Watch attention learn", "Train"),
+                                              ("zh", "看注意力学习", "训练")])  # fmt: skip
+def test_press_train_draws_the_curves_and_links_the_finished_run(page, lang, title, train):
+    at = page(PAGE, lang=lang, **SHORT)
+    assert not at.exception
+    assert at.title[0].value == title
+    assert at.info, "an untrained page says so"
+    assert curve_steps(at) == 0  # no curve before training
+    train_button(at, train).click().run()
+    assert not at.exception
+    assert at.query_params["run"] == "1"
+    assert curve_steps(at) == 60
+    shown = texts(at)
+    assert (
+        ("95 %" in shown or "not reached" in shown)
+        if lang == "en"
+        else ("95%" in shown or "没有达到" in shown)
+    )
+    if lang == "zh":
+        assert "reached" not in shown and "Train" not in shown
+
+
+def test_a_shared_link_shows_the_finished_run_at_once(page):
+    at = page(PAGE, run="1", **SHORT)
+    assert not at.exception
+    assert curve_steps(at) == 60
+    assert not any("Not trained" in str(i.value) for i in at.info)
+    assert any(s.key == "at" for s in at.slider)
+
+
+def test_step_slider_scrubs_through_the_snapshots(page):
+    at = page(PAGE, run="1", **SHORT)
+    slider = next(s for s in at.slider if s.key == "at")
+    assert slider.value == 60
+    end = probe_weights(at, 1)
+    slider.set_value(0).run()
+    assert not at.exception
+    start = probe_weights(at, 1)
+    assert start.max() < end.max()  # spread out at step 0, sharp after training
+    assert "step 0" in texts(at)
+    np.testing.assert_allclose(start.reshape(-1, 9).sum(axis=1), 1.0, atol=0.02)
+
+
+def test_play_button_switches_to_pause(page):
+    at = page(PAGE, run="1", **SHORT)
+    train_button(at, "Play").click().run()
+    assert not at.exception
+    assert any(b.label == "Pause" for b in at.button)
+
+
+def test_twin_trains_both_runs_from_the_same_start(page):
+    at = page(PAGE, run="1", twin="true", **SHORT)
+    assert not at.exception
+    frame = next(f for f in chart_tables(at, 0) if "run" in f)
+    assert set(frame["run"]) == {"d_k 16, ÷√d_k", "d_k 16, no scaling"}
+
+
+@pytest.mark.parametrize("step", ["1", "3", "5"])
+def test_presenter_mode_shows_one_slide_with_one_chart(page, step):
+    at = page(PAGE, present="1", step=step, lang="zh", **SHORT)
+    assert not at.exception
+    assert len(visible_of(at, "Subheader")) == 1
+    assert len(visible_of(at, "vega_lite_chart")) == 1
+    bar = [o.content for g in at.get("button_group") for o in g.proto.options if " · " in o.content]
+    assert len(bar) == 6  # train, four snapshot slides, why √d_k
+    assert bar[1].endswith("第 0 步") and bar[4].endswith("第 60 步")
+
+
+def test_why_view_measures_four_runs_and_links_the_scaling_page(page):
+    at = page(PAGE, why="1", **SHORT)
+    assert not at.exception
+    table = at.table[0].value
+    assert list(table.columns[1:]) == [
+        "d_k 256, ÷√d_k", "d_k 256, no scaling", "d_k 16, ÷√d_k", "d_k 16, no scaling",
+    ]  # fmt: skip
+    std = table.iloc[3, 1:].astype(float).to_numpy()
+    assert std[1] > 8 * std[0]  # unscaled spread at d_k 256 ≫ scaled
+    assert any("scaling" in str(p.proto.page) for p in at.get("page_link"))
+    assert "nan" not in table.to_string().lower()
+
+
+def test_why_view_waits_for_a_click_in_student_mode(page):
+    at = page(PAGE, **SHORT)
+    assert not at.table
+    train_button(at, "Run the comparison (four training runs)").click().run()
+    assert at.query_params["why"] == "1"
+    assert at.table
+
+
+@pytest.mark.parametrize("bad", [{"lr": "abc"}, {"d_k": "17"}, {"steps": "1e9"}, {"run": "2"}])
+def test_bad_url_values_warn_and_fall_back(page, bad):
+    at = page(PAGE, **{**SHORT, **bad})
+    assert not at.exception
+    assert at.warning
+
+
+def test_largest_number_task_shows_a_causal_attention_matrix(page):
+    at = page(PAGE, task="max", run="1", **SHORT)
+    assert not at.exception
+    w = probe_weights(at, 1).reshape(8, 8)
+    np.testing.assert_array_equal(w[np.triu_indices(8, 1)], 0.0)
