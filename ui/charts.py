@@ -24,6 +24,7 @@ under a lock): charts are converted with the defaults and drawn with ``st.vega_l
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import altair as alt
 import numpy as np
@@ -71,26 +72,35 @@ def shape_title(title: str, shape: tuple[int, ...]) -> str:
 
 
 def fmt(value: float, digits: int = 2) -> str:
-    """A number as shown in cells: −∞/+∞ spelled out, minus sign typographic, NaN blank."""
+    """A number as shown in cells: −∞/+∞ spelled out, minus sign typographic, NaN blank, no
+    "−0.00" for a small negative number, and an integer (``int``, ``np.int64``) as one."""
+    if isinstance(value, int | np.integer) and not isinstance(value, bool):
+        return str(int(value)).replace("-", "−")
     if np.isnan(value):
         return ""
     if np.isneginf(value):
         return "−∞"
     if np.isposinf(value):
         return "+∞"
-    return f"{value:.{digits}f}".replace("-", "−")
+    return f"{round(float(value), digits) + 0.0:.{digits}f}".replace("-", "−")
 
 
 def fmt_list(values: np.ndarray, digits: int = 3) -> str:
-    """A row of numbers for running text: ``[0.097, 0.122, …]``."""
-    return "[" + ", ".join(fmt(float(v), digits) for v in values) + "]"
+    """A row of numbers for running text: ``[0.097, 0.122, …]`` (integers as integers)."""
+    items = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    return "[" + ", ".join(fmt(v, digits) for v in items) + "]"
 
 
 def fmt_cells(values: np.ndarray, digits: int = 2) -> list[str]:
     """:func:`fmt` of every entry (flattened) in one pass: ~2 ms for 64 × 64, not ~50 ms."""
-    v = np.asarray(values, dtype=float).ravel()
+    raw = np.asarray(values)
+    if raw.dtype.kind in "iu":
+        return [str(x).replace("-", "−") for x in raw.ravel().tolist()]
+    v = raw.astype(float).ravel()
+    with np.errstate(invalid="ignore"):
+        shown = np.round(v, digits) + 0.0  # −0.004 -> −0.0 -> 0.0: never "−0.00"
     spec = f"{{:.{digits}f}}".format
-    text = [spec(x).replace("-", "−") for x in v.tolist()]
+    text = [spec(x).replace("-", "−") for x in shown.tolist()]
     for k in np.flatnonzero(~np.isfinite(v)).tolist():
         text[k] = "" if np.isnan(v[k]) else ("+∞" if v[k] > 0 else "−∞")
     return text
@@ -208,7 +218,7 @@ def heatmap(
         ink = {"test": f"{_VALID} && abs(datum.value) > {dark}", "value": "white"}
         layers.append(
             {
-                "mark": {"type": "text", "fontSize": max(9, min(14, int(cell / 2.6)))},
+                "mark": {"type": "text", "fontSize": int(np.clip(cell / 2.5, 9, 15))},
                 "encoding": {
                     "text": {"field": "text", "type": "nominal"},
                     "color": {"condition": ink, "value": "#222"},
@@ -503,21 +513,231 @@ def vectors_2d(data: pd.DataFrame, title: str, extent: float) -> alt.Chart:
 
 
 def theme_config(presenter: bool) -> dict:
-    """The house Vega-Lite ``config``: fonts, sizes (larger in presenter mode), white
-    background so dark labels stay legible when the app is switched to a dark theme."""
-    label, heading = (16, 20) if presenter else (12, 15)
+    """The house Vega-Lite ``config``: fonts, sizes (larger in presenter mode: >= 18 px on a
+    1920 px projector), white background so dark labels stay legible when the app is
+    switched to a dark theme. Y-axis titles are horizontal, above the axis: Chinese titles
+    turned on their side are hard to read."""
+    label, heading = (19, 23) if presenter else (12, 15)
     return {
         "font": FONT,
         "background": "#ffffff",
         "padding": 8,
         "axis": {"labelFontSize": label, "titleFontSize": label + 1, "labelLimit": 220},
-        "legend": {"labelFontSize": label, "titleFontSize": label},
+        "axisY": {"titleAngle": 0, "titleAlign": "left", "titleAnchor": "end",
+                  "titleBaseline": "bottom", "titleX": 0, "titleY": -8},
+        "legend": {"labelFontSize": label, "titleFontSize": label,
+                   "symbolSize": 180 if presenter else 100},
         "header": {"labelFontSize": label + 1, "titleFontSize": label + 1,
                    "labelFont": FONT, "titleFont": FONT},
         "title": {"fontSize": heading, "anchor": "start"},
         "text": {"fontSize": label},
         "view": {"strokeWidth": 0},
     }  # fmt: skip
+
+
+# The room a chart may take, in CSS px. Normal mode: the main column of a 1366 x 768 laptop
+# with the sidebar open (~905 px; at 1920 the same chart simply has room to spare).
+# Presenter mode: a 1920 x 1080 projector with the sidebar closed (~1700 px), and a height
+# that leaves the step's title, a line of text and the "what to notice" box on screen.
+PAGE_WIDTH = 880
+PRESENTER_WIDTH = 1660
+PRESENTER_HEIGHT = 520
+MAX_GROWTH = 2.2  # presenter mode: a small chart grows at most this much…
+MIN_SHRINK = 0.45  # …and a large one shrinks at most this much (then it scrolls in its box)
+WRAP_BELOW = 0.75  # a chart that would have to shrink below this wraps its parts into rows
+_AXIS_W, _AXIS_H, _LEGEND_W = 70, 64, 70  # px axes, titles and a colour legend add to a view
+_CONTINUOUS_W, _STEP_W = 300, 20  # Vega-Lite's default view width and band step
+
+
+@dataclass(frozen=True)
+class Room:
+    """The px a chart may take: ``width``, ``height`` (None: any), and whether a smaller chart
+    grows into it (presenter mode) or keeps its own size."""
+
+    width: int
+    height: int | None = None
+    grow: bool = False
+
+
+def room(ctx: PageContext, share: float = 1.0, height: int | None = None) -> Room:
+    """The :class:`Room` for a chart on this page: ``share`` of the page width (``0.5`` in
+    one of two equal columns), ``height`` px at most in presenter mode (default
+    :data:`PRESENTER_HEIGHT`; pass less on a step with more text)."""
+    if ctx.presenter:
+        return Room(int(PRESENTER_WIDTH * share), height or PRESENTER_HEIGHT, grow=True)
+    return Room(int(PAGE_WIDTH * share))
+
+
+def _data_rows(node: Mapping, datasets: Mapping, inherited: list | None) -> list | None:
+    data = node.get("data")
+    if isinstance(data, Mapping):
+        if isinstance(data.get("values"), list):
+            return data["values"]
+        if isinstance(datasets.get(data.get("name")), list):
+            return datasets[data["name"]]
+    return inherited
+
+
+def _distinct(rows: list | None, field: str | None) -> list:
+    """The values of ``field`` in ``rows``, in order of appearance."""
+    if not rows or not field:
+        return []
+    return list(dict.fromkeys(r.get(field) for r in rows if isinstance(r, Mapping)))
+
+
+def _extent(node: Mapping, datasets: Mapping, rows: list | None = None) -> tuple[float, float]:
+    """Estimated px (width, height) of a Vega-Lite (sub)spec with its axes and legends."""
+    rows = _data_rows(node, datasets, rows)
+    gap = node.get("spacing", 20)
+    for key in ("hconcat", "vconcat", "concat"):
+        if key in node:
+            sizes = [_extent(p, datasets, rows) for p in node[key]]
+            if key == "hconcat":
+                return sum(w for w, _ in sizes) + gap * (len(sizes) - 1), max(h for _, h in sizes)
+            if key == "vconcat":
+                return max(w for w, _ in sizes), sum(h for _, h in sizes) + gap * (len(sizes) - 1)
+            cols = max(1, min(node.get("columns") or len(sizes), len(sizes)))
+            grid = [sizes[i : i + cols] for i in range(0, len(sizes), cols)]
+            widths = [max(sizes[i][0] for i in range(c, len(sizes), cols)) for c in range(cols)]
+            return sum(widths) + gap * (cols - 1), sum(max(h for _, h in r) for r in grid)
+    if "facet" in node and "spec" in node:
+        w, h = _extent(node["spec"], datasets, rows)
+        facet = node["facet"]
+        if "field" in facet:
+            n = max(1, len(_distinct(rows, facet["field"])))
+            cols = max(1, min(node.get("columns") or n, n))
+            n_rows = math.ceil(n / cols)
+        else:
+            cols = max(1, len(_distinct(rows, facet.get("column", {}).get("field"))))
+            n_rows = max(1, len(_distinct(rows, facet.get("row", {}).get("field"))))
+        return cols * w + gap * (cols - 1), n_rows * (h + 24)
+    width, height = node.get("width"), node.get("height")
+    enc = node.get("encoding", {})
+    for layer in node.get("layer", []):
+        enc = {**layer.get("encoding", {}), **enc}
+    w = _view_length(width, enc.get("x"), rows) + _AXIS_W
+    h = _view_length(height, enc.get("y"), rows) + _AXIS_H
+    legend = enc.get("color", {})
+    if isinstance(legend, Mapping) and "field" in legend and legend.get("legend", {}) is not None:
+        if legend.get("legend", {}).get("orient", "right") in ("right", "left"):
+            w += _LEGEND_W
+        else:
+            h += 30
+    return w, h
+
+
+def _view_length(size: object, channel: object, rows: list | None) -> float:
+    if isinstance(size, int | float):
+        return float(size)
+    discrete = isinstance(channel, Mapping) and channel.get("type") in ("nominal", "ordinal")
+    step = size.get("step", _STEP_W) if isinstance(size, Mapping) else _STEP_W
+    if discrete:
+        return step * max(1, len(_distinct(rows, channel.get("field"))))
+    return _CONTINUOUS_W
+
+
+def _wrap(spec: dict, width: int, datasets: Mapping) -> dict:
+    """``spec`` with side-by-side parts or panels wrapped into rows that fit ``width``."""
+    rows = _data_rows(spec, datasets, None)
+    if "vconcat" in spec:
+        return {**spec, "vconcat": [_wrap(p, width, datasets) for p in spec["vconcat"]]}
+    if "hconcat" in spec and len(spec["hconcat"]) > 1:
+        parts = spec["hconcat"]
+        for cols in range(len(parts) - 1, 0, -1):
+            candidate = {**{k: v for k, v in spec.items() if k != "hconcat"}, "concat": parts,
+                         "columns": cols}  # fmt: skip
+            if _extent(candidate, datasets)[0] <= width or cols == 1:
+                return candidate
+    if "facet" in spec and "spec" in spec:
+        facet = spec["facet"]
+        if "column" in facet and "row" not in facet:  # one row of panels -> a wrapping facet
+            spec = {**spec, "facet": dict(facet["column"])}
+            spec.pop("columns", None)
+            facet = spec["facet"]
+        if "field" in facet:
+            n = len(_distinct(rows, facet["field"])) or 1
+            cols = min(spec.get("columns") or n, n)
+            while cols > 1 and _extent({**spec, "columns": cols}, datasets)[0] > width:
+                cols -= 1
+            return {**spec, "columns": cols}
+    return spec
+
+
+_SCALED = ("width", "height")
+_POSITION = ("x", "x2", "y", "y2")
+
+
+def _scaled(node: object, f: float) -> object:
+    """A copy of a (sub)spec with view sizes, pixel positions and mark fonts times ``f``
+    (datasets, data and config are shared, not copied)."""
+    if isinstance(node, list):
+        return [_scaled(x, f) for x in node]
+    if not isinstance(node, Mapping):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key in ("datasets", "data", "config", "title", "tooltip"):
+            out[key] = value
+        elif key in _SCALED and isinstance(value, int | float):
+            out[key] = round(value * f, 1)
+        elif key in _SCALED and isinstance(value, Mapping) and "step" in value:
+            out[key] = {**value, "step": round(value["step"] * f, 1)}
+        elif key == "mark" and isinstance(value, Mapping) and "fontSize" in value:
+            out[key] = {**value, "fontSize": int(np.clip(round(value["fontSize"] * f), 9, 28))}
+        elif key == "encoding" and isinstance(value, Mapping):
+            enc = dict(value)
+            for ch in _POSITION:
+                pos = enc.get(ch)
+                if isinstance(pos, Mapping) and isinstance(pos.get("value"), int | float):
+                    enc[ch] = {**pos, "value": pos["value"] * f}
+            out[key] = enc
+        else:
+            out[key] = _scaled(value, f)
+    return out
+
+
+def _fixed_facet_order(node: object, datasets: Mapping, rows: list | None = None) -> object:
+    """Facets without an explicit order get the order of their data (Vega-Lite would sort
+    the panel labels, so the panels would swap places with the language)."""
+    if isinstance(node, list):
+        return [_fixed_facet_order(x, datasets, rows) for x in node]
+    if not isinstance(node, Mapping):
+        return node
+    rows = _data_rows(node, datasets, rows)
+    out = {k: v if k in ("datasets", "data", "config") else _fixed_facet_order(v, datasets, rows)
+           for k, v in node.items()}  # fmt: skip
+    facet = out.get("facet")
+    if isinstance(facet, Mapping) and "spec" in out:
+        defs = [facet] if "field" in facet else [facet.get(k) for k in ("row", "column")]
+        fixed = {}
+        for d in defs:
+            if isinstance(d, Mapping) and d.get("sort") is None and _distinct(rows, d["field"]):
+                fixed[id(d)] = {**d, "sort": _distinct(rows, d["field"])}
+        if "field" in facet:
+            out["facet"] = fixed.get(id(facet), facet)
+        else:
+            out["facet"] = {k: fixed.get(id(v), v) for k, v in facet.items()}
+    return out
+
+
+def fit(spec: Mapping, space: Room) -> dict:
+    """``spec`` laid out for ``space``: side-by-side parts and facet panels wrap into rows
+    when they are much too wide, then the whole chart is scaled (view sizes, cells, cell
+    text) down to fit, or up to fill the room when ``space.grow``; facets get a fixed
+    order. Sizes are estimated from the spec (axes and legends by rule of thumb)."""
+    datasets = spec.get("datasets", {})
+    out = _fixed_facet_order(spec, datasets)
+    w, h = _extent(out, datasets)
+    if w * WRAP_BELOW > space.width:  # shrinking alone would make it too small: wrap first
+        out = _wrap(out, int(space.width / WRAP_BELOW), datasets)
+        w, h = _extent(out, datasets)
+    # Axes and legends keep their size, so the extent is linear in the scale: solve for it.
+    w2, h2 = _extent(_scaled(out, 2.0), datasets)
+    f = 1 + (space.width - w) / max(w2 - w, 1) if (w > space.width or space.grow) else 1.0
+    if space.height and (space.grow or h > space.height):
+        f = min(f, 1 + (space.height - h) / max(h2 - h, 1))
+    f = float(np.clip(f, MIN_SHRINK, MAX_GROWTH if space.grow else 1.0))
+    return out if abs(f - 1) < 0.03 else _scaled(out, f)
 
 
 def to_spec(chart: alt.TopLevelMixin | dict, presenter: bool) -> dict:
@@ -534,10 +754,21 @@ def to_spec(chart: alt.TopLevelMixin | dict, presenter: bool) -> dict:
     return spec
 
 
-def show(ctx: PageContext, chart: alt.TopLevelMixin | dict, key: str | None = None) -> dict:
-    """Draw ``chart`` in the house theme at its own size and return the spec (for exports)."""
-    spec = to_spec(chart, ctx.presenter)
+def _draw(spec: dict, key: str | None) -> None:
     st.vega_lite_chart(spec=spec, theme=None, key=key, width="content")
+
+
+def show(
+    ctx: PageContext,
+    chart: alt.TopLevelMixin | dict,
+    key: str | None = None,
+    *,
+    space: Room | None = None,
+) -> dict:
+    """Draw ``chart`` in the house theme, fitted to ``space`` (default: :func:`room`, the
+    whole page width), and return the spec as drawn (for exports)."""
+    spec = fit(to_spec(chart, ctx.presenter), space or room(ctx))
+    _draw(spec, key)
     return spec
 
 
@@ -575,10 +806,18 @@ def build(builder: Builder, *args: object, **kwargs: object) -> dict:
     return _built(_key(builder), builder, args, kwargs)[0]
 
 
-def show_cached(ctx: PageContext, builder: Builder, *args: object, **kwargs: object) -> dict:
+def show_cached(
+    ctx: PageContext,
+    builder: Builder,
+    *args: object,
+    space: Room | None = None,
+    **kwargs: object,
+) -> dict:
     """:func:`show` the chart ``builder(*args, **kwargs)``, built (and its data converted
-    for the browser) once per input: see :func:`build`. Returns the themed spec, data
-    inline, for the exports."""
+    for the browser) once per input: see :func:`build`. ``space`` is where it must fit
+    (default: :func:`room`, the page width). Returns the themed spec as drawn, data inline,
+    for the exports."""
     spec, arrow = _built(_key(builder), builder, args, kwargs)
-    show(ctx, arrow)
-    return to_spec(spec, ctx.presenter)
+    fitted = fit(to_spec(spec, ctx.presenter), space or room(ctx))
+    _draw({**fitted, "datasets": arrow["datasets"]} if "datasets" in arrow else fitted, None)
+    return fitted

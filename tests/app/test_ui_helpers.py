@@ -284,3 +284,75 @@ def test_series_colours_keep_their_order_in_every_language() -> None:
 
 def test_nan_cells_print_blank() -> None:
     assert charts.fmt(float("nan")) == ""
+
+
+def test_fmt_never_shows_negative_zero_and_keeps_integers_whole() -> None:
+    assert charts.fmt(-0.001) == "0.00"
+    assert charts.fmt(np.float32(-0.004), 2) == "0.00"
+    assert charts.fmt(1000) == "1000" and charts.fmt(np.int64(-3)) == "−3"
+    assert charts.fmt(1000.0, 3) == "1000.000", "a float keeps the view's precision"
+    assert charts.fmt_cells(np.array([-1.8369701987210297e-16, -0.5])) == ["0.00", "−0.50"]
+    assert charts.fmt_cells(np.array([[1, -2]])) == ["1", "−2"]
+    assert charts.fmt_list([3, 4]) == "[3, 4]"
+
+
+def _three_panels(cell: int = 56) -> dict:
+    m = np.linspace(-1, 1, 36).reshape(6, 6)
+    return charts.concat(
+        [charts.heatmap({f"p{i}": m}, list("abcdef"), list("abcdef"), "scores", cell=cell)
+         for i in range(3)]
+    )  # fmt: skip
+
+
+def test_a_chart_too_wide_for_a_laptop_wraps_or_shrinks_to_the_room() -> None:
+    spec = charts.to_spec(_three_panels(), presenter=False)
+    wide = charts._extent(spec, spec["datasets"])[0]
+    space = charts.Room(charts.PAGE_WIDTH)
+    assert wide > space.width, "the test chart must start too wide"
+    fitted = charts.fit(spec, space)
+    assert charts._extent(fitted, fitted["datasets"])[0] <= space.width
+    parts = fitted.get("concat") or fitted.get("hconcat")
+    assert len(parts) == 3, "no panel is dropped"
+    assert fitted["datasets"] is spec["datasets"], "data is shared, not copied"
+    assert exports.chart_png(fitted).startswith(b"\x89PNG"), "still a valid spec"
+
+
+def test_presenter_room_grows_a_small_chart_cells_text_and_frame() -> None:
+    m = np.eye(4)
+    small = charts.heatmap({"w": m}, list("abcd"), list("abcd"), cell=30, frame=1)
+    spec = charts.to_spec(small, presenter=True)
+    grown = charts.fit(spec, charts.Room(1600, 600, grow=True))
+    f = grown["width"] / spec["width"]
+    assert 1.5 < f <= charts.MAX_GROWTH
+    assert grown["height"] == pytest.approx(spec["height"] * f, abs=0.2)
+    text = next(layer for layer in grown["layer"] if layer["mark"]["type"] == "text")
+    assert text["mark"]["fontSize"] > 11
+    frame = grown["layer"][-1]["encoding"]["x2"]["value"]
+    assert frame == pytest.approx(grown["width"], abs=0.5), "the frame still spans the row"
+    assert charts.fit(spec, charts.Room(1600)) == spec, "without grow a chart that fits is kept"
+
+
+def test_facet_panels_keep_the_data_order_in_every_language() -> None:
+    import pandas as pd
+
+    orders = []
+    for first, second in (("with mask", "without mask"), ("有掩码", "无掩码")):
+        data = pd.DataFrame({"k": ["a", "b"] * 2, "w": [0.1, 0.9, 0.5, 0.5],
+                             "panel": [first] * 2 + [second] * 2})  # fmt: skip
+        chart = charts.bars(data, "k", "w", column="panel")
+        spec = charts.fit(charts.to_spec(chart, False), charts.Room(2000))
+        facet = spec["facet"].get("column", spec["facet"])
+        orders.append(facet["sort"])
+    assert orders[0] == ["with mask", "without mask"] and orders[1] == ["有掩码", "无掩码"]
+
+
+def test_panels_in_one_row_wrap_when_the_row_is_too_wide() -> None:
+    import pandas as pd
+
+    data = pd.DataFrame(
+        {"k": list("abcdefgh") * 4, "w": 0.125, "panel": np.repeat(list("ABCD"), 8)}
+    )
+    chart = charts.bars(data, "k", "w", column="panel", width=400)
+    spec = charts.fit(charts.to_spec(chart, False), charts.Room(charts.PAGE_WIDTH))
+    assert spec["facet"]["field"] == "panel" and spec["columns"] < 4
+    assert exports.chart_svg(spec).lstrip().startswith("<svg")
