@@ -10,13 +10,17 @@ from ui.exports import export_panel
 from ui.params import Int, slider
 from ui.shell import shell
 from ui.steps import stepper
+from ui.views.notes import untrained
 
 ctx = shell("home")
 t = ctx.t
 header(ctx)
 steps = stepper(ctx, [t("home.why_title"), t("home.formula_title"), t("home.pipeline_title")])
 
-with steps.section(0):
+
+@st.fragment
+def why() -> None:
+    """Step 1 (a fragment: its slider reruns only this step)."""
     st.subheader(t("home.why_title"))
     left, right = st.columns([3, 2])
     with right:
@@ -47,6 +51,10 @@ with steps.section(0):
     export_panel(ctx, "path_lengths", chart=chart, data=data)
     notice(ctx, [t("home.notice_rnn", d=distance_max), t("home.notice_attention")])
 
+
+with steps.section(0):
+    why()
+
 with steps.section(1):
     st.subheader(t("home.formula_title"))
     st.latex(
@@ -55,7 +63,10 @@ with steps.section(1):
     st.markdown(t("home.formula_text"))
     link(ctx, "lookup", t("home.lookup_link"))
 
-with steps.section(2):
+
+@st.fragment
+def pipeline() -> None:
+    """Step 3 (a fragment: its sliders rerun only this step)."""
     st.subheader(t("home.pipeline_title"))
     c1, c2, c3, c4 = st.columns(4)
     with c1:
@@ -73,20 +84,22 @@ with steps.section(2):
         (
             "project",
             r"\begin{aligned}Q&=XW^Q\\K&=XW^K\\V&=XW^V\end{aligned}",
-            [trace.x.shape, trace.q.shape, trace.v.shape],
+            [[("X", trace.x)], [("Q, K", trace.q), ("V", trace.v)]],
             "qkv",
         ),
-        ("score", r"QK^\top", [trace.scores.shape], "scaling"),
-        ("scale", r"QK^\top/\sqrt{d_k}", [trace.scaled.shape], "scaling"),
-        ("softmax", r"\mathrm{softmax}(\cdot)", [trace.weights.shape], "softmax"),
-        ("mix", r"\alpha V", [trace.output.shape], "weighted_sum"),
-    ]
+        ("score", r"QK^\top", [[("QKᵀ", trace.scores)]], "scaling"),
+        ("scale", r"QK^\top/\sqrt{d_k}", [[("QKᵀ/√d_k", trace.scaled)]], "scaling"),
+        ("softmax", r"\mathrm{softmax}(\cdot)", [[("α", trace.weights)]], "softmax"),
+        ("mix", r"\alpha V", [[("αV", trace.output)]], "weighted_sum"),
+    ]  # each stage's shapes, labelled: input → outputs
     cols = st.columns(len(stages))
     for i, (col, (name, formula, shapes, target)) in enumerate(zip(cols, stages, strict=True)):
         with col, st.container(border=True, height="stretch"):
             st.markdown(f"**{i + 1}. {t(f'home.step_{name}')}**")
             st.latex(formula)
-            st.markdown(" → ".join(f"`{s}`" for s in shapes))
+            st.markdown(
+                " →  \n".join("  \n".join(f"`{a} {m.shape}`" for a, m in g) for g in shapes)
+            )
             st.caption(t(f"home.step_{name}_text"))
             link(ctx, target)
     row_sum = float(trace.weights[0].sum())
@@ -97,3 +110,8 @@ with steps.section(2):
             t("home.notice_rowsum", s=f"{row_sum:.3f}", d_v=d_v),
         ],
     )
+    untrained(ctx)
+
+
+with steps.section(2):
+    pipeline()

@@ -1,0 +1,187 @@
+"""Worst-case server rerun per page and control, with new values (a benchmark, not a test).
+
+    python bench/bench_rerun.py                 # every page, every control
+    python bench/bench_rerun.py softmax qkv     # some pages
+    python bench/bench_rerun.py --profile qkv   # also cProfile the slowest rerun of each page
+    python bench/bench_rerun.py --write         # replace the section in bench/RESULTS.md
+
+Each page opens at its default settings (English, caches warm for those). Then every
+control of the main area is moved, one at a time, to values the process has not seen yet
+(its ends, points across its range, other options, another sentence), so the computations
+that depend on it miss their caches; the control goes back to its default (untimed) before
+the next one. A rerun's time is ``AppTest.run()`` (script plus AppTest's own tree parsing:
+a little more than the server spends). The table lists each page's slowest control.
+"""
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_app import write_section  # noqa: E402
+
+from ui.pages import available_pages  # noqa: E402
+
+BUDGET_MS = 100
+SHELL_KEYS = ("_lang_choice", "_present_choice", "_step_choice")
+SENTENCES = ("A dog ran in the park today", "我们今天学习注意力机制", "one two three four five six")
+
+
+def _slider_values(w) -> list:
+    lo, hi, step = w.min, w.max, w.step or 1
+    if isinstance(lo, int) and isinstance(step, int):
+        points = {lo, hi, lo + step, hi - step, (lo + hi) // 2, lo + (hi - lo) // 3}
+        points |= {w.value + step, w.value - step}
+    else:
+        points = {lo, hi, lo + step, hi - step, round((lo + hi) / 2 / step) * step}
+        points |= {w.value + step, w.value - step}
+    return sorted(p for p in points if lo <= p <= hi and p != w.value)
+
+
+def _controls(at) -> list[tuple[str, str, list]]:
+    """(kind, key, values to try) of every main-area control."""
+    found = []
+    for w in at.slider:
+        found.append(("slider", w.key, _slider_values(w)))
+    for w in at.number_input:
+        top = w.max if w.max is not None else w.value + 1000
+        found.append(
+            ("number_input", w.key, [v for v in (w.value + 1, w.value + 7, top) if v != w.value])
+        )
+    for w in at.toggle:
+        found.append(("toggle", w.key, [not w.value]))
+    for kind in ("segmented_control", "selectbox", "radio"):
+        for w in getattr(at, kind):
+            found.append((kind, w.key, [o for o in w.options if o != w.value]))
+    for w in at.text_input:
+        if w.key == "text":
+            found.append(("text_input", w.key, list(SENTENCES)))
+        elif w.key.startswith("logits"):
+            found.append(("text_input", w.key, ["3, 1, 0.5, -1", "0.7, 0.1, 2.5, 1.5, 0.0, -0.3"]))
+    return [c for c in found if c[1] and c[1] not in SHELL_KEYS]
+
+
+def _widget(at, kind: str, key: str):
+    return next(w for w in getattr(at, kind) if w.key == key)
+
+
+def _set(at, kind: str, key: str, value) -> None:
+    w = _widget(at, kind, key)
+    if kind == "text_input":
+        w.input(value)
+    elif kind in ("segmented_control", "selectbox", "radio"):
+        w.set_value(value)
+    else:
+        w.set_value(value)
+
+
+def _timed_run(at, profile: cProfile.Profile | None = None) -> float:
+    """``at.run()`` in ms; with ``profile``, the script thread's calls are recorded in it."""
+    from streamlit.runtime.scriptrunner import script_runner
+
+    original = script_runner.ScriptRunner._run_script
+
+    def profiled(self, rerun_data):  # the script runs in its own thread
+        profile.enable()
+        try:
+            return original(self, rerun_data)
+        finally:
+            profile.disable()
+
+    if profile:
+        script_runner.ScriptRunner._run_script = profiled
+    t0 = time.perf_counter()
+    try:
+        at.run()
+    finally:
+        script_runner.ScriptRunner._run_script = original
+    return (time.perf_counter() - t0) * 1e3
+
+
+def bench_page(info, profile: bool) -> list[tuple[str, float, float, int]]:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "dashboard.py"), default_timeout=120)
+    at.query_params["lang"] = "en"
+    if info.file != "dashboard.py":
+        at.switch_page(info.file)
+    at.run()
+    at.run()
+    rows = []
+    worst: tuple[float, str, object] = (0.0, "", None)
+    for kind, key, values in _controls(at):
+        default = _widget(at, kind, key).value
+        times = []
+        for value in values:
+            _set(at, kind, key, value)
+            ms = _timed_run(at)
+            assert not at.exception, (info.id, key, value, at.exception)
+            times.append(ms)
+            if ms > worst[0]:
+                worst = (ms, key, value)
+            _set(at, kind, key, default)
+            at.run()
+        rows.append((key, max(times), statistics.median(times), len(times)))
+        print(f"  {info.id:13s} {key:14s} max {max(times):7.1f}  median "
+              f"{statistics.median(times):7.1f} ms  ({len(times)} values)", flush=True)  # fmt: skip
+    if profile and worst[1]:
+        prof = cProfile.Profile()
+        ms, key, value = worst
+        kind = next(k for k, kk, _ in _controls(at) if kk == key)
+        default = _widget(at, kind, key).value
+        from streamlit.runtime.caching import cache_data_api
+
+        cache_data_api.CacheDataAPI.clear(None)  # new values again: profile the miss
+        _set(at, kind, key, value)
+        ms2 = _timed_run(at, prof)
+        _set(at, kind, key, default)
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(45)
+        print(f"--- profile {info.id} {key}={value!r}: {ms2:.1f} ms (caches cleared)\n"
+              + out.getvalue())  # fmt: skip
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("pages", nargs="*")
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--write", action="store_true")
+    args = ap.parse_args()
+    load0 = os.getloadavg()
+    table = ["| page | slowest control | max ms | median ms | values | within 100 ms |",
+             "|---|---|---:|---:|---:|---|"]  # fmt: skip
+    detail = ["| page | control | max ms | median ms |", "|---|---|---:|---:|"]
+    for info in available_pages():
+        if args.pages and info.id not in args.pages:
+            continue
+        rows = bench_page(info, args.profile)
+        key, top, med, n = max(rows, key=lambda r: r[1])
+        table.append(f"| {info.id} | {key} | {top:.0f} | {med:.0f} | {n} | "
+                     f"{'yes' if top <= BUDGET_MS else 'NO'} |")  # fmt: skip
+        detail += [f"| {info.id} | {k} | {m:.0f} | {d:.0f} |" for k, m, d, _ in rows]
+    load1 = os.getloadavg()
+    print("\n".join(table))
+    if args.write:
+        head = (
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores; load "
+            f"average {load0[0]:.1f} before, {load1[0]:.1f} after (shared machine).\n\n"
+            "`python bench/bench_rerun.py`: every main-area control moved to values the "
+            "process has not seen (ends, points across the range, other options, other "
+            "sentences), other controls at their defaults; time of `AppTest.run()`."
+        )
+        body = "\n".join(table) + "\n\nEvery control:\n\n" + "\n".join(detail)
+        write_section("app: worst-case rerun per control (new values)", head + "\n\n" + body)
+
+
+if __name__ == "__main__":
+    main()
