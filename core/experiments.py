@@ -148,16 +148,18 @@ def variance_experiment(
     return VarianceExperiment(d, samples, raw, raw / d, d.copy(), np.ones_like(d))
 
 
-def shared_histogram(
+def scaled_histograms(
     raw: np.ndarray, d_k: int, bins: int = 60
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Counts of ``raw`` and of ``raw / √d_k`` over one common set of bins.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Counts of ``raw`` and of ``raw / √d_k``, each on its own ``bins`` equal bins over its
+    own range, so the narrower scaled series is drawn as finely as the raw one.
 
-    Shapes: ``raw`` ``(s,)`` -> ``(edges (bins + 1,), raw_counts (bins,), scaled_counts (bins,))``.
+    Shapes: ``raw`` ``(s,)`` -> ``(raw_edges (bins + 1,), raw_counts (bins,),
+    scaled_edges (bins + 1,), scaled_counts (bins,))``.
     """
-    scaled = raw / np.sqrt(d_k)
-    edges = np.histogram_bin_edges(np.concatenate([raw, scaled]), bins=bins)
-    return edges, np.histogram(raw, edges)[0], np.histogram(scaled, edges)[0]
+    raw_counts, raw_edges = np.histogram(raw, bins=bins)
+    scaled_counts, scaled_edges = np.histogram(raw / np.sqrt(d_k), bins=bins)
+    return raw_edges, raw_counts, scaled_edges, scaled_counts
 
 
 def unit_variance_projections(

@@ -17,6 +17,7 @@ from ui.exports import export_panel
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import lookup as views
+from ui.views.notes import untrained
 
 ctx = shell("lookup")
 t = ctx.t
@@ -54,19 +55,8 @@ with steps.section(1):
     chart = charts.show_cached(
         ctx, views.soft_chart, t, countries, capitals, keys, values, query, *answers
     )
-    notice(
-        ctx,
-        [
-            t(
-                "lookup.notice_hard",
-                capital=capitals[hard_index],
-                w=views.num(weights[hard_index], 3),
-                rest=views.num(views.rest(weights, hard_index), 3),
-            ),
-            t("lookup.notice_blend", lat=views.num(blended[0]), lon=views.num(blended[1])),
-            t("lookup.notice_length", L=views.num(length, 1), T=f"{temperature:.3g}"),
-        ],
-    )
+    notice(ctx, views.soft_notices(t, capitals, weights, hard_index, blended, length, temperature))
+    untrained(ctx)
     export_panel(
         ctx,
         "lookup",

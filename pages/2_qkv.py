@@ -12,6 +12,7 @@ from ui.sentence import sentence_controls, settings_box, token_picker
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import qkv as view
+from ui.views.notes import short_list, untrained
 
 ctx = shell("qkv")
 t = ctx.t
@@ -67,10 +68,14 @@ with matrices:
         ctx,
         [
             t("qkv.notice_shapes", n=len(s.tokens), d_model=s.d_model, d_k=s.d_k, d_v=s.d_v),
-            t("qkv.notice_rows", token=plain(s.tokens[i]), i=i, q=charts.fmt_list(tr.q[i], 2)),
-            t("qkv.notice_fused", diff=largest_diff),
+            t("qkv.notice_rows", token=plain(s.tokens[i]), i=i, q=short_list(tr.q[i], 2)),
+            t(
+                "qkv.notice_fused" if largest_diff != "0" else "qkv.notice_fused_exact",
+                diff=largest_diff,
+            ),
         ],
     )
+    untrained(ctx)
 
 with follow:
     st.markdown(t(f"qkv.follow_text_{s.mode}", token=plain(s.tokens[i]), i=i))
@@ -119,8 +124,8 @@ with lesson:
         t(
             "qkv.first_rows",
             token=plain(s.tokens[0]),
-            weights=charts.fmt_list(tr.weights[0]),
-            output=charts.fmt_list(tr.output[0]),
+            weights=short_list(tr.weights[0]),
+            output=short_list(tr.output[0]),
         )
     )
     panels = [

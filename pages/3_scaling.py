@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core.experiments import compare_scaling, entry_variance, summarize_rows
+from core.experiments import compare_scaling, summarize_rows
 from ui import charts
 from ui.blocks import header, link, notice
 from ui.charts import fmt
@@ -11,6 +11,7 @@ from ui.sentence import sentence_controls, settings_box
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import scaling as view
+from ui.views.notes import untrained
 
 ctx = shell("scaling")
 t = ctx.t
@@ -20,7 +21,11 @@ steps = stepper(ctx, [t(f"scaling.step{i}_short") for i in range(1, 5)])
 sections = [steps.section(k) for k in range(4)]
 d_max = view.D_KS[-1]
 
-with sections[0]:
+
+@st.fragment
+def scores_step() -> None:
+    """Step 1, the sentence's own scores: a fragment, so its controls rerun only this step
+    (the random experiments of steps 2–4 do not depend on them)."""
     st.subheader(titles[0])
     st.markdown(t("scaling.scores_text"))
     with settings_box(ctx, t("scaling.sentence_box")):
@@ -39,20 +44,8 @@ with sections[0]:
     )
     matrices = (c.raw, c.scaled, c.raw_weights, c.scaled_weights)
     shown = charts.show_cached(ctx, view.score_chart, t, matrices, tuple(s.tokens), s.d_k)
-    notice(
-        ctx,
-        [
-            t("scaling.n_spread", d_k=s.d_k, raw=fmt(raw.score_std), scaled=fmt(scaled.score_std)),
-            t(
-                "scaling.n_peak",
-                raw=fmt(raw.max_weight, 3),
-                raw_h=fmt(raw.entropy),
-                scaled=fmt(scaled.max_weight, 3),
-                scaled_h=fmt(scaled.entropy),
-            ),
-            t(f"scaling.n_init_{'unit' if unit else 'xavier'}", var=fmt(entry_variance(c.q))),
-        ],
-    )
+    notice(ctx, view.score_notices(t, s.d_k, c, unit, raw, scaled))
+    untrained(ctx)
     export_panel(
         ctx,
         "scaling_scores",
@@ -62,6 +55,10 @@ with sections[0]:
     )
     link(ctx, "qkv", t("scaling.link_qkv"))
 
+
+with sections[0]:
+    scores_step()
+
 with sections[1]:
     st.subheader(titles[1])
     st.markdown(t("scaling.variance_text"))
@@ -70,7 +67,7 @@ with sections[2]:
     st.subheader(titles[2])
 with sections[3]:
     st.subheader(titles[3])
-    st.markdown(t("scaling.gradient_text"))
+    gradient_text = st.empty()  # filled below, once the row length n_keys is known
     st.latex(r"\frac{\partial p}{\partial s}=\operatorname{diag}(p)-p\,p^\top")
 with sections[steps.host(1, 2, 3)]:  # one set of experiment settings, on the step on screen
     cfg = view.experiment_controls(ctx)
@@ -89,14 +86,7 @@ with sections[1]:
     )
     shown = charts.show_cached(ctx, view.variance_chart, t, ctx.presenter, cfg.samples, cfg.seed, i)
     st.caption(t("scaling.variance_caption", n=cfg.samples))
-    notice(
-        ctx,
-        [
-            t("scaling.n_var", d_k=d_k, n=cfg.samples, var=fmt(exp.raw_var[i])),
-            t("scaling.n_var_scaled", var=fmt(exp.scaled_var[i], 3)),
-            t("scaling.n_var_max", d_k=d_max, var=fmt(exp.raw_var[-1], 1)),
-        ],
-    )
+    notice(ctx, view.variance_notices(t, exp, i, cfg.samples))
     data = view.variance_frame(t, exp)
     export_panel(ctx, "scaling_variance", shown, data, view.variance_arrays(exp, i))
 
@@ -130,6 +120,8 @@ with sections[2]:
 with sections[3]:
     with st.spinner(t("scaling.computing")):
         raw_rows, scaled_rows = view.saturation_data(cfg.n_keys, cfg.seed)
+    uniform, half = (fmt(v, 3) for v in view.even_row_norms(cfg.n_keys))
+    gradient_text.markdown(t("scaling.gradient_text", n=cfg.n_keys, uniform=uniform, half=half))
     g_raw, g_scaled = raw_rows.jacobian_norm, scaled_rows.jacobian_norm
     view.metrics(
         [
@@ -138,13 +130,6 @@ with sections[3]:
         ],
     )
     shown = charts.show_cached(ctx, view.gradient_chart, t, ctx.presenter, cfg.n_keys, cfg.seed)
-    notice(
-        ctx,
-        [
-            t("scaling.n_grad", d_k=d_max, raw=fmt(g_raw[-1], 4), scaled=fmt(g_scaled[-1], 4)),
-            t("scaling.n_grad_one", value=fmt(g_raw[0], 3)),
-            t("scaling.n_grad_story"),
-        ],
-    )
+    notice(ctx, view.gradient_notices(t, raw_rows, scaled_rows, cfg.n_keys))
     arrays = view.curve_arrays(raw_rows, scaled_rows, "jacobian_norm")
     export_panel(ctx, "scaling_gradient", shown, arrays=arrays)

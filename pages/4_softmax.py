@@ -11,6 +11,7 @@ from ui.params import Int, select, slider
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import softmax as views
+from ui.views.notes import untrained
 
 SCALE = Int("scale", 1, 1, 1000)
 
@@ -59,10 +60,14 @@ with steps.section(1):
         ctx, views.matrix_chart, panels, tokens, t("softmax.keys"), t("softmax.queries")
     )
     notice(ctx, views.matrix_notices(t, mats, temp))
+    untrained(ctx)
     text = core.text_heatmap(mats["weights_t"], tokens)
     export_panel(ctx, "softmax_matrix", chart, arrays=mats, text=text)
 
-with steps.section(2):
+
+@st.fragment
+def stable_step() -> None:
+    """Step 3; its slider reruns only this step (a fragment)."""
     st.subheader(t("softmax.step_stable"))
     st.markdown(t("softmax.stable_text"))
     scale = slider(ctx, SCALE, t("softmax.scale"))
@@ -91,7 +96,10 @@ with steps.section(2):
         {"logits": logits_a, "scale": scale, "naive_p": naive_p, "stable_p": stable_p},
     )
 
-with steps.section(3):
+
+@st.fragment
+def mask_step() -> None:
+    """Step 4; its choice reruns only this step (a fragment)."""
     st.subheader(t("softmax.step_mask"))
     st.markdown(t("softmax.mask_text"))
     count = int(select(ctx, views.mask_choice(len(logits_b)), t("softmax.masked_count")))
@@ -104,3 +112,9 @@ with steps.section(3):
     link(ctx, "masking", t("softmax.masking_link"))
     link(ctx, "weighted_sum", t("softmax.weighted_sum_link"))
     link(ctx, "lookup", t("softmax.lookup_link"))
+
+
+with steps.section(2):
+    stable_step()
+with steps.section(3):
+    mask_step()

@@ -12,6 +12,7 @@ from ui.sentence import sentence_controls, settings_box, token_picker
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import weighted_sum as view
+from ui.views.notes import short_list, untrained
 
 ctx = shell("weighted_sum")
 t = ctx.t
@@ -97,7 +98,7 @@ with steps.section(3):
     shown = charts.show_cached(
         ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, presenter=ctx.presenter
     )
-    st.markdown(t("weighted_sum.output_row", token=token, i=i, row=charts.fmt_list(tr.output[i])))
+    st.markdown(t("weighted_sum.output_row", token=token, i=i, row=short_list(tr.output[i])))
     text = core.text_heatmap(tr.weights, labels)
     export_panel(
         ctx,
@@ -120,5 +121,6 @@ notice(
         t("weighted_sum.notice_width", d_v=s.d_v, n=n),
     ],
 )
+untrained(ctx)
 link(ctx, "softmax", t("weighted_sum.back_link"))
 link(ctx, "masking", t("weighted_sum.next_link"))

@@ -8,6 +8,7 @@ from ui.exports import export_panel
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import masking as mv
+from ui.views.notes import untrained
 
 ctx = shell("masking")
 t = ctx.t
@@ -27,6 +28,7 @@ with steps.section(0):
         ctx, mv.mask_chart, t, view.tokens, view.before, trace.scaled, trace.weights, ctx.presenter
     )
     notice(ctx, mv.mask_notice(ctx, view))
+    untrained(ctx)
     export_panel(
         ctx,
         "masking",
@@ -35,7 +37,10 @@ with steps.section(0):
         text=mv.weights_text(view),
     )
 
-with steps.section(1):
+
+@st.fragment
+def generation_step() -> None:
+    """Step 2 (a fragment: its slider reruns only this step)."""
     st.subheader(titles[1])
     st.markdown(t("masking.s2_text"))
     gen = mv.generation_control(ctx, len(sentence.tokens))
@@ -44,7 +49,10 @@ with steps.section(1):
     notice(ctx, mv.lookahead_notice(ctx, sentence, gen))
     export_panel(ctx, "masking_generation", chart)
 
-with steps.section(2):
+
+@st.fragment
+def fill_step() -> None:
+    """Step 3 (a fragment: its controls rerun only this step)."""
     st.subheader(titles[2])
     st.markdown(t("masking.s3_text"))
     row, dtype, temp = mv.fill_controls(ctx, len(view.tokens))
@@ -54,7 +62,13 @@ with steps.section(2):
     )
     st.table(mv.fill_table(ctx, fv), hide_index=True)
     st.markdown(t("masking.app_policy"))
-    notice(ctx, mv.fill_notice(ctx, view, fv, dtype))
+    notice(ctx, mv.fill_notice(ctx, view, fv, dtype, temp))
     export_panel(ctx, "masking_fill", chart, arrays=mv.fill_arrays(view, fv))
     link(ctx, "softmax")
     link(ctx, "kv_cache")
+
+
+with steps.section(1):
+    generation_step()
+with steps.section(2):
+    fill_step()

@@ -9,13 +9,14 @@ from ui.sentence import sentence_controls, settings_box
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import multi_head as mh
+from ui.views.notes import untrained
 
 ctx = shell("multi_head")
 t = ctx.t
 header(ctx)
 
 with settings_box(ctx, t("multi_head.settings")):
-    sentence = sentence_controls(ctx, key_dims=False)  # d_k = d_v = d_model / h: derived
+    sentence = sentence_controls(ctx, key_dims=False, native=True)  # d_k = d_v = d_model / h
 left, right = st.columns([2, 3], vertical_alignment="center")
 with left:
     h = mh.heads_control(ctx, sentence.d_model)
@@ -46,6 +47,7 @@ with steps.section(1):
     if h > mh.MAX_HEAD_PANELS:
         st.caption(t("multi_head.more_heads", shown=mh.MAX_HEAD_PANELS, h=h))
     notice(ctx, mh.notice_items(ctx, view, tokens))
+    untrained(ctx)
     text = mh.weights_text(ctx, view, tokens)
     export_panel(ctx, "multi_head_weights", weights, arrays=arrays, text=text)
 
@@ -53,7 +55,7 @@ with steps.section(2):
     st.subheader(t("multi_head.merge_title"))
     st.markdown(t("multi_head.merge_text", h=h, d_k=d_k, d_model=sentence.d_model))
     st.latex(
-        r"\mathrm{MultiHead}(X)=\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W^O,"
+        r"\mathrm{MultiHead}(X)=\mathrm{Concat}(\mathrm{head}_0,\dots,\mathrm{head}_{h-1})\,W^O,"
         r"\quad \mathrm{head}_i=\mathrm{Attention}(XW^Q_i,\,XW^K_i,\,XW^V_i)"
     )
     strip = (tr.concat, view.weights[3], tr.output, h)  # concat, W_O, output, heads

@@ -8,6 +8,7 @@ from ui.exports import export_panel
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import kv_cache as kv
+from ui.views.notes import untrained
 
 ctx = shell("kv_cache")
 t = ctx.t
@@ -15,7 +16,10 @@ header(ctx)
 titles = [t("kv_cache.s1_title"), t("kv_cache.s2_title")]
 steps = stepper(ctx, titles)
 
-with steps.section(0):
+
+@st.fragment
+def decode_step() -> None:
+    """Step 1 (a fragment: its controls rerun only this step)."""
     st.subheader(titles[0])
     st.markdown(t("kv_cache.s1_text"))
     sentence = kv.controls(ctx)
@@ -29,6 +33,7 @@ with steps.section(0):
     )
     chart = charts.show_cached(ctx, kv.cache_chart, t, sentence, step, ctx.presenter)
     notice(ctx, kv.step_notice(ctx, view, step))
+    untrained(ctx)
     export_panel(
         ctx,
         "kv_cache_step",
@@ -37,7 +42,10 @@ with steps.section(0):
         text=kv.weights_text(view),
     )
 
-with steps.section(1):
+
+@st.fragment
+def cost_step() -> None:
+    """Step 2 (a fragment: its controls rerun only this step)."""
     st.subheader(titles[1])
     st.markdown(t("kv_cache.s2_text"))
     n, width, layers, log = kv.cost_controls(ctx)
@@ -47,3 +55,9 @@ with steps.section(1):
     export_panel(ctx, "kv_cache_cost", chart)
     link(ctx, "masking")
     link(ctx, "multi_head")
+
+
+with steps.section(0):
+    decode_step()
+with steps.section(1):
+    cost_step()

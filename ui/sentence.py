@@ -7,7 +7,7 @@ lesson's numbers as it opens.
 """
 
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import streamlit as st
@@ -19,6 +19,7 @@ from ui.safe import plain
 from ui.shell import PageContext
 
 LESSON_TEXT = "The cat sat on the mat"
+NATIVE_TEXT = {"zh": "猫坐在垫子上"}  # a page's default sentence per language (per character)
 TEXT = Text("text", LESSON_TEXT, max_len=300)
 D_MODEL = Int("d_model", 8, 2, 64)
 D_K = Int("d_k", 4, 1, 64)
@@ -73,17 +74,22 @@ def tokens_or_default(ctx: PageContext, raw: str) -> list[str]:
     return core.tokenize(LESSON_TEXT)
 
 
-def sentence_controls(ctx: PageContext, dims: bool = True, key_dims: bool = True) -> Sentence:
+def sentence_controls(
+    ctx: PageContext, dims: bool = True, key_dims: bool = True, native: bool = False
+) -> Sentence:
     """Draw the sentence and size controls and embed the sentence.
 
     ``dims=False`` hides d_model/d_k/d_v (defaults are used); ``key_dims=False`` hides only
-    d_k and d_v (e.g. multi-head pages derive them from d_model and h).
+    d_k and d_v (e.g. multi-head pages derive them from d_model and h). ``native=True``
+    (pages about token patterns) starts from a sentence in the reader's language
+    (:data:`NATIVE_TEXT`); the lesson example stays one click away.
     """
     t = ctx.t
     with st.container(border=True):
         text_col, button_col = st.columns([5, 1], vertical_alignment="bottom")
         with text_col:
-            raw = text(ctx, TEXT, t("sentence.text"), help=t("sentence.text_help"))
+            spec = replace(TEXT, default=NATIVE_TEXT.get(ctx.lang, LESSON_TEXT)) if native else TEXT
+            raw = text(ctx, spec, t("sentence.text"), help=t("sentence.text_help"))
         with button_col:
             st.button(
                 t("sentence.lesson"),

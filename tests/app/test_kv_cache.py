@@ -80,12 +80,12 @@ def test_stepping_adds_one_cache_row_and_cached_weights_equal_the_causal_row(pag
 def test_cost_controls_drive_the_numbers(page):
     at = page(PAGE)
     before = texts(at)
-    assert "Step 2048 alone costs 4.92 × 10⁶ multiply-adds with the cache" in before
-    assert "144.00 MiB in float32 or 72.00 MiB in float16" in before  # 2·2048·768·12 floats
+    assert "The last of the 2048 steps alone costs 4.92 × 10⁶ multiply-adds" in before
+    assert "144 MiB in float32 or 72 MiB in float16" in before  # 2·2048·768·12 floats
     at.slider(key="n_max").set_value(1024).run()
-    assert "72.00 MiB in float32 or 36.00 MiB in float16" in texts(at)
+    assert "72 MiB in float32 or 36 MiB in float16" in texts(at)
     at.number_input(key="layers").set_value(24).run()
-    assert "144.00 MiB in float32" in texts(at)
+    assert "144 MiB in float32" in texts(at)
     data = max(chart_tables(at, 1), key=len)
     per_step = data[data["panel"] == "per step"]
     with_c = per_step[per_step["series"] == "with cache"]["value"].to_numpy()
@@ -117,3 +117,13 @@ def test_extreme_values_raise_nothing(page):
     one = page(PAGE, text="Hi")
     assert not one.exception
     assert metric(one, "Rows in the cache") == "1"
+
+
+def test_notices_fit_the_first_and_the_last_step(page):
+    first = texts(page(PAGE, t="0"))
+    assert "nothing is cached yet" in first and "nothing is reused yet" in first
+    assert "the rows above were computed once" not in first
+    last = texts(page(PAGE, t="5"))
+    assert "The keys after" not in last  # nothing comes after the last token
+    assert "× as many multiply-adds" in last and "1393× more" not in last
+    assert "random (untrained)" in last

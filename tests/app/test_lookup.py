@@ -134,3 +134,23 @@ def test_extreme_controls_raise_nothing_and_show_no_nan(page, params):
     assert "nan" not in body.lower().replace("nanjing", "")
     lat, lon, top = _soft(at)
     assert np.isfinite([lat, lon, top]).all() and 0 < top <= 1
+
+
+def test_key_labels_step_aside_when_the_query_runs_along_their_key():
+    from ui.views.lookup import label_spots
+
+    _, keys, _ = capital_table()
+    aimed = 1.5 * keys[5] / np.linalg.norm(keys[5])  # the query points along one key
+    spots, _ = label_spots(keys, aimed)
+    direction = aimed / np.linalg.norm(aimed)
+    off_line = abs(spots[5, 0] * direction[1] - spots[5, 1] * direction[0])
+    assert off_line > 0.15  # the label is clear of the query arrow
+    far = np.array([-1.5, 0.0])  # France, on the other side of the map, keeps its spot
+    moved, _ = label_spots(keys, far)
+    np.testing.assert_allclose(moved[0], keys[0] * 1.22 + [0.0, -0.06])
+
+
+def test_cold_notices_do_not_call_a_single_capital_a_blend(page):
+    shown = texts(page(PAGE, lang="en", log_t="-2"))
+    assert "need not be any capital" not in shown and "practically Moscow itself" in shown
+    assert "Keys and values here are made up by hand" in texts(page(PAGE, lang="en"))

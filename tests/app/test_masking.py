@@ -57,7 +57,7 @@ def test_page_runs_in_english_and_chinese(page):
     zh = page(PAGE, lang="zh")
     assert not zh.exception
     assert zh.title[0].value == "掩码"
-    assert "为什么解码器不能往后看" in texts(zh)
+    assert "为什么解码器不能偷看后面的词" in texts(zh)
     assert "Why a decoder" not in texts(zh)
 
 
@@ -128,16 +128,16 @@ def test_every_key_masked_panel_is_zero_for_minus_inf_and_uniform_for_minus_1e9(
 def test_float16_turns_large_negatives_into_minus_infinity(page):
     at = page(PAGE, dtype="float16")
     table = fill_table(at)
-    assert table["masked score ÷ τ, as stored"].tolist() == ["−∞", "−∞", "−1e+04"]
+    assert table["masked score ÷ T, as stored"].tolist() == ["−∞", "−∞", "−1e+04"]
     assert table["every key masked: weights"].tolist()[:2] == ["all 0", "all 0"]
     assert "In float16, −1e9 is stored as −∞ too" in texts(at)
     at.slider(key="temp").set_value(0.1).run()
     table = fill_table(at)
-    assert table["masked score ÷ τ, as stored"].tolist()[2] == "−∞"  # −1e4 / 0.1 overflows
+    assert table["masked score ÷ T, as stored"].tolist()[2] == "−∞"  # −1e4 / 0.1 overflows
     assert table["softmax without a guard"].tolist() == ["0/0: undefined"] * 3
     no_nan_anywhere(at)
     at.segmented_control(key="_choice_dtype").set_value("float64").run()
-    assert fill_table(at)["masked score ÷ τ, as stored"].tolist() == ["−∞", "−1e+10", "−1e+05"]
+    assert fill_table(at)["masked score ÷ T, as stored"].tolist() == ["−∞", "−1e+10", "−1e+05"]
 
 
 def test_generation_step_moves_the_look_ahead_share(page):
@@ -147,14 +147,15 @@ def test_generation_step_moves_the_look_ahead_share(page):
     with_mask = data[data["series"] == "with causal mask"]
     assert (with_mask["weight"].to_numpy()[3:] == 0).all()  # step 2: tokens 3.. do not exist
     shares = {}
-    for gen in (0, 2, N_LESSON - 1):
+    for gen in (0, 2):
         at.slider(key="gen").set_value(gen).run()
         notice = next(m.value for m in at.markdown if "Without the mask, the query" in m.value)
         shares[gen] = notice.split(" puts ")[1].split(" of its")[0]
     free = lesson_weights(causal=False)
     assert shares[0] == f"{free[0, 1:].sum():.1%}"
     assert shares[2] == f"{free[2, 3:].sum():.1%}"
-    assert shares[N_LESSON - 1] == "0.0%"
+    at.slider(key="gen").set_value(N_LESSON - 1).run()  # the last token: nothing to hide
+    assert "is the last token" in texts(at) and "Without the mask, the query" not in texts(at)
 
 
 def test_bad_url_params_warn_and_fall_back(page):
@@ -195,3 +196,23 @@ def test_extreme_values_raise_nothing(page):
     assert not one.exception
     w = panel(one, 0, "weights after masking")
     np.testing.assert_array_equal(w, [[1.0]])
+
+
+def test_notices_make_sense_at_default_settings(page):
+    at = page(PAGE)
+    shown = texts(at)
+    assert "random (untrained)" in shown
+    assert "from 1.000000 to 1.000000" not in shown
+    # rows that see a key sum to 1: exactly, or with the deviation spelled out
+    assert "sums to exactly 1" in shown or "the largest deviation is" in shown
+    assert "τ" not in shown and "Temperature T" in [s.label for s in at.slider]
+    assert "our lesson" not in shown and "the derivation lesson" in shown
+
+
+def test_fill_notice_says_whether_minus_1e4_can_overflow_on_the_slider(page):
+    f64 = texts(page(PAGE, dtype="float64"))
+    assert "far below this slider's lowest T" in f64
+    cold = texts(page(PAGE, dtype="float16", temp="0.1"))  # 1e4 / 0.1 > 65504
+    assert "it has overflowed" in cold
+    warm = texts(page(PAGE, dtype="float16", temp="1.0"))
+    assert "still finite" in warm

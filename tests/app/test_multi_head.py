@@ -122,9 +122,9 @@ def test_heads_drive_the_stage_shapes_and_the_panels():
         "(6, 8)", "(6, 8)", "(6, 2, 4)", "(2, 6, 4)", "(2, 6, 6)", "(2, 6, 4)", "(6, 8)", "(6, 8)"
     ]  # fmt: skip
     assert shapes(four)[2:6] == ["(6, 4, 2)", "(4, 6, 2)", "(4, 6, 6)", "(4, 6, 2)"]
-    assert list(panels(two)) == ["head 1", "head 2", "average"]
-    assert list(panels(four)) == ["head 1", "head 2", "head 3", "head 4", "average"]
-    assert not np.allclose(panels(two)["head 1"], panels(four)["head 1"])
+    assert list(panels(two)) == ["head 0", "head 1", "average"]  # numbered from 0, as tokens
+    assert list(panels(four)) == ["head 0", "head 1", "head 2", "head 3", "average"]
+    assert not np.allclose(panels(two)["head 0"], panels(four)["head 0"])
     assert "d_k = d_v = d_model / h = 8 / 4 = 2" in texts(four)
 
 
@@ -145,9 +145,9 @@ def test_batched_and_loop_results_agree_on_screen():
 
 def test_notice_numbers_follow_the_seed():
     a, b = page(), page(seed="7")
-    notice_a = next(m.value for m in a.markdown if "disagree" in m.value)
-    notice_b = next(m.value for m in b.markdown if "disagree" in m.value)
-    assert re.search(r"head 1 → “.+” \(0\.\d\d\)", notice_a)
+    notice_a = next(m.value for m in a.markdown if "head 0 →" in m.value)
+    notice_b = next(m.value for m in b.markdown if "head 0 →" in m.value)
+    assert re.search(r"head 0 → “.+” \(0\.\d\d\)", notice_a)
     assert notice_a != notice_b
 
 
@@ -157,7 +157,7 @@ def test_concat_w_o_and_output_are_drawn_with_their_shapes():
     assert (concat.i.max() + 1, concat.j.max() + 1) == (6, 8)
     assert (w_o.i.max() + 1, w_o.j.max() + 1) == (8, 8)
     assert (out.i.max() + 1, out.j.max() + 1) == (6, 8)
-    assert concat.col.iloc[:8].tolist() == [f"h{i}·{j}" for i in (1, 2, 3, 4) for j in (0, 1)]
+    assert concat.col.iloc[:8].tolist() == [f"h{i}·{j}" for i in (0, 1, 2, 3) for j in (0, 1)]
     c = concat.pivot(index="i", columns="j", values="value").to_numpy()
     w = w_o.pivot(index="i", columns="j", values="value").to_numpy()
     o = out.pivot(index="i", columns="j", values="value").to_numpy()
@@ -232,5 +232,25 @@ def test_the_page_charts_export_to_png_svg_and_csv():
     strip = charts.to_spec(strip, True)
     assert chart_png(weights).startswith(b"\x89PNG")
     assert "<svg" in chart_svg(strip)
-    assert set(charts.table(weights).panel) == {"头 1", "头 2", "头 3", "头 4", "平均"}
+    assert set(charts.table(weights).panel) == {"头 0", "头 1", "头 2", "头 3", "平均"}
     assert csv_text(charts.table(strip)).startswith("\ufeffpanel,row,col")
+
+
+def test_random_heads_are_called_nearly_flat_not_disagreeing():
+    from ui.views import multi_head as mh
+
+    at = page()
+    shown = panels(at)
+    shown.pop("average")
+    best = max(float(m.max(axis=1).max()) for m in shown.values())
+    notice = next(m.value for m in at.markdown if "head 0 →" in m.value)
+    assert "random (untrained)" in texts(at)
+    if best < mh.FLAT / 6:  # no head much sharper than an even row over 6 tokens
+        assert "nearly flat" in notice and "disagree" not in notice
+
+
+def test_eight_heads_fill_their_rows_without_an_empty_panel():
+    from ui.views import multi_head as mh
+
+    assert mh.panel_columns(9) == 3  # 8 heads + the average: 3 × 3, not 5 + 4
+    assert [mh.panel_columns(n) for n in (2, 3, 5, 7)] == [2, 3, 5, 4]  # 7: 4 + 3

@@ -180,3 +180,13 @@ def test_extreme_sizes_run(page):
     assert all(d < 1e-12 for d in differences(at))
     at = page(PAGE, lang="en", d_model="2", d_k="1", d_v="1")
     assert not at.exception
+
+
+def test_large_sizes_shorten_vectors_and_name_the_lesson(page):
+    at = page(PAGE, lang="en", d_model="64", d_k="64", d_v="64")
+    shown = texts(at)
+    q_line = next(m.value for m in at.markdown if "comes from row 0 of X alone" in m.value)
+    assert q_line.count(",") < 12 and "…" in q_line  # not all 64 numbers
+    assert "lesson 002" not in shown and "Check against the from-scratch lesson" in shown
+    assert "exactly the same Q, K and V" in shown or "floating-point rounding" in shown
+    assert "random (untrained)" in shown

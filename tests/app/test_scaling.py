@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import embed_tokens, init_projections, tokenize
 from core.experiments import compare_scaling, summarize_rows
-from tests.app.conftest import visible, visible_of
+from tests.app.conftest import texts, visible, visible_of
 from ui import charts
 from ui.charts import fmt
 from ui.exports import chart_svg
@@ -203,3 +203,26 @@ def test_the_score_chart_exports_as_svg_with_its_data():
     assert [p["data"]["name"] for p in spec["vconcat"]] == ["scores", "weights"]
     assert len(charts.table(spec)) == 4 * 4  # four 2 × 2 panels, one row per cell
     assert "<svg" in chart_svg(spec)
+
+
+def test_gradient_text_states_the_true_maximum_with_live_numbers(page):
+    at = page(PAGE, lang="en", n_keys="8")
+    shown = texts(at)
+    assert "largest for an even row" not in shown
+    even, half = view.even_row_norms(8)
+    assert even == pytest.approx(np.sqrt(7) / 8) and half == pytest.approx(0.5)
+    assert f"even over all 8 keys {fmt(even, 3)}, half-and-half on two keys {fmt(half, 3)}" in shown
+    scaled = metric(at, "scaling.m_grad_scaled", d_k=512)
+    assert ("lies above the" in shown) == (scaled > even)
+    assert "lesson 000" not in shown and "The derivation lesson" in shown
+
+
+def test_d_k_one_says_scaling_changes_nothing(page):
+    shown = texts(page(PAGE, lang="en", d_k="1"))
+    assert "dividing changes nothing" in shown and "far more sure" not in shown
+
+
+def test_histogram_gives_each_series_its_own_bins():
+    raw_edges, raw_counts, scaled_edges, scaled_counts = view.histogram_data(10_000, 0, 9)
+    assert abs(int(raw_counts.max()) - int(scaled_counts.max())) <= 2  # no spike: own bins
+    np.testing.assert_allclose(scaled_edges[[0, -1]], raw_edges[[0, -1]] / np.sqrt(512))

@@ -182,3 +182,14 @@ def test_parse_logits_accepts(raw, expected):
 def test_parse_logits_rejects_with_a_reason(raw, reason):
     problem = parse_logits(raw)
     assert isinstance(problem, Problem) and problem.reason == reason
+
+
+def test_temperature_notices_make_sense_when_t_is_one(page):
+    at_one = texts(page(PAGE, lang="en"))
+    assert "at T = 1 it is" not in at_one and "at T = 1 and" not in at_one
+    assert "both panels are the same" in at_one
+    assert "lesson 002" not in at_one and "the from-scratch lesson" in at_one
+    warm = texts(page(PAGE, lang="en", temp="2.0"))
+    assert "At T = 2.00 the largest probability in A is" in warm
+    assert "at T = 1 and" in warm  # the matrix step compares the two panels
+    assert "random (untrained)" in warm

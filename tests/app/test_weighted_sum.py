@@ -117,3 +117,10 @@ def test_extreme_sizes_run(page):
     at = page(PAGE, lang="en", text="solo", d_model="2", d_k="1", d_v="1")
     assert not at.exception
     assert "The weights add up to 1.000." in texts(at)
+
+
+def test_wide_values_print_a_shortened_output_row(page):
+    at = page(PAGE, lang="en", d_v="64")
+    row = next(m.value for m in at.markdown if m.value.startswith("Output row"))
+    assert row.count(",") == 6 and "…" in row  # first four, …, last two
+    assert "random (untrained)" in texts(at)

@@ -14,6 +14,7 @@ from core import (
     softmax_jacobian,
     softmax_jacobian_norm,
 )
+from core.experiments import scaled_histograms
 
 
 @settings(max_examples=8, deadline=None)
@@ -68,3 +69,24 @@ def test_unscaled_gradient_falls_below_scaled_at_large_d_k():
     unscaled, scaled = gradient_curve([4, 512])
     assert unscaled[1] < scaled[1]
     assert unscaled[1] < unscaled[0]  # the gradient shrinks as scores grow
+
+
+def test_jacobian_norm_of_a_uniform_row_is_root_n_minus_one_over_n():
+    for n in (2, 8, 64):
+        assert softmax_jacobian_norm(np.full(n, 1 / n)) == pytest.approx(np.sqrt(n - 1) / n)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=2, max_size=12).filter(lambda v: sum(v) > 0))
+def test_jacobian_norm_is_largest_for_an_even_split_over_two_keys(values):
+    p = np.array(values) / sum(values)
+    assert softmax_jacobian_norm(p) <= 0.5 + 1e-12  # 0.5 exactly at [0.5, 0.5, 0, ...]
+
+
+def test_scaled_histograms_give_each_series_its_own_bins():
+    raw = np.array([-4.0, -2.0, 0.0, 2.0, 4.0])
+    raw_edges, raw_counts, scaled_edges, scaled_counts = scaled_histograms(raw, d_k=4, bins=4)
+    np.testing.assert_allclose(raw_edges, [-4.0, -2.0, 0.0, 2.0, 4.0])
+    np.testing.assert_allclose(scaled_edges, [-2.0, -1.0, 0.0, 1.0, 2.0])  # √4 = 2 narrower
+    assert raw_counts.sum() == scaled_counts.sum() == 5
+    np.testing.assert_array_equal(scaled_counts, raw_counts)  # same shape, own bins

@@ -7,7 +7,6 @@ from core.experiments import (
     compare_scaling,
     dot_variance_curve,
     entry_variance,
-    shared_histogram,
     summarize_rows,
     unit_variance_projections,
     variance_experiment,
@@ -30,14 +29,6 @@ def test_variance_experiment_is_reproducible_and_seed_dependent():
     a = variance_experiment([8], 200, seed=1)
     np.testing.assert_array_equal(a.samples, variance_experiment([8], 200, seed=1).samples)
     assert not np.array_equal(a.samples, variance_experiment([8], 200, seed=2).samples)
-
-
-def test_shared_histogram_counts_every_sample_on_common_bins():
-    raw = np.array([-4.0, -2.0, 0.0, 2.0, 4.0])
-    edges, raw_counts, scaled_counts = shared_histogram(raw, d_k=4, bins=4)
-    np.testing.assert_allclose(edges, [-4.0, -2.0, 0.0, 2.0, 4.0])
-    assert raw_counts.sum() == scaled_counts.sum() == 5
-    np.testing.assert_array_equal(scaled_counts, [0, 2, 2, 1])  # -2, -1 | 0, 1 | 2
 
 
 def test_unit_variance_projections_rescale_the_lesson_weights():

@@ -54,7 +54,7 @@ class KVView:
 def controls(ctx: PageContext) -> Sentence:
     """The sentence controls (folded into an expander in presenter mode)."""
     with settings_box(ctx, ctx.t("kv_cache.controls")):
-        return sentence_controls(ctx)
+        return sentence_controls(ctx, native=True)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -169,7 +169,8 @@ def size(n_bytes: float) -> str:
     """Bytes in binary units: "1.50 MiB"."""
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(n_bytes) < 1024 or unit == "TiB":
-            return f"{n_bytes:.0f} {unit}" if unit == "B" else f"{n_bytes:.2f} {unit}"
+            shown = f"{n_bytes:.2f}".rstrip("0").rstrip(".")  # 144 MiB, 1.5 KiB, 3.15 GiB
+            return f"{n_bytes:.0f} {unit}" if unit == "B" else f"{shown} {unit}"
         n_bytes /= 1024
     return f"{n_bytes:.2f} TiB"
 
@@ -179,12 +180,22 @@ def step_notice(ctx: PageContext, view: KVView, t: int) -> list[str]:
     tr, n = ctx.t, len(view.tokens)
     word = plain(view.tokens[t], 20)
     d_k, d_v = view.k.shape[1], view.v.shape[1]
+    diff = cached_diff(view, t)
+    diff_text = tr("kv_cache.diff_zero") if diff == 0 else tr("kv_cache.diff_rounding", d=sci(diff))
+    equal = tr("kv_cache.notice_equal", q=word, diff=diff_text, t=t)
+    if t < n - 1:  # later tokens exist in the full matrix, but not in the cache
+        equal += tr("kv_cache.notice_after", q=word)
+    with_, without = view.costs.with_cache[t], view.costs.without_cache[t]
+    if with_ == without:  # nothing cached yet: both ways do the same work
+        work = tr("kv_cache.notice_work_first", with_=count(with_))
+    else:
+        work = tr("kv_cache.notice_work", with_=count(with_), without=count(without),
+                  r=f"{without / with_:.1f}")  # fmt: skip
     return [
-        tr("kv_cache.notice_grow", t=t, rows=t + 1, q=word, floats=int(view.costs.cache_floats[t]),
-           d_k=d_k, d_v=d_v),
-        tr("kv_cache.notice_equal", q=word, diff=sci(cached_diff(view, t)), t=t),
-        tr("kv_cache.notice_work", with_=count(view.costs.with_cache[t]),
-           without=count(view.costs.without_cache[t]), n=n),
+        tr("kv_cache.notice_grow" + ("_first" if t == 0 else ""), t=t, rows=t + 1, q=word,
+           floats=int(view.costs.cache_floats[t]), d_k=d_k, d_v=d_v),
+        equal,
+        work,
     ]  # fmt: skip
 
 

@@ -5,7 +5,6 @@ No maths here beyond picking and formatting numbers that :mod:`core.lookup` comp
 
 from collections.abc import Sequence
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -136,7 +135,7 @@ def key_space(
     query: np.ndarray,
     weights: np.ndarray,
     extent: float,
-) -> alt.Chart:
+) -> dict:
     """Key arrows (tip size = weight) and the query arrow; each key's name and weight is
     written just outside its tip so neighbouring labels do not collide."""
     data = pd.DataFrame(
@@ -149,25 +148,91 @@ def key_space(
             "text": [""] * len(country_names) + ["q"],
         }
     )
-    arrows = charts.vectors_2d(data, t("lookup.key_chart"), extent)
+    spot, lean = label_spots(keys, query)  # (m, 2), (m,): which way each label's text runs
     outside = pd.DataFrame(
         {
-            "x": keys[:, 0] * 1.22,
-            "y": keys[:, 1] * 1.22 - 0.06,
+            "x": spot[:, 0],
+            "y": spot[:, 1],
             "text": [f"{n} {num(w)}" for n, w in zip(country_names, weights, strict=True)],
-            "align": np.where(
-                keys[:, 0] > 0.3, "left", np.where(keys[:, 0] < -0.3, "right", "center")
-            ),
+            "align": np.where(lean > 0.3, "left", np.where(lean < -0.3, "right", "center")),
         }
     )
-    scale = alt.Scale(domain=[-extent, extent])
+    domain = {"domain": [-extent, extent]}
+    x = {"field": "x", "type": "quantitative", "scale": domain, "title": None}
+    y = {"field": "y", "type": "quantitative", "scale": domain, "title": None}
+    role = {
+        "field": "role",
+        "type": "nominal",
+        "legend": None,
+        "scale": {"domain": ["query", "key"], "range": [charts.QUERY_COLOR, charts.KEY_COLOR]},
+    }
+    size = {
+        "field": "size",
+        "type": "quantitative",
+        "legend": None,
+        "scale": {"domain": [0, 1], "range": [40, 900]},
+    }
     labels = [
-        alt.Chart(outside[outside["align"] == side])
-        .mark_text(align=side, fontWeight="bold", color=charts.KEY_COLOR)
-        .encode(x=alt.X("x:Q", scale=scale), y=alt.Y("y:Q", scale=scale), text="text:N")
+        {
+            "data": {"name": "labels"},
+            "transform": [{"filter": f"datum.align === '{side}'"}],
+            "mark": {
+                "type": "text",
+                "align": side,
+                "fontWeight": "bold",
+                "color": charts.KEY_COLOR,
+            },
+            "encoding": {"x": x, "y": y, "text": {"field": "text", "type": "nominal"}},
+        }
         for side in ("left", "center", "right")
     ]
-    return alt.layer(arrows, *labels).properties(width=470, height=470)
+    return {  # a plain Vega-Lite dict: the same chart through Altair took ~10× longer
+        "datasets": {"arrows": _rows(data), "labels": _rows(outside)},
+        "title": t("lookup.key_chart"),
+        "width": 470,
+        "height": 470,
+        "layer": [
+            {
+                "data": {"name": "arrows"},
+                "encoding": {"x": x, "y": y, "color": role},
+                "layer": [
+                    {"mark": {"type": "rule", "strokeWidth": 3},
+                     "encoding": {"x2": {"datum": 0}, "y2": {"datum": 0}}},
+                    {"mark": {"type": "point", "filled": True, "opacity": 1},
+                     "encoding": {"size": size,
+                                  "tooltip": [{"field": "label", "type": "nominal", "title": ""}]}},
+                    {"mark": {"type": "text", "dy": -16, "fontWeight": "bold"},
+                     "encoding": {"text": {"field": "text", "type": "nominal"}}},
+                ],
+            },
+            *labels,
+        ],
+    }  # fmt: skip
+
+
+def _rows(frame: pd.DataFrame) -> list[dict]:
+    """A table as inline Vega-Lite records (plain Python numbers and strings)."""
+    return charts.records({k: frame[k].tolist() for k in frame.columns})
+
+
+def label_spots(
+    keys: np.ndarray, query: np.ndarray, shift: float = 0.22
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where each key's label goes, and which way its text runs (x of a direction: > 0 to the
+    right): just beyond the tip, outwards; moved sideways and running away from the query
+    arrow when the query points along that key, so the arrow never covers it.
+
+    Shapes: ``keys`` ``(m, 2)``, ``query`` ``(2,)`` -> ``(spots (m, 2), lean (m,))``.
+    """
+    unit = keys / np.linalg.norm(keys, axis=1, keepdims=True)  # (m, 2)
+    q_len = float(np.linalg.norm(query))
+    near = (unit @ query > 0.85 * q_len) & (q_len > 0.9)  # (m,) the arrow runs past the tip
+    perp = np.stack([-unit[:, 1], unit[:, 0]], axis=1)  # (m, 2) a quarter turn to the left
+    side = np.where(unit[:, 0] * query[1] - unit[:, 1] * query[0] > 0, -1.0, 1.0)  # away
+    spots = keys * 1.22 + np.array([0.0, -0.06])  # (m, 2)
+    away = side[:, None] * perp  # (m, 2)
+    lean = np.where(near, away[:, 0], unit[:, 0])  # (m,)
+    return spots + (near * shift)[:, None] * away, lean
 
 
 def value_space(
@@ -177,7 +242,7 @@ def value_space(
     weights: np.ndarray,
     blended: np.ndarray,
     hard_index: int,
-) -> alt.Chart:
+) -> dict:
     """Capitals on a latitude/longitude plane, dot size = weight; the blend as a star and
     the hard lookup's capital ringed."""
     caps = pd.DataFrame(
@@ -189,37 +254,77 @@ def value_space(
             "text": [f"{n} {num(w)}" for n, w in zip(capital_names, weights, strict=True)],
         }
     )
-    x = alt.X("lon:Q", scale=alt.Scale(domain=list(LON_DOMAIN)), title=t("lookup.axis_lon"))
-    y = alt.Y("lat:Q", scale=alt.Scale(domain=list(LAT_DOMAIN)), title=t("lookup.axis_lat"))
-    base = alt.Chart(caps).encode(x=x, y=y)
-    size = alt.Size("weight:Q", scale=alt.Scale(domain=[0, 1], range=[40, 900]), legend=None)
+    x = {
+        "field": "lon",
+        "type": "quantitative",
+        "scale": {"domain": list(LON_DOMAIN)},
+        "title": t("lookup.axis_lon"),
+    }
+    y = {
+        "field": "lat",
+        "type": "quantitative",
+        "scale": {"domain": list(LAT_DOMAIN)},
+        "title": t("lookup.axis_lat"),
+    }
+    size = {
+        "field": "weight",
+        "type": "quantitative",
+        "legend": None,
+        "scale": {"domain": [0, 1], "range": [40, 900]},
+    }
     tips = [
-        alt.Tooltip("name:N", title=""),
-        alt.Tooltip("lat:Q", title=t("lookup.axis_lat")),
-        alt.Tooltip("lon:Q", title=t("lookup.axis_lon")),
-        alt.Tooltip("weight:Q", title=t("lookup.col_weight"), format=".3f"),
+        {"field": "name", "type": "nominal", "title": ""},
+        {"field": "lat", "type": "quantitative", "title": t("lookup.axis_lat")},
+        {"field": "lon", "type": "quantitative", "title": t("lookup.axis_lon")},
+        {
+            "field": "weight",
+            "type": "quantitative",
+            "title": t("lookup.col_weight"),
+            "format": ".3f",
+        },
     ]
-    dots = base.mark_circle(color=charts.VALUE_COLOR, opacity=0.8).encode(size=size, tooltip=tips)
-    labels = base.mark_text(dy=-16, color="#222").encode(text="text:N")
-    hard = pd.DataFrame({"lat": [values[hard_index, 0]], "lon": [values[hard_index, 1]]})
-    ring = (
-        alt.Chart(hard)
-        .mark_point(shape="circle", size=1400, strokeWidth=3, color=charts.ACCENT)
-        .encode(x=x, y=y)
-    )
-    blend = pd.DataFrame(
-        {"lat": [blended[0]], "lon": [blended[1]], "text": [t("lookup.blend_label")]}
-    )
-    star_base = alt.Chart(blend).encode(x=x, y=y)
-    star = star_base.mark_point(
-        shape="diamond", filled=True, size=420, color=charts.QUERY_COLOR, opacity=1
-    )
-    star_text = star_base.mark_text(
-        align="right", dx=-14, color=charts.QUERY_COLOR, fontWeight="bold"
-    ).encode(text="text:N")
-    return alt.layer(ring, dots, labels, star, star_text).properties(
-        title=t("lookup.value_chart"), width=560, height=470
-    )
+    hard = [{"lat": float(values[hard_index, 0]), "lon": float(values[hard_index, 1])}]
+    blend = [{"lat": float(blended[0]), "lon": float(blended[1]), "text": t("lookup.blend_label")}]
+    star = {
+        "type": "point",
+        "shape": "diamond",
+        "filled": True,
+        "size": 420,
+        "color": charts.QUERY_COLOR,
+        "opacity": 1,
+    }
+    star_text = {
+        "type": "text",
+        "align": "right",
+        "dx": -14,
+        "color": charts.QUERY_COLOR,
+        "fontWeight": "bold",
+    }
+    ring = {
+        "type": "point",
+        "shape": "circle",
+        "size": 1400,
+        "strokeWidth": 3,
+        "color": charts.ACCENT,
+    }
+    return {
+        "datasets": {"capitals": _rows(caps), "hard": hard, "blend": blend},
+        "title": t("lookup.value_chart"),
+        "width": 560,
+        "height": 470,
+        "encoding": {"x": x, "y": y},
+        "layer": [
+            {"data": {"name": "hard"}, "mark": ring},
+            {"data": {"name": "capitals"},
+             "mark": {"type": "circle", "color": charts.VALUE_COLOR, "opacity": 0.8},
+             "encoding": {"size": size, "tooltip": tips}},
+            {"data": {"name": "capitals"}, "mark": {"type": "text", "dy": -16, "color": "#222"},
+             "encoding": {"text": {"field": "text", "type": "nominal"}}},
+            {"data": {"name": "blend"}, "mark": star},
+            {"data": {"name": "blend"}, "mark": star_text,
+             "encoding": {"text": {"field": "text", "type": "nominal"}}},
+        ],
+    }  # fmt: skip
 
 
 def soft_chart(
@@ -232,10 +337,11 @@ def soft_chart(
     weights: np.ndarray,
     blended: np.ndarray,
     hard_index: int,
-) -> alt.HConcatChart:
+) -> dict:
     """The key space (query and key arrows) next to the value space (capitals and blend)."""
     arrows = key_space(t, country_names, keys, query, weights, extent=2.1)
-    return arrows | value_space(t, capital_names, values, weights, blended, hard_index)
+    places = value_space(t, capital_names, values, weights, blended, hard_index)
+    return charts.concat([arrows, places], resolve={})
 
 
 def sweep_frame(
@@ -258,37 +364,56 @@ def sweep_chart(
     temperatures: np.ndarray,
     weights: np.ndarray,
     current: float,
-) -> alt.LayerChart:
+) -> dict:
     """A line per row: its weight against a log temperature axis, a rule at the current T."""
     data = sweep_frame(country_names, temperatures, weights)
-    order = list(country_names)
-    x = alt.X("T:Q", scale=alt.Scale(type="log"), title=t("lookup.axis_temperature"))
-    y = alt.Y("weight:Q", scale=alt.Scale(domain=[0, 1]), title=t("lookup.axis_weight"))
-    color = alt.Color("item:N", sort=order, title=None, legend=alt.Legend(orient="bottom"))
-    lines = (
-        alt.Chart(data)
-        .mark_line(strokeWidth=2.5)
-        .encode(
-            x=x,
-            y=y,
-            color=color,
-            tooltip=[
-                alt.Tooltip("item:N", title=""),
-                alt.Tooltip("T:Q", title="T", format=".3g"),
-                alt.Tooltip("weight:Q", title=t("lookup.axis_weight"), format=".3f"),
-            ],
-        )
-    )
-    rule_data = pd.DataFrame({"T": [current], "text": [f"T = {current:.3g}"]})
-    rule = alt.Chart(rule_data).mark_rule(strokeDash=[6, 4], color="#444").encode(x="T:Q")
-    label = (
-        alt.Chart(rule_data)
-        .mark_text(align="left", dx=6, dy=-6, color="#444")
-        .encode(x="T:Q", y=alt.datum(1.0), text="text:N")
-    )
-    return alt.layer(lines, rule, label).properties(
-        title=t("lookup.sweep_chart"), width=900, height=340
-    )
+    x = {
+        "field": "T",
+        "type": "quantitative",
+        "scale": {"type": "log"},
+        "title": t("lookup.axis_temperature"),
+    }
+    y = {
+        "field": "weight",
+        "type": "quantitative",
+        "scale": {"domain": [0, 1]},
+        "title": t("lookup.axis_weight"),
+    }
+    color = {
+        "field": "item",
+        "type": "nominal",
+        "sort": list(country_names),
+        "title": None,
+        "legend": {"orient": "bottom"},
+    }
+    tips = [
+        {"field": "item", "type": "nominal", "title": ""},
+        {"field": "T", "type": "quantitative", "title": "T", "format": ".3g"},
+        {
+            "field": "weight",
+            "type": "quantitative",
+            "title": t("lookup.axis_weight"),
+            "format": ".3f",
+        },
+    ]
+    rule = [{"T": float(current), "text": f"T = {current:.3g}"}]
+    return {
+        "datasets": {"sweep": _rows(data), "rule": rule},
+        "title": t("lookup.sweep_chart"),
+        "width": 900,
+        "height": 340,
+        "layer": [
+            {"data": {"name": "sweep"}, "mark": {"type": "line", "strokeWidth": 2.5},
+             "encoding": {"x": x, "y": y, "color": color, "tooltip": tips}},
+            {"data": {"name": "rule"},
+             "mark": {"type": "rule", "strokeDash": [6, 4], "color": "#444"},
+             "encoding": {"x": {"field": "T", "type": "quantitative"}}},
+            {"data": {"name": "rule"},
+             "mark": {"type": "text", "align": "left", "dx": 6, "dy": -6, "color": "#444"},
+             "encoding": {"x": {"field": "T", "type": "quantitative"}, "y": {"datum": 1.0},
+                          "text": {"field": "text", "type": "nominal"}}},
+        ],
+    }  # fmt: skip
 
 
 def sweep_text_rows(
@@ -366,7 +491,7 @@ def sweep_notices(
     m = len(country_names)
     return [
         t(
-            "lookup.notice_cold",
+            "lookup.notice_cold" + ("" if cold_w > 0.99 else "_tie"),
             T=f"{temperatures[0]:.3g}",
             country=country_names[cold],
             w=num(cold_w, 4),
@@ -379,4 +504,29 @@ def sweep_notices(
             m=m,
             u=num(uniform(m), 3),
         ),
+    ]
+
+
+def soft_notices(
+    t: Translator,
+    capital_names: Sequence[str],
+    weights: np.ndarray,
+    hard_index: int,
+    blended: np.ndarray,
+    length: float,
+    temperature: float,
+) -> list[str]:
+    """The "what to notice" items of the hard-vs-soft step, phrased for the weights shown."""
+    w, left = num(weights[hard_index], 3), num(rest(weights, hard_index), 3)
+    sharp = "_sharp" if rest(weights, hard_index) < 0.01 else ""
+    ratio = f"{length / temperature:.3g}"
+    return [
+        t(f"lookup.notice_hard{sharp}", capital=capital_names[hard_index], w=w, rest=left),
+        t(
+            f"lookup.notice_blend{'_same' if sharp else ''}",
+            lat=num(blended[0]),
+            lon=num(blended[1]),
+            capital=capital_names[hard_index],
+        ),
+        t("lookup.notice_length", L=num(length, 1), T=f"{temperature:.3g}", r=ratio),
     ]

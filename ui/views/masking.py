@@ -63,7 +63,7 @@ def controls(ctx: PageContext) -> tuple[Sentence, bool, int, str]:
     """Sentence controls and the mask switches (in an expander in presenter mode)."""
     t = ctx.t
     with settings_box(ctx, t("masking.controls")):
-        sentence = sentence_controls(ctx)
+        sentence = sentence_controls(ctx, native=True)
         c1, c2, c3 = st.columns([2, 3, 2], vertical_alignment="bottom")
         with c1:
             causal = toggle(ctx, CAUSAL, t("masking.causal"), help=t("masking.causal_help"))
@@ -151,16 +151,15 @@ def mask_notice(ctx: PageContext, view: MaskView) -> list[str]:
     """Live "what to notice" items for the mask view."""
     t, w = ctx.t, view.masked.weights
     sums = row_sums(w)[~view.empty]
-    items = [
-        t(
-            "masking.notice_masked",
-            top=charts.fmt(masked_weight_max(w, view.mask), 3),
-            lo=f"{sums.min():.6f}" if sums.size else "—",
-            hi=f"{sums.max():.6f}" if sums.size else "—",
+    top = masked_weight_max(w, view.mask)
+    items = [t("masking.notice_masked", top="0" if top == 0 else sci(top))]
+    if sums.size:
+        dev = float(np.abs(sums - 1.0).max())
+        items.append(
+            t("masking.notice_rowsum", dev=sci(dev)) if dev else t("masking.notice_rowsum_exact")
         )
-    ]
-    if view.causal:
-        items.append(t("masking.notice_causal"))
+    if view.causal:  # the simple picture holds only without padding
+        items.append(t("masking.notice_causal" if not view.n_pad else "masking.notice_causal_pad"))
     if view.n_pad:
         items.append(t("masking.notice_pad", p=view.n_pad))
     if view.empty.any():
@@ -219,8 +218,12 @@ def lookahead_notice(ctx: PageContext, sentence: Sentence, step: int) -> list[st
     later = len(sentence.tokens) - step - 1
     leak = float(lookahead_weight(free)[step])
     word = plain(sentence.tokens[step], 20)
+    if later == 0:
+        first = ctx.t("masking.notice_leak_last", q=word)
+    else:
+        first = ctx.t("masking.notice_leak", q=word, leak=f"{leak:.1%}", later=later)
     return [
-        ctx.t("masking.notice_leak", q=word, leak=f"{leak:.1%}", later=later),
+        first,
         ctx.t("masking.notice_train"),
     ]
 
@@ -333,7 +336,9 @@ def fill_table(ctx: PageContext, fv: FillView) -> pd.DataFrame:
     )
 
 
-def fill_notice(ctx: PageContext, view: MaskView, fv: FillView, dtype: str) -> list[str]:
+def fill_notice(
+    ctx: PageContext, view: MaskView, fv: FillView, dtype: str, temp: float
+) -> list[str]:
     """Live "what to notice" items for the −∞ / −1e9 comparison."""
     t, n = ctx.t, len(view.tokens)
     name = plain(charts.unique_labels(view.tokens)[fv.row], 20)
@@ -350,20 +355,17 @@ def fill_notice(ctx: PageContext, view: MaskView, fv: FillView, dtype: str) -> l
     if view.empty[fv.row]:
         second = t("masking.notice_same_empty", q=name)
     else:
-        second = t("masking.notice_same", q=name, spread=sci(fv.spread))
-    items = [first, second]
-    top = np.finfo(dtype).max
-    threshold = "∞" if not np.isfinite(fv.overflow) else f"{fv.overflow:.3g}"
-    items.append(
-        t(
-            "masking.notice_dtype",
-            dtype=dtype,
-            top=f"{top:.4g}",
-            big=sci(fv.stored[1]),
-            tau=threshold,
+        same = "masking.notice_same" if fv.spread < 1e-12 else "masking.notice_differ"
+        second = t(same, q=name, spread=sci(fv.spread))
+    facts = {"dtype": dtype, "top": f"{np.finfo(dtype).max:.4g}", "big": sci(fv.stored[1])}
+    if fv.overflow < TEMPERATURE.lo:  # no temperature on the slider can make −1e4 overflow
+        third = t("masking.notice_dtype", tau=sci(fv.overflow), **facts)
+    else:
+        state = t("masking.overflowed" if temp < fv.overflow else "masking.finite")
+        third = t(
+            "masking.notice_dtype_near", tau=sci(fv.overflow), T=f"{temp:.2f}", state=state, **facts
         )
-    )
-    return items
+    return [first, second, third]
 
 
 def fill_arrays(view: MaskView, fv: FillView) -> dict[str, np.ndarray]:

@@ -6,6 +6,7 @@ runs (and says how to enable the check) when torch is not installed.
 """
 
 import importlib.util
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +31,7 @@ from ui.shell import PageContext
 
 HEADS_KEY = "heads"
 DEFAULT_HEADS = 2  # lesson 002's PyTorch example: d_model = 8, n_heads = 2
+FLAT = 2.0  # a head whose top weight is below FLAT × 1/n is "nearly flat"
 MAX_HEAD_PANELS = 8  # heads drawn in the faceted chart; the rest are in the exports
 
 
@@ -106,9 +108,9 @@ PRESENTER_WIDTH = 1650  # …and without it, on the projector
 def head_panels(
     t: Translator, per_head: np.ndarray, extra: dict[str, np.ndarray] | None = None
 ) -> dict[str, np.ndarray]:
-    """``{"head 1": …, "head 2": …}`` for the first :data:`MAX_HEAD_PANELS` heads (+ extra)."""
+    """``{"head 0": …, "head 1": …}`` for the first :data:`MAX_HEAD_PANELS` heads (+ extra)."""
     shown = per_head[:MAX_HEAD_PANELS]
-    panels = {t("multi_head.head", i=i + 1): m for i, m in enumerate(shown)}
+    panels = {t("multi_head.head", i=i): m for i, m in enumerate(shown)}  # 0-based, as tokens
     return panels | (extra or {})
 
 
@@ -119,9 +121,10 @@ def weights_chart(
     multiples that wrap to the page width (up to 5 in a row)."""
     panels = head_panels(t, weights, {t("multi_head.average"): average})
     n, zoom = len(tokens), 1.35 if presenter else 1.0
-    room = (PRESENTER_WIDTH if presenter else PAGE_WIDTH) - 80  # minus the row labels
-    columns = min(len(panels), 5)
-    cell = charts.fit_cell(n, width=min(300 * zoom, room / columns - 20), lo=8)
+    room = charts.PRESENTER_WIDTH if presenter else charts.PAGE_WIDTH  # what the page wraps to
+    columns = panel_columns(len(panels))
+    per_panel = (room - 20 * (columns - 1)) / columns - 70  # minus the gaps and each axis
+    cell = charts.fit_cell(n, width=min(300 * zoom, per_panel), lo=8)
     titles = {"x_title": t("multi_head.keys"), "y_title": t("multi_head.queries")}
     return charts.heatmap(
         panels, tokens, tokens, columns=columns, cell=cell, max_width=room, name="weights", **titles
@@ -159,13 +162,13 @@ def output_chart(
 
 def _concat_labels(h: int, d_v: int) -> list[str]:
     """Column labels of the concatenation: ``h1·0 … h1·3 h2·0 …`` (head, column in head)."""
-    return [f"h{i + 1}·{j}" for i in range(h) for j in range(d_v)]
+    return [f"h{i}·{j}" for i in range(h) for j in range(d_v)]
 
 
 def head_columns(ctx: PageContext, h: int, d_k: int) -> str:
     """Markdown list: which columns of Q, K and V each head receives."""
     lines = [
-        ctx.t("multi_head.head_columns", i=i + 1, a=i * d_k, b=(i + 1) * d_k - 1)
+        ctx.t("multi_head.head_columns", i=i, a=i * d_k, b=(i + 1) * d_k - 1)
         for i in range(min(h, MAX_HEAD_PANELS))
     ]
     if h > MAX_HEAD_PANELS:
@@ -201,7 +204,7 @@ def all_arrays(view: MultiHeadView) -> dict[str, np.ndarray]:
 def weights_text(ctx: PageContext, view: MultiHeadView, tokens: list[str]) -> str:
     """Text heatmaps of every head and of the average (the TXT export)."""
     blocks = [
-        f"{ctx.t('multi_head.head', i=i + 1)}\n{text_heatmap(w, tokens)}"
+        f"{ctx.t('multi_head.head', i=i)}\n{text_heatmap(w, tokens)}"
         for i, w in enumerate(view.trace.weights)
     ]
     blocks.append(f"{ctx.t('multi_head.average')}\n{text_heatmap(view.average, tokens)}")
@@ -215,22 +218,38 @@ def notice_items(ctx: PageContext, view: MultiHeadView, tokens: list[str]) -> li
     q = most_disputed_query(tr.weights)
     top, top_w = head_focus(tr.weights)
     avg_top, avg_w = head_focus(view.average[None])
-    picks = ", ".join(
-        t("multi_head.pick", i=i + 1, tok=labels[top[i, q]], w=charts.fmt(top_w[i, q]))
-        for i in range(min(len(top), MAX_HEAD_PANELS))
+    shown = range(min(len(top), MAX_HEAD_PANELS))
+    picks = t("multi_head.list_sep").join(
+        t("multi_head.pick", i=i, tok=labels[top[i, q]], w=charts.fmt(top_w[i, q])) for i in shown
     )
-    h, d_k = tr.q_heads.shape[0], tr.q_heads.shape[-1]
+    h, d_k, n = tr.q_heads.shape[0], tr.q_heads.shape[-1], len(tokens)
+    best = float(top_w[:, q].max())
+    flat = best < FLAT * (1 / n)  # random heads: no head much sharper than an even row
+    if flat:
+        heads = t("multi_head.notice_heads_flat", tok=labels[q], best=charts.fmt(best),
+                  even=charts.fmt(1 / n), n=n, picks=picks)  # fmt: skip
+    elif len(set(top[:, q].tolist())) == 1:
+        heads = t("multi_head.notice_heads_agree", tok=labels[q], picks=picks)
+    else:
+        heads = t("multi_head.notice_heads", tok=labels[q], picks=picks)
+    average = {
+        "tok": labels[q],
+        "avg_tok": labels[avg_top[0, q]],
+        "avg": charts.fmt(avg_w[0, q]),
+        "best": charts.fmt(best),
+    }
     return [
         t("multi_head.notice_split", d_model=h * d_k, h=h, d_k=d_k),
-        t("multi_head.notice_heads", tok=labels[q], picks=picks),
-        t(
-            "multi_head.notice_average",
-            tok=labels[q],
-            avg_tok=labels[avg_top[0, q]],
-            avg=charts.fmt(avg_w[0, q]),
-            best=charts.fmt(top_w[:, q].max()),
-        ),
+        heads,
+        t("multi_head.notice_average" + ("_flat" if flat or h == 1 else ""), **average),
     ]
+
+
+def panel_columns(panels: int, most: int = 5) -> int:
+    """Panels per row (at most ``most``) that leave the fewest empty places in the last row:
+    9 panels -> 3 × 3, not 5 + 4."""
+    fewest = math.ceil(math.sqrt(panels))  # fewer columns than this would mean more rows
+    return min(range(min(panels, most), min(fewest, most) - 1, -1), key=lambda c: -panels % c)
 
 
 def loop_differences(view: MultiHeadView) -> tuple[float, float]:

@@ -11,15 +11,16 @@ from ui.sentence import LESSON_SETTINGS, Sentence
 
 
 def vector_tex(values: np.ndarray, limit: int = 8, digits: int = 3) -> str:
-    """A row vector as LaTeX ``[a, b, …]``, cut after ``limit`` entries."""
-    shown = [f"{v:.{digits}f}" for v in values[:limit]]
+    """A row vector as LaTeX ``[a, b, …]``; longer than ``limit`` entries, the first
+    ``limit − 2``, a ``…`` and the last two, so the reader sees where the vector ends."""
+    shown = [f"{v:.{digits}f}" for v in values]
     if len(values) > limit:
-        shown.append(r"\dots")
+        shown = [*shown[: limit - 2], r"\dots", *shown[-2:]]
     return r"\left[\," + r",\ ".join(shown) + r"\,\right]"
 
 
 def is_lesson(s: Sentence) -> bool:
-    """Whether the page shows lesson 002's exact example."""
+    """Whether the page shows the from-scratch lesson's exact example."""
     shown = {
         shared.TEXT.key: " ".join(s.tokens),
         shared.D_MODEL.key: s.d_model,

@@ -9,10 +9,13 @@ import streamlit as st
 
 from core import saturation_curve, text_heatmap
 from core.experiments import (
+    RowSummary,
     SaturationCurve,
     ScoreComparison,
     VarianceExperiment,
-    shared_histogram,
+    entry_variance,
+    scaled_histograms,
+    softmax_jacobian_norm,
     unit_variance_projections,
     variance_experiment,
 )
@@ -25,7 +28,7 @@ from ui.shell import PageContext
 D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # the d_k axis of every experiment
 TRIALS = 300  # random softmax rows averaged per point of the saturation curves
 UNIT_QK = Flag("unit_qk", False)  # a toggle: select() would put translated labels in the URL
-SAMPLES = Int("samples", 10_000, 1_000, 50_000)
+SAMPLES = Int("samples", 10_000, 1_000, 20_000)  # 50 000 took 2.8 s a rerun: capped
 EXP_SEED = Int("exp_seed", 0, 0, 2**32 - 1)
 N_KEYS = Int("n_keys", 8, 2, 64)
 HIST_DK = Choice("hist_dk", "64", options_of(D_KS))
@@ -55,8 +58,8 @@ def saturation_data(n_keys: int, seed: int) -> tuple[SaturationCurve, Saturation
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def histogram_data(samples: int, seed: int, index: int) -> tuple[np.ndarray, ...]:
-    """Shared-bin counts of q·k and q·k/√d_k at ``D_KS[index]``."""
-    return shared_histogram(variance_data(samples, seed).samples[index], D_KS[index])
+    """Counts of q·k and of q·k/√d_k at ``D_KS[index]``, each on its own bins."""
+    return scaled_histograms(variance_data(samples, seed).samples[index], D_KS[index])
 
 
 def projections(s: Sentence, unit: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -165,12 +168,16 @@ def variance_chart(
     theory dashed, that d_k marked (right)."""
     w, h = _size(presenter, 520)
     series = [t("scaling.series_raw"), t("scaling.series_scaled")]
-    edges, raw_counts, scaled_counts = histogram_data(samples, seed, index)
-    hist = charts.histogram(
-        edges, dict(zip(series, (raw_counts, scaled_counts), strict=True)),
-        t("scaling.hist_title", d_k=D_KS[index]), t("scaling.hist_x"), t("scaling.hist_y"),
-        colors=[RAW_COLOR, SCALED_COLOR], width=w, height=h,
-    )  # fmt: skip
+    raw_edges, raw_counts, scaled_edges, scaled_counts = histogram_data(samples, seed, index)
+    none = np.zeros_like(raw_counts)  # each layer names both series: one shared colour scale
+    title = t("scaling.hist_title", d_k=D_KS[index])
+    hist = alt.layer(*(
+        charts.histogram(
+            edges, dict(zip(series, pair, strict=True)), title, t("scaling.hist_x"),
+            t("scaling.hist_y"), colors=[RAW_COLOR, SCALED_COLOR], width=w, height=h,
+        )
+        for edges, pair in ((raw_edges, (raw_counts, none)), (scaled_edges, (none, scaled_counts)))
+    )).properties(title=title)  # fmt: skip
     curves = charts.lines(
         variance_frame(t, variance_data(samples, seed)), "d_k", "variance", "series",
         log_x=True, log_y=True, x_title="d_k", y_title=t("scaling.var_y"), dashed="theory",
@@ -253,3 +260,75 @@ def variance_arrays(exp: VarianceExperiment, index: int) -> dict:
         "var_scaled": exp.scaled_var,
         f"samples_d_k_{D_KS[index]}": exp.samples[index],
     }
+
+
+PEAKED = 0.9  # a row that gives more than this to one key counts as "almost one-hot"
+
+
+def score_notices(
+    t: Translator, d_k: int, c: ScoreComparison, unit: bool, raw: RowSummary, scaled: RowSummary
+) -> list[str]:
+    """The score step's "what to notice", phrased for the numbers on screen."""
+    std = {"d_k": d_k, "raw": charts.fmt(raw.score_std), "scaled": charts.fmt(scaled.score_std)}
+    peak = {
+        "raw": charts.fmt(raw.max_weight, 3),
+        "raw_h": charts.fmt(raw.entropy),
+        "scaled": charts.fmt(scaled.max_weight, 3),
+        "scaled_h": charts.fmt(scaled.entropy),
+    }
+    if d_k == 1:
+        items = [t("scaling.n_spread_one", raw=std["raw"]), t("scaling.n_peak_one", **peak)]
+    else:
+        sure = raw.max_weight - scaled.max_weight >= 0.1
+        items = [
+            t("scaling.n_spread", **std),
+            t(f"scaling.n_peak{'' if sure else '_mild'}", **peak),
+        ]
+    n_raw = int((c.raw_weights.max(axis=-1) > PEAKED).sum())
+    n_scaled = int((c.scaled_weights.max(axis=-1) > PEAKED).sum())
+    rows = len(c.raw_weights)
+    items.append(
+        t("scaling.n_onehot", raw=n_raw, n=rows, scaled=n_scaled)
+        if n_raw or n_scaled
+        else t("scaling.n_onehot_none")
+    )
+    var = charts.fmt(entry_variance(c.q))
+    items.append(t(f"scaling.n_init_{'unit' if unit else 'xavier'}", var=var))
+    return items
+
+
+def variance_notices(t: Translator, exp: VarianceExperiment, index: int, samples: int) -> list[str]:
+    """The variance step's "what to notice": "close to the theory" only when it is (10 %)."""
+    d_k, var, var_s = D_KS[index], exp.raw_var[index], exp.scaled_var[index]
+    close = abs(var / d_k - 1) <= 0.1
+    close_s = abs(var_s - 1) <= 0.1
+    return [
+        t(f"scaling.n_var{'' if close else '_rough'}", d_k=d_k, n=samples, var=charts.fmt(var)),
+        t(f"scaling.n_var_scaled{'' if close_s else '_rough'}", var=charts.fmt(var_s, 3)),
+        t("scaling.n_var_max", d_k=D_KS[-1], var=charts.fmt(exp.raw_var[-1], 1)),
+    ]
+
+
+def even_row_norms(n_keys: int) -> tuple[float, float]:
+    """Softmax Jacobian norm of an even row over ``n_keys`` keys and of a 50/50 row."""
+    even = softmax_jacobian_norm(np.full(n_keys, 1.0 / n_keys))
+    half = softmax_jacobian_norm(np.array([0.5, 0.5]))
+    return float(even), float(half)
+
+
+def gradient_notices(
+    t: Translator, raw: SaturationCurve, scaled: SaturationCurve, n_keys: int
+) -> list[str]:
+    """The gradient step's "what to notice", with the even-row value for comparison."""
+    g_raw, g_scaled = raw.jacobian_norm, scaled.jacobian_norm
+    nums = {"d_k": D_KS[-1], "raw": charts.fmt(g_raw[-1], 4), "scaled": charts.fmt(g_scaled[-1], 4)}
+    weak = g_raw[-1] < 0.25 * g_scaled[-1]
+    items = [
+        t(f"scaling.n_grad{'' if weak else '_mild'}", **nums),
+        t("scaling.n_grad_one", value=charts.fmt(g_raw[0], 3)),
+    ]
+    even, _ = even_row_norms(n_keys)
+    if g_scaled[-1] > even:
+        items.append(t("scaling.n_grad_even", scaled=nums["scaled"], uniform=charts.fmt(even, 3)))
+    items.append(t("scaling.n_grad_story"))
+    return items

@@ -10,7 +10,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -166,30 +165,48 @@ def bars_frame(
 
 
 def _bar_panel(
-    data: pd.DataFrame, title: str, symbol: str, color: str, domain: list[float] | None
-) -> alt.Chart:
+    data: pd.DataFrame, title: str, symbol: str, color: str, domain: list[float] | None, name: str
+) -> dict:
+    """Bars of one example's logits or probabilities, each labelled with its value (a plain
+    Vega-Lite dict: Altair took ~10× longer to build the same four panels)."""
     order = list(dict.fromkeys(data["entry"]))
-    scale = alt.Scale(domain=domain) if domain else alt.Scale(zero=True)
-    base = alt.Chart(data).encode(
-        x=alt.X("entry:N", sort=order, title=None, axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("bar:Q", scale=scale, title=None),
-        tooltip=[alt.Tooltip("entry:N", title=""), alt.Tooltip("text:N", title=symbol)],
-    )
-    bars = base.mark_bar(color=color)
-    text = (
-        base.mark_text(dy=-8, color="#222")
-        .encode(y=alt.Y("top:Q", scale=scale), text="text:N")
-        .transform_calculate(top="max(datum.bar, 0)")
-    )
-    width = max(200, 56 * len(order))
-    return alt.layer(bars, text).properties(title=title, width=width, height=260)
+    scale = {"domain": domain} if domain else {"zero": True}
+    rows = charts.records({k: data[k].tolist() for k in ("entry", "bar", "text")})
+    x = {"field": "entry", "type": "nominal", "sort": order, "title": None,
+         "axis": {"labelAngle": 0}}  # fmt: skip
+    y = {"field": "bar", "type": "quantitative", "scale": scale, "title": None}
+    return {
+        "datasets": {name: rows},
+        "data": {"name": name},
+        "title": title,
+        "width": max(200, 56 * len(order)),
+        "height": 260,
+        "encoding": {
+            "x": x,
+            "tooltip": [
+                {"field": "entry", "type": "nominal", "title": ""},
+                {"field": "text", "type": "nominal", "title": symbol},
+            ],
+        },
+        "layer": [
+            {"mark": {"type": "bar", "color": color}, "encoding": {"y": y}},
+            {
+                "transform": [{"calculate": "max(datum.bar, 0)", "as": "top"}],
+                "mark": {"type": "text", "dy": -8, "color": "#222"},
+                "encoding": {
+                    "y": {**y, "field": "top"},
+                    "text": {"field": "text", "type": "nominal"},
+                },
+            },
+        ],
+    }
 
 
 def bars_chart(
     t: Translator,
     examples: Sequence[tuple[str, np.ndarray, np.ndarray]],
     sums: dict[str, float],
-) -> alt.HConcatChart:
+) -> dict:
     """For each example ``(name, logits, probabilities)`` its logits next to its
     probabilities (with their sum), in one row."""
     data = bars_frame(t, examples)
@@ -199,10 +216,12 @@ def bars_chart(
         z = part[part["kind"] == t("softmax.kind_logit")]
         p = part[part["kind"] == t("softmax.kind_probability")]
         logits_title = t("softmax.panel_logits", name=name)
-        panels.append(_bar_panel(z, logits_title, "z", charts.KEY_COLOR, None))
+        panels.append(_bar_panel(z, logits_title, "z", charts.KEY_COLOR, None, f"logits_{name}"))
         probs_title = t("softmax.panel_probs", name=name, s=num(sums[name]))
-        panels.append(_bar_panel(p, probs_title, "p", charts.VALUE_COLOR, [0.0, 1.0]))
-    return alt.hconcat(*panels, spacing=36)
+        panels.append(
+            _bar_panel(p, probs_title, "p", charts.VALUE_COLOR, [0.0, 1.0], f"probs_{name}")
+        )
+    return charts.concat(panels, spacing=36, resolve={})
 
 
 def lesson_note(t: Translator, true_values: np.ndarray) -> str:
@@ -285,41 +304,62 @@ def exponent_chart(
     current: int,
     limit: float,
     limit_label: str,
-) -> alt.LayerChart:
+) -> dict:
     """Largest exp argument per scale of :data:`SWEEP_SCALES` for both versions, the float64
     limit as a red rule, the slider as a grey one."""
     data = exponent_frame(t, SWEEP_SCALES, naive, stable)
+    data = data.astype(object).where(data.notna(), None)  # no NaN in JSON (exports)
     versions = [t("softmax.naive"), t("softmax.stable")]
-    colors = alt.Scale(domain=versions, range=[charts.QUERY_COLOR, charts.VALUE_COLOR])
-    lines = (
-        alt.Chart(data)
-        .mark_line(strokeWidth=3)
-        .encode(
-            x=alt.X("scale:Q", title=t("softmax.axis_scale")),
-            y=alt.Y("arg:Q", title=t("softmax.axis_arg")),
-            color=alt.Color(
-                "version:N", scale=colors, title=None, legend=alt.Legend(orient="bottom")
-            ),
-            tooltip=[
-                alt.Tooltip("version:N", title=""),
-                alt.Tooltip("scale:Q", title=t("softmax.axis_scale")),
-                alt.Tooltip("arg:Q", title=t("softmax.axis_arg"), format=".2f"),
-            ],
-        )
-    )
-    limit_data = pd.DataFrame({"arg": [limit], "text": [limit_label]})
-    limit_rule = (
-        alt.Chart(limit_data).mark_rule(color="#b00020", strokeDash=[6, 4]).encode(y="arg:Q")
-    )
-    limit_text = (
-        alt.Chart(limit_data)
-        .mark_text(align="left", dx=4, dy=-8, color="#b00020")
-        .encode(x=alt.datum(1), y="arg:Q", text="text:N")
-    )
-    now = alt.Chart(pd.DataFrame({"scale": [current]})).mark_rule(color="#444").encode(x="scale:Q")
-    return alt.layer(lines, limit_rule, limit_text, now).properties(
-        title=t("softmax.exponent_chart"), width=700, height=300
-    )
+    colors = {"domain": versions, "range": [charts.QUERY_COLOR, charts.VALUE_COLOR]}
+    scale_x = {"field": "scale", "type": "quantitative", "title": t("softmax.axis_scale")}
+    arg_y = {"field": "arg", "type": "quantitative", "title": t("softmax.axis_arg")}
+    limit_rows = [{"arg": limit, "text": limit_label}]
+    return {
+        "datasets": {
+            "curves": charts.records({k: data[k].tolist() for k in data.columns}),
+            "limit": limit_rows,
+            "now": [{"scale": int(current)}],
+        },
+        "title": t("softmax.exponent_chart"),
+        "width": 700,
+        "height": 300,
+        "layer": [
+            {
+                "data": {"name": "curves"},
+                "mark": {"type": "line", "strokeWidth": 3},
+                "encoding": {
+                    "x": scale_x,
+                    "y": arg_y,
+                    "color": {"field": "version", "type": "nominal", "scale": colors,
+                              "title": None, "legend": {"orient": "bottom"}},
+                    "tooltip": [
+                        {"field": "version", "type": "nominal", "title": ""},
+                        {**scale_x},
+                        {**arg_y, "format": ".2f"},
+                    ],
+                },
+            },
+            {
+                "data": {"name": "limit"},
+                "mark": {"type": "rule", "color": "#b00020", "strokeDash": [6, 4]},
+                "encoding": {"y": {"field": "arg", "type": "quantitative"}},
+            },
+            {
+                "data": {"name": "limit"},
+                "mark": {"type": "text", "align": "left", "dx": 4, "dy": -8, "color": "#b00020"},
+                "encoding": {
+                    "x": {"datum": 1},
+                    "y": {"field": "arg", "type": "quantitative"},
+                    "text": {"field": "text", "type": "nominal"},
+                },
+            },
+            {
+                "data": {"name": "now"},
+                "mark": {"type": "rule", "color": "#444"},
+                "encoding": {"x": {"field": "scale", "type": "quantitative"}},
+            },
+        ],
+    }  # fmt: skip
 
 
 # ---- step 4: masking ------------------------------------------------------------------------
@@ -346,31 +386,45 @@ def mask_frame(
     return pd.concat(rows, ignore_index=True)
 
 
-def mask_chart(
-    t: Translator, masked: np.ndarray, before: np.ndarray, after: np.ndarray
-) -> alt.LayerChart:
+def mask_chart(t: Translator, masked: np.ndarray, before: np.ndarray, after: np.ndarray) -> dict:
     """Grouped bars: probability of each entry before and after masking."""
     data = mask_frame(t, masked, before, after)
     versions = [t("softmax.without_mask"), t("softmax.with_mask")]
     order = list(dict.fromkeys(data["entry"]))
-    base = alt.Chart(data).encode(
-        x=alt.X("entry:N", sort=order, title=None, axis=alt.Axis(labelAngle=0)),
-        xOffset=alt.XOffset("version:N", sort=versions),
-        y=alt.Y("p:Q", scale=alt.Scale(domain=[0, 1]), title=t("softmax.kind_probability")),
-        tooltip=[
-            alt.Tooltip("version:N", title=""),
-            alt.Tooltip("entry:N", title="i"),
-            alt.Tooltip("logit:N", title="z"),
-            alt.Tooltip("text:N", title="p"),
+    colors = {"domain": versions, "range": ["#b0bec5", charts.VALUE_COLOR]}
+    return {
+        "datasets": {"mask": charts.records({k: data[k].tolist() for k in data.columns})},
+        "data": {"name": "mask"},
+        "title": t("softmax.mask_chart"),
+        "width": max(320, 90 * len(order)),
+        "height": 260,
+        "encoding": {
+            "x": {"field": "entry", "type": "nominal", "sort": order, "title": None,
+                  "axis": {"labelAngle": 0}},
+            "xOffset": {"field": "version", "type": "nominal", "sort": versions},
+            "y": {"field": "p", "type": "quantitative", "scale": {"domain": [0, 1]},
+                  "title": t("softmax.kind_probability")},
+            "tooltip": [
+                {"field": "version", "type": "nominal", "title": ""},
+                {"field": "entry", "type": "nominal", "title": "i"},
+                {"field": "logit", "type": "nominal", "title": "z"},
+                {"field": "text", "type": "nominal", "title": "p"},
+            ],
+        },
+        "layer": [
+            {
+                "mark": {"type": "bar"},
+                "encoding": {
+                    "color": {"field": "version", "type": "nominal", "scale": colors,
+                              "title": None, "legend": {"orient": "bottom"}},
+                },
+            },
+            {
+                "mark": {"type": "text", "dy": -8, "color": "#222", "fontSize": 11},
+                "encoding": {"text": {"field": "text", "type": "nominal"}},
+            },
         ],
-    )
-    colors = alt.Scale(domain=versions, range=["#b0bec5", charts.VALUE_COLOR])
-    bars = base.mark_bar().encode(
-        color=alt.Color("version:N", scale=colors, title=None, legend=alt.Legend(orient="bottom"))
-    )
-    text = base.mark_text(dy=-8, color="#222", fontSize=11).encode(text="text:N")
-    width = max(320, 90 * len(order))
-    return alt.layer(bars, text).properties(title=t("softmax.mask_chart"), width=width, height=260)
+    }  # fmt: skip
 
 
 def exact_zeros(p: np.ndarray, masked: np.ndarray) -> bool:
@@ -386,7 +440,14 @@ def matrix_chart(
         charts.heatmap({name: m}, tokens, tokens, x_title=x_title, y_title=y_title)
         for name, m in panels.items()
     ]
-    return charts.concat(maps, spacing=30, resolve={"scale": {"color": "shared"}})
+    spec = charts.concat(maps, spacing=30, resolve={"scale": {"color": "shared"}})
+    for part, m in zip(spec["hconcat"], panels.values(), strict=True):
+        # The title is read from the panel's own data ("weights at T = 0.50 (6 × 6)"), so a
+        # new temperature changes only the data: the browser swaps it into the chart on
+        # screen instead of compiling and drawing a new one.
+        shape = charts.shape_title("", m.shape).strip()
+        part["title"] = {"text": {"expr": f"data('{part['data']['name']}')[0].panel + ' {shape}'"}}
+    return spec
 
 
 def peak(weights: np.ndarray) -> float:
@@ -459,28 +520,25 @@ def bars_notices(
     t: Translator, sums: dict[str, float], temp: float, probs_a: np.ndarray, at_one: np.ndarray
 ) -> list[str]:
     """The "what to notice" items of the logits -> probabilities step."""
-    return [
-        t("softmax.notice_sum", a=num(sums["A"]), b=num(sums["B"])),
-        t(
-            "softmax.notice_temperature",
-            T=f"{temp:.2f}",
-            p=num(peak(probs_a)),
-            p1=num(peak(at_one)),
-        ),
-    ]
+    p, p1 = num(peak(probs_a)), num(peak(at_one))
+    if np.ptp(at_one) == 0:  # equal logits: no temperature changes anything
+        temperature = t("softmax.notice_temperature_flat", p=p)
+    elif temp == 1.0:
+        temperature = t("softmax.notice_temperature_one", p=p)
+    else:
+        temperature = t("softmax.notice_temperature", T=f"{temp:.2f}", p=p, p1=p1)
+    return [t("softmax.notice_sum", a=num(sums["A"]), b=num(sums["B"])), temperature]
 
 
 def matrix_notices(t: Translator, mats: dict[str, np.ndarray], temp: float) -> list[str]:
     """The "what to notice" items of the score-matrix step."""
-    return [
-        t(
-            "softmax.notice_matrix_peak",
-            p1=num(peak(mats["weights_t1"])),
-            T=f"{temp:.2f}",
-            p=num(peak(mats["weights_t"])),
-        ),
-        t("softmax.notice_matrix_rows"),
-    ]
+    p1, p = num(peak(mats["weights_t1"])), num(peak(mats["weights_t"]))
+    first = (
+        t("softmax.notice_matrix_same", p1=p1)
+        if temp == 1.0
+        else t("softmax.notice_matrix_peak", p1=p1, T=f"{temp:.2f}", p=p)
+    )
+    return [first, t("softmax.notice_matrix_rows")]
 
 
 def stability_notices(t: Translator, first_bad: int, stable_p: np.ndarray) -> list[str]:

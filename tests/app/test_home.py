@@ -1,0 +1,18 @@
+"""The home page (dashboard.py): why attention, the formula, the five steps with shapes."""
+
+from tests.app.conftest import open_page, texts
+from ui.i18n import Translator
+
+
+def test_pipeline_shapes_are_labelled_with_their_matrices():
+    at = open_page(None, lang="en", n="6", d_model="8", d_k="4", d_v="3")
+    project = next(m.value for m in at.markdown if "`X (6, 8)`" in m.value)
+    assert "`Q, K (6, 4)`" in project and "`V (6, 3)`" in project
+    assert any("`αV (6, 3)`" in m.value for m in at.markdown)
+
+
+def test_home_says_the_pipeline_weights_are_random_in_both_languages():
+    for lang in ("en", "zh"):
+        shown = texts(open_page(None, lang=lang))
+        assert Translator(lang)("home.untrained") in shown
+    assert "Three learned matrices" not in texts(open_page(None, lang="en"))

@@ -1,0 +1,38 @@
+"""Text shared by the concept pages: the "these weights are untrained" note with links to the
+pages that show trained attention, and long vectors shortened for running text."""
+
+import numpy as np
+import streamlit as st
+
+from ui.blocks import link
+from ui.charts import fmt
+from ui.pages import available_pages, page_info
+from ui.shell import PageContext
+
+TRAINED_PAGES = ("encoder", "decoder", "training")  # pages with learned attention weights
+HEAD, TAIL = 4, 2  # entries kept at the start and at the end of a shortened vector
+
+
+def untrained(ctx: PageContext) -> None:
+    """The page's ``<page>.untrained`` sentence (its weights are random, so its patterns mean
+    nothing yet) and links to the pages whose weights are trained (those that exist)."""
+    pages = [p for p in TRAINED_PAGES if page_info(p) in available_pages()]
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+        st.caption(f":material/casino: {ctx.t(f'{ctx.page}.untrained')}", width="content")
+        if pages:
+            st.caption(ctx.t("nav.trained"), width="content")
+        for page in pages:
+            link(ctx, page)
+
+
+def short_list(values: np.ndarray, digits: int = 3) -> str:
+    """A vector for running text, ``[0.62, 1.65, −1.11]``; longer than six entries it keeps
+    the first four and the last two: ``[0.62, 1.65, −1.11, 0.35, …, 0.10, −0.42]``.
+
+    Shapes: ``(d,)`` -> a string."""
+    v = np.asarray(values, dtype=float).ravel()  # (d,)
+    if v.size <= HEAD + TAIL:
+        return "[" + ", ".join(fmt(float(x), digits) for x in v) + "]"
+    head = ", ".join(fmt(float(x), digits) for x in v[:HEAD])
+    tail = ", ".join(fmt(float(x), digits) for x in v[-TAIL:])
+    return f"[{head}, …, {tail}]"
