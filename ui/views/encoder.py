@@ -245,7 +245,7 @@ def head_chart(
 ) -> dict:
     """One head's weights, large, numbers in the cells while they fit; query rows framed."""
     n = len(tokens)
-    cell = charts.fit_cell(n, n, 600 if presenter else 500, 600 if presenter else 500, lo=4, hi=44)
+    cell = charts.fit_cell(n, n, 560 if presenter else 440, 560 if presenter else 440, lo=4, hi=44)
     labels = charts.unique_labels(tokens)
     spec = charts.heatmap(
         {title: weights},
@@ -269,13 +269,14 @@ def grid_chart(
     presenter: bool,
 ) -> dict:
     """All heads at once: for each query token, one panel per layer (a row per head: where
-    that head's query looks) and, beside them, the layer means over the heads.
+    that head's query looks) and, below them, the layer means over the heads.
 
-    ``rows`` ``(k, L, h, n)``: the queries' weight rows in every head.
+    ``rows`` ``(k, L, h, n)``: the queries' weight rows in every head. Three panels a row
+    on a laptop, all six on a projector.
     """
     k, L, H, n = rows.shape  # noqa: N806
-    width, height = (1800, 640 / k) if presenter else (880, 520)
-    cell = charts.fit_cell(4 * n, 2 * H, width - 320, height, lo=3, hi=22)
+    columns, width = (L, 1660) if presenter else (3, 880)
+    cell = int(np.clip((width - 90 * columns - 70) / (columns * n), 3, 22))  # axes: ~90 px
     cols = charts.unique_labels(tokens)
     head_labels, layer_labels = [f"H{h}" for h in range(H)], [f"L{i}" for i in range(L)]
     parts = []
@@ -286,9 +287,9 @@ def grid_chart(
             head_labels,
             cols,
             x_title=t("encoder.keys"),
-            columns=3,
+            columns=columns,
             cell=cell,
-            legend=q == 0,
+            legend=False,
             annotate=False,
             frame=selected[1],
             name=f"grid{q}",
@@ -299,17 +300,16 @@ def grid_chart(
                     step["filter"] += f" && datum.panel == 'L{selected[0]}'"
         grid["title"] = t("encoder.grid_row", q=names[q])
         mean = charts.heatmap(
-            {t("encoder.layer_mean"): rows[q].mean(axis=1)},
+            {t("encoder.layer_mean"): rows[q].mean(axis=1)},  # (L, n) mean over heads
             layer_labels,
             cols,
             cell=cell,
-            legend=False,
             annotate=False,
             name=f"mean{q}",
             title=t("encoder.layer_mean"),
         )
-        parts.append(charts.concat([grid, mean], spacing=30))
-    return parts[0] if k == 1 else charts.concat(parts, "vconcat", spacing=24)
+        parts += [grid, mean]
+    return charts.concat(parts, "vconcat", spacing=16)
 
 
 def search_chart(t: Translator, weights: np.ndarray, title: str, presenter: bool) -> dict:
@@ -336,11 +336,13 @@ def compare_chart(
     titles: tuple[str, str, str],
     presenter: bool,
 ) -> dict:
-    """The selected head on both sentences and, when they have as many tokens, B − A."""
+    """The selected head on both sentences and, when they have as many tokens, B − A: all
+    three side by side on a projector, the difference below the pair on a laptop."""
     same = len(tokens_a) == len(tokens_b)
     n = max(len(tokens_a), len(tokens_b))
-    width = (1800 if presenter else 880) - (370 if same else 250)  # px left after axes, legends
-    cell = charts.fit_cell(n * (3 if same else 2), n, width, 560, lo=4, hi=34)
+    wide = presenter and same  # three panels in one row
+    width = 1660 - 410 if wide else (1660 if presenter else 880) - 240  # px after axes, legends
+    cell = charts.fit_cell(n * (3 if wide else 2), n, width, 560, lo=4, hi=34)
     la, lb = charts.unique_labels(tokens_a), charts.unique_labels(tokens_b)
     keys = t("encoder.keys")
     parts = [
@@ -371,7 +373,9 @@ def compare_chart(
                 name="diff",
             )
         )
-    return charts.concat(parts, spacing=28)
+    if not same or wide:
+        return charts.concat(parts, spacing=28)
+    return charts.concat([charts.concat(parts[:2], spacing=28), parts[2]], "vconcat", spacing=20)
 
 
 def explain_chart(
