@@ -1,0 +1,74 @@
+"""The real-decoder page in Chromium: the next-token chart in both languages, tokens that
+appear one by one after "Generate", and presenter mode."""
+
+import pytest
+from conftest import IDLE, shot
+
+from ui.i18n import Translator
+
+WATCH_STREAM = """() => {
+    window.__partial = [];
+    new MutationObserver(() => {
+        const text = document.body.innerText;
+        const i = text.indexOf("▌");
+        if (i >= 0) {
+            const seen = text.slice(Math.max(0, i - 200), i);
+            if (!window.__partial.includes(seen)) window.__partial.push(seen);
+        }
+    }).observe(document.body, {subtree: true, childList: true, characterData: true});
+}"""
+LOAD_TIMEOUT = 300_000  # ms: the first request loads the model (seconds on a busy machine)
+
+
+def ready(page) -> None:
+    """Wait until the page has drawn its charts and no script run is in progress."""
+    page.wait_for_selector("h1", timeout=LOAD_TIMEOUT)
+    page.wait_for_selector('[data-testid="stVegaLiteChart"]', timeout=LOAD_TIMEOUT)
+    page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT)
+
+
+def open_decoder(browser, server, query: str, width: int = 1366, height: int = 900):
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.goto(f"{server.url}/decoder?{query}", timeout=LOAD_TIMEOUT)
+    ready(page)
+    return context, page
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_next_token_chart_and_streamed_generation(browser, server, lang) -> None:
+    t = Translator(lang)
+    context, page = open_decoder(browser, server, f"lang={lang}&n_gen=6")
+    try:
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert page.locator("h1").first.inner_text().strip() == t("decoder.title")
+        button = page.get_by_role("button", name=t("decoder.generate"), exact=True)
+        button.wait_for(timeout=LOAD_TIMEOUT)
+        page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT)
+        button.scroll_into_view_if_needed()
+        assert page.locator('[data-testid="stVegaLiteChart"]').count() == 4  # next token too
+        page.evaluate(WATCH_STREAM)
+        button.click()
+        done = t("decoder.notice_gen", n=6, mode=t("decoder.mode_cache"),
+                 how=t("decoder.greedy"), ms="", per="").split(":")[0]  # fmt: skip
+        page.get_by_text(done).wait_for(timeout=LOAD_TIMEOUT)
+        body = page.locator("body").inner_text()
+        assert "▌" not in body and "Traceback" not in body
+        partial = page.evaluate("window.__partial")  # text seen while tokens were arriving
+        assert len(partial) >= 2  # more than one intermediate state: token by token
+        shot(page, f"decoder_generated_{lang}")
+    finally:
+        context.close()
+
+
+def test_presenter_mode_renders_a_step_with_its_chart(browser, server) -> None:
+    context, page = open_decoder(browser, server, "lang=zh&present=1&step=3", 1920, 1080)
+    try:
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert page.get_by_text(Translator("zh")("decoder.s3_title"), exact=True).is_visible()
+        chart = page.locator('[data-testid="stVegaLiteChart"]:visible').first
+        box = chart.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 1080  # on the slide
+        shot(page, "decoder_zh_presenter_sink")
+    finally:
+        context.close()
