@@ -25,8 +25,8 @@ with steps.section(0):
     st.markdown(t(f"homework.ex{hw.exercise}_task", h=hw.h))
     st.latex(hv.FORMULAS[hw.exercise])
     st.markdown(hv.shapes_table(ctx, hw, {**inputs, **answers}))
-    charts.show_cached(ctx, hv.inputs_chart, inputs, ctx.presenter)
-    if not ctx.presenter:
+    if not ctx.presenter:  # on a projector the shapes are the point; the numbers are on paper
+        charts.show_cached(ctx, hv.inputs_chart, inputs)
         hv.downloads(ctx, hw, inputs)
 
 with steps.section(1):
@@ -49,7 +49,8 @@ with steps.section(2):
         if checked.comparison is not None:
             sums = hv.row_sums(checked)
             error = checked.comparison.error
-            charts.show_cached(ctx, hv.error_chart, t, error, checked.tol, sums, ctx.presenter)
+            room = charts.room(ctx, height=hv.VERDICT_CHART_HEIGHT)  # the notice fits below
+            charts.show_cached(ctx, hv.error_chart, t, error, checked.tol, sums, space=room)
             notice(ctx, hv.notice_items(ctx, checked, sums))
 
 with steps.section(3):

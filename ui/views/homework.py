@@ -49,6 +49,7 @@ D_MODEL = Int("d_model", 8, 2, 32)
 D_K = Int("d_k", 4, 1, 16)
 HEADS = Int("h", 2, 1, 8)
 SEED = Int("seed", 42, 0, 2**32 - 1)
+VERDICT_CHART_HEIGHT = 330  # px in presenter mode: the verdict and the notice share the screen
 UPLOAD_KEY, PASTE_KEY = "hw_upload", "hw_paste"
 FILE_TYPES = [
     "npy",
@@ -147,14 +148,16 @@ FORMULAS = {
 }
 
 
-def inputs_chart(inputs: dict[str, np.ndarray], presenter: bool) -> dict:
-    """The exercise's input matrices side by side, each titled with its shape."""
-    items = [
-        (name, arr.astype(float), [str(i) for i in range(arr.shape[0])],
-         [str(j) for j in range(arr.shape[1])])
-        for name, arr in inputs.items()
-    ]  # fmt: skip
-    return charts.matrix_strip(items, kinds={"mask": "weights"}, presenter=presenter)
+def inputs_chart(inputs: dict[str, np.ndarray]) -> dict:
+    """The exercise's input matrices side by side, each titled with its shape, each on its
+    own colour scale (values in the tooltips: the files hold them exactly)."""
+    parts = []
+    for name, arr in inputs.items():
+        rows, cols = [str(i) for i in range(arr.shape[0])], [str(j) for j in range(arr.shape[1])]
+        kind = "weights" if arr.dtype == bool else "values"
+        parts.append(charts.heatmap({name: arr.astype(float)}, rows, cols, kind, cell=22,
+                                    annotate=False, name=f"m_{name}"))  # fmt: skip
+    return charts.concat(parts)
 
 
 # --------------------------------------------------------------------------- downloads
@@ -377,14 +380,12 @@ def verdict(ctx: PageContext, c: Checked) -> None:
         col.metric(label, value, note, delta_color="off", delta_arrow="off")
 
 
-def error_chart(
-    t: Translator, error: np.ndarray, tol: float, row_sums: np.ndarray | None, presenter: bool
-) -> dict:
+def error_chart(t: Translator, error: np.ndarray, tol: float, row_sums: np.ndarray | None) -> dict:
     """Per-cell error (upload − expected) as a heatmap (one panel per head for (h, n, n)),
     and the row sums of uploaded weights beside it."""
     rows = [str(i) for i in range(error.shape[-2])]
     cols = [str(j) for j in range(error.shape[-1])]
-    cell_px = 60 if presenter else 38
+    cell_px = 30  # charts.show_cached fits the chart to its room
     title = t("homework.error_title")
     if error.ndim == 3:
         panels = {t("homework.head", i=i + 1): m for i, m in enumerate(error)}
