@@ -780,13 +780,29 @@ def _built(name: str, _builder: Builder, args: tuple, kwargs: dict) -> tuple[dic
     """``_builder(*args, **kwargs)`` as a Vega-Lite dict, once per (builder ``name``, inputs),
     and the same spec with its datasets already in the Arrow form ``st.vega_lite_chart``
     sends (it passes bytes through instead of converting every dataset on every rerun)."""
-    chart = _builder(*args, **kwargs)
+    return _make(_builder, args, kwargs)
+
+
+def _make(builder: Builder, args: tuple, kwargs: dict) -> tuple[dict, dict]:
+    chart = builder(*args, **kwargs)
     spec = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
     arrow = {
         key: dataframe_util.convert_anything_to_arrow_bytes(values)
         for key, values in spec.get("datasets", {}).items()
     }
     return spec, {**spec, "datasets": arrow} if arrow else spec
+
+
+@st.cache_data(max_entries=256, show_spinner=False, hash_funcs={Translator: lambda t: t.lang})
+def _fitted(
+    name: str, _builder: Builder, args: tuple, kwargs: dict, presenter: bool, space: Room
+) -> tuple[dict, dict]:
+    """The chart of :func:`_built` themed and :func:`fit` to ``space`` (the spec as drawn,
+    data inline, for the exports) and the same with its datasets in Arrow form (what is
+    sent): once per input, as fitting a chart cost as much as building it (~10 ms)."""
+    spec, arrow = _make(_builder, args, kwargs)
+    fitted = fit(to_spec(spec, presenter), space)
+    return fitted, {**fitted, "datasets": arrow["datasets"]} if "datasets" in arrow else fitted
 
 
 def _key(builder: Builder) -> str:
@@ -817,7 +833,6 @@ def show_cached(
     for the browser) once per input: see :func:`build`. ``space`` is where it must fit
     (default: :func:`room`, the page width). Returns the themed spec as drawn, data inline,
     for the exports."""
-    spec, arrow = _built(_key(builder), builder, args, kwargs)
-    fitted = fit(to_spec(spec, ctx.presenter), space or room(ctx))
-    _draw({**fitted, "datasets": arrow["datasets"]} if "datasets" in arrow else fitted, None)
+    fitted, drawn = _fitted(_key(builder), builder, args, kwargs, ctx.presenter, space or room(ctx))
+    _draw(drawn, None)
     return fitted
