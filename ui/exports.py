@@ -2,7 +2,10 @@
 
 PNG and SVG are rendered on the server with vl-convert (no internet needed) and only when
 the button is clicked (the download data is a callable), as is a CSV made from the chart's
-own data, so exports cost next to nothing per rerun.
+own data, so exports cost next to nothing per rerun. A ``caption`` (the view's settings,
+e.g. "T = 0.5, query = Russia") is printed under the title of the PNG and SVG, so a figure
+pasted into slides says what it shows. In presenter mode the buttons sit in one small
+popover instead of a box.
 """
 
 import io
@@ -22,18 +25,37 @@ def _json(chart: alt.TopLevelMixin | dict) -> str:
     return json.dumps(chart) if isinstance(chart, dict) else chart.to_json()
 
 
-def chart_png(chart: alt.TopLevelMixin | dict, scale: float = 2.0) -> bytes:
-    """The chart (an Altair chart or a Vega-Lite spec) as a PNG, ``scale`` × its CSS size."""
+def with_caption(chart: alt.TopLevelMixin | dict, caption: str | None) -> alt.TopLevelMixin | dict:
+    """The chart with ``caption`` as the subtitle of its title (or as its title if it has
+    none); unchanged without a caption."""
+    if not caption:
+        return chart
+    spec = dict(chart) if isinstance(chart, dict) else chart.to_dict(validate=False)
+    title = spec.get("title")
+    head = dict(title) if isinstance(title, dict) else {"text": title} if title else {}
+    if head.get("text"):
+        head["subtitle"] = caption
+    else:
+        head["text"] = caption
+    return {**spec, "title": {"anchor": "start", **head}}
+
+
+def chart_png(
+    chart: alt.TopLevelMixin | dict, scale: float = 2.0, caption: str | None = None
+) -> bytes:
+    """The chart (an Altair chart or a Vega-Lite spec) as a PNG, ``scale`` × its CSS size,
+    with ``caption`` under its title."""
     import vl_convert as vlc
 
-    return vlc.vegalite_to_png(_json(chart), scale=scale)
+    return vlc.vegalite_to_png(_json(with_caption(chart, caption)), scale=scale)
 
 
-def chart_svg(chart: alt.TopLevelMixin | dict) -> str:
-    """The chart (an Altair chart or a Vega-Lite spec) as SVG text."""
+def chart_svg(chart: alt.TopLevelMixin | dict, caption: str | None = None) -> str:
+    """The chart (an Altair chart or a Vega-Lite spec) as SVG text, ``caption`` under its
+    title."""
     import vl_convert as vlc
 
-    return vlc.vegalite_to_svg(_json(chart))
+    return vlc.vegalite_to_svg(_json(with_caption(chart, caption)))
 
 
 def npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
@@ -43,9 +65,22 @@ def npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
     return buf.getvalue()
 
 
-def csv_text(data: pd.DataFrame) -> str:
-    """The data behind a chart as CSV (UTF-8, with a BOM so spreadsheet apps read Chinese)."""
-    return "\ufeff" + data.to_csv(index=False)
+CSV_DIGITS = 6  # significant digits in CSV exports (the screen shows 2-4)
+
+
+def csv_text(data: pd.DataFrame, digits: int = CSV_DIGITS) -> str:
+    """The data behind a chart as CSV (UTF-8, with a BOM so spreadsheet apps read Chinese).
+
+    Floats keep ``digits`` significant digits, and rounding noise around zero (below
+    1e-12, such as -1.8e-16 for a cosine that is 0) is written as 0: the numbers of the
+    view, not the bits of the float arithmetic. Use the NPZ export for full precision.
+    """
+    clean = data.copy()
+    for name in clean.columns:
+        if pd.api.types.is_float_dtype(clean[name]):
+            col = clean[name].to_numpy(dtype=float)
+            clean[name] = np.where(np.abs(col) < 1e-12, 0.0, col) + 0.0
+    return "\ufeff" + clean.to_csv(index=False, float_format=f"%.{digits}g")
 
 
 def _button(label: str, data: Callable[[], bytes | str], name: str, mime: str, key: str) -> None:
@@ -67,41 +102,38 @@ def export_panel(
     data: pd.DataFrame | None = None,
     arrays: Mapping[str, np.ndarray] | None = None,
     text: str | None = None,
+    caption: str | None = None,
 ) -> None:
-    """A row of download buttons for one view (hidden in presenter mode: less chrome).
+    """A row of download buttons for one view: in a closed box below the view, or in
+    presenter mode a small "Export" popover (a lecturer prepares slides from there too).
 
     ``name`` becomes the file stem (``attention-lab_<name>.png``) and keeps widget keys unique.
     The CSV holds ``data``, or else the data of ``chart`` (a spec dict) as drawn.
+    ``caption`` (the view's settings, e.g. ``"T = 0.5, query = Russia"``) goes under the
+    title of the PNG and SVG.
     """
-    if ctx.presenter:
-        return
     stem = f"attention-lab_{name}"
 
     def csv() -> str:  # made only when the button is clicked
         return csv_text(table(chart) if data is None else data)
 
-    with st.expander(ctx.t("exports.title"), icon=":material/ios_share:"):
-        cols = st.columns(5)
-        if chart is not None:
-            with cols[0]:
-                _button("PNG", lambda: chart_png(chart), f"{stem}.png", "image/png", f"png_{name}")
-            with cols[1]:
-                _button(
-                    "SVG", lambda: chart_svg(chart), f"{stem}.svg", "image/svg+xml", f"svg_{name}"
-                )
-        if data is not None or isinstance(chart, dict):
-            with cols[2]:
-                _button("CSV", csv, f"{stem}.csv", "text/csv", f"csv_{name}")
-        if arrays:
-            with cols[3]:
-                _button(
-                    "NPZ",
-                    lambda: npz_bytes(arrays),
-                    f"{stem}.npz",
-                    "application/octet-stream",
-                    f"npz_{name}",
-                )
-        if text is not None:
-            with cols[4]:
-                _button("TXT", lambda: text, f"{stem}.txt", "text/plain", f"txt_{name}")
-        st.caption(ctx.t("exports.hint"))
+    buttons: list[tuple[str, Callable[[], bytes | str], str]] = []
+    if chart is not None:
+        buttons.append(("PNG", lambda: chart_png(chart, caption=caption), "image/png"))
+        buttons.append(("SVG", lambda: chart_svg(chart, caption=caption), "image/svg+xml"))
+    if data is not None or isinstance(chart, dict):
+        buttons.append(("CSV", csv, "text/csv"))
+    if arrays:
+        buttons.append(("NPZ", lambda: npz_bytes(arrays), "application/octet-stream"))
+    if text is not None:
+        buttons.append(("TXT", lambda: text, "text/plain"))
+    if ctx.presenter:
+        box = st.popover(ctx.t("exports.short"), icon=":material/ios_share:", type="tertiary")
+    else:
+        box = st.expander(ctx.t("exports.title"), icon=":material/ios_share:")
+    with box:
+        with st.container(horizontal=True, gap="small"):
+            for fmt, make, mime in buttons:
+                _button(fmt, make, f"{stem}.{fmt.lower()}", mime, f"{fmt.lower()}_{name}")
+        if not ctx.presenter:
+            st.caption(ctx.t("exports.hint"))

@@ -356,3 +356,22 @@ def test_panels_in_one_row_wrap_when_the_row_is_too_wide() -> None:
     spec = charts.fit(charts.to_spec(chart, False), charts.Room(charts.PAGE_WIDTH))
     assert spec["facet"]["field"] == "panel" and spec["columns"] < 4
     assert exports.chart_svg(spec).lstrip().startswith("<svg")
+
+
+def test_csv_export_drops_float_noise_and_keeps_significant_digits() -> None:
+    import pandas as pd
+
+    data = pd.DataFrame({"v": [-1.8369701987210297e-16, 0.1 + 0.2, 1.3e-10, 12345.678901]})
+    lines = exports.csv_text(data).lstrip("\ufeff").split()
+    assert lines == ["v", "0", "0.3", "1.3e-10", "12345.7"]
+
+
+def test_png_and_svg_carry_the_views_settings_as_a_caption() -> None:
+    heat = charts.to_spec(charts.heatmap({"w": np.eye(2)}, list("ab"), list("ab")), False)
+    titled = exports.with_caption(heat, "T = 0.5, query = Russia")
+    assert titled["title"]["text"] == "w (2 × 2)"
+    assert titled["title"]["subtitle"] == "T = 0.5, query = Russia"
+    assert "T = 0.5, query = Russia" in exports.chart_svg(heat, caption="T = 0.5, query = Russia")
+    untitled = exports.with_caption({"mark": "point"}, "n = 3")
+    assert untitled["title"]["text"] == "n = 3"
+    assert exports.with_caption(heat, None) is heat
