@@ -310,9 +310,10 @@ def at_slider(ctx: PageContext, h: History) -> int:
         st.session_state[AT] = total
     if st.session_state.get(AT) is not None and st.session_state[AT] > total:
         st.session_state[AT] = total
+    start = {} if AT in st.session_state else {"value": total}  # set by play: no default
     value = st.slider(
-        ctx.t("training.at"), 0, total, total, step=every, key=AT, bind="query-params",
-        help=ctx.t("training.at_help"),
+        ctx.t("training.at"), 0, total, step=every, key=AT, bind="query-params",
+        help=ctx.t("training.at_help"), **start,
     )  # fmt: skip
     return snapshot_index(h, int(value))
 
