@@ -545,6 +545,7 @@ PRESENTER_HEIGHT = 520
 MAX_GROWTH = 2.2  # presenter mode: a small chart grows at most this much…
 MIN_SHRINK = 0.45  # …and a large one shrinks at most this much (then it scrolls in its box)
 WRAP_BELOW = 0.75  # a chart that would have to shrink below this wraps its parts into rows
+MIN_CELL_FONT = 9  # cell numbers that would shrink below this many px are left out
 _AXIS_W, _AXIS_H, _LEGEND_W = 70, 64, 70  # px axes, titles and a colour legend add to a view
 _CONTINUOUS_W, _STEP_W = 300, 20  # Vega-Lite's default view width and band step
 
@@ -669,7 +670,8 @@ _POSITION = ("x", "x2", "y", "y2")
 
 def _scaled(node: object, f: float) -> object:
     """A copy of a (sub)spec with view sizes, pixel positions and mark fonts times ``f``
-    (datasets, data and config are shared, not copied)."""
+    (datasets, data and config are shared, not copied); text layers whose font would fall
+    below :data:`MIN_CELL_FONT` px are dropped (their numbers would overlap)."""
     if isinstance(node, list):
         return [_scaled(x, f) for x in node]
     if not isinstance(node, Mapping):
@@ -678,6 +680,8 @@ def _scaled(node: object, f: float) -> object:
     for key, value in node.items():
         if key in ("datasets", "data", "config", "title", "tooltip"):
             out[key] = value
+        elif key == "layer" and isinstance(value, list):  # cell numbers too small: drop them
+            out[key] = [_scaled(x, f) for x in value if _font(x) * f >= MIN_CELL_FONT]
         elif key in _SCALED and isinstance(value, int | float):
             out[key] = round(value * f, 1)
         elif key in _SCALED and isinstance(value, Mapping) and "step" in value:
@@ -694,6 +698,13 @@ def _scaled(node: object, f: float) -> object:
         else:
             out[key] = _scaled(value, f)
     return out
+
+
+def _font(layer: object) -> float:
+    """A layer's own mark font size (inf when it sets none: such layers always stay)."""
+    mark = layer.get("mark") if isinstance(layer, Mapping) else None
+    size = mark.get("fontSize") if isinstance(mark, Mapping) else None
+    return float(size) if isinstance(size, int | float) else math.inf
 
 
 def _fixed_facet_order(node: object, datasets: Mapping, rows: list | None = None) -> object:

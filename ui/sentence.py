@@ -86,37 +86,30 @@ def sentence_controls(
     """
     t = ctx.t
     with st.container(border=True):
-        text_col, button_col = st.columns([5, 1], vertical_alignment="bottom")
-        with text_col:
+        with st.container(horizontal=True, vertical_alignment="bottom"):
             spec = replace(TEXT, default=NATIVE_TEXT.get(ctx.lang, LESSON_TEXT)) if native else TEXT
             raw = text(ctx, spec, t("sentence.text"), help=t("sentence.text_help"))
-        with button_col:
             st.button(
                 t("sentence.lesson"),
                 on_click=load_lesson_example,
                 icon=":material/school:",
                 help=t("sentence.lesson_help"),
-                width="stretch",
+                width="content",
             )
         tokens = tokens_or_default(ctx, raw)
-        widths = ([1, 1, 1] if dims and key_dims else [1] if dims else []) + [1.2, 2.8, 1.4]
-        cols = iter(st.columns(widths, vertical_alignment="bottom"))
         d_model = d_k = d_v = None
-        if dims:
-            with next(cols):
-                d_model = slider(ctx, D_MODEL, "d_model")
-            if key_dims:
-                with next(cols):
-                    d_k = slider(ctx, D_K, "d_k")
-                with next(cols):
-                    d_v = slider(ctx, D_V, "d_v")
-        with next(cols):
-            seed = number(ctx, SEED, t("sentence.seed"))
-        with next(cols):
+        # One wrapping row: every control at its natural width, so no label is cut off on
+        # a narrow screen (what does not fit moves to the next line).
+        with st.container(horizontal=True, vertical_alignment="bottom", gap="medium"):
+            if dims:
+                d_model = slider(ctx, D_MODEL, "d_model", width=150)
+                if key_dims:
+                    d_k = slider(ctx, D_K, "d_k", width=150)
+                    d_v = slider(ctx, D_V, "d_v", width=150)
+            seed = number(ctx, SEED, t("sentence.seed"), width=150)
             mode = select(
                 ctx, EMBED, t("sentence.embed"), format_func=lambda m: t(f"sentence.mode_{m}")
             )
-        with next(cols):
             positions = toggle(ctx, POSITIONS, t("sentence.positions"))
     d_model = d_model or D_MODEL.default
     x = core.embed_tokens(tokens, d_model, mode, int(seed), positions)

@@ -375,3 +375,16 @@ def test_png_and_svg_carry_the_views_settings_as_a_caption() -> None:
     untitled = exports.with_caption({"mark": "point"}, "n = 3")
     assert untitled["title"]["text"] == "n = 3"
     assert exports.with_caption(heat, None) is heat
+
+
+def test_shrunk_cells_drop_numbers_that_would_overlap() -> None:
+    spec = charts.to_spec(
+        charts.heatmap({"w": np.eye(4)}, list("abcd"), list("abcd"), cell=24), False
+    )
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["rect", "text"]
+    small = charts._scaled(spec, 0.6)
+    assert [layer["mark"]["type"] for layer in small["layer"]] == ["rect"]
+    assert [layer["mark"]["type"] for layer in charts._scaled(spec, 1.5)["layer"]] == [
+        "rect",
+        "text",
+    ]
