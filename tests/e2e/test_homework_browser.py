@@ -37,9 +37,10 @@ def _run_student_code(starter: str, body: str, folder, name: str):
     return answer
 
 
-def _upload(page, path) -> str:
+def _upload(page, path, expect: str) -> str:
+    """Upload ``path`` and wait until ``expect`` is on screen (the rerun has finished)."""
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
-    page.wait_for_timeout(800)
+    page.get_by_text(expect).first.wait_for(timeout=60_000)
     wait_idle(page)
     return page.locator('[data-testid="stMain"]').inner_text()
 
@@ -53,7 +54,7 @@ def test_student_uploads_a_wrong_then_a_right_answer(server, open_app, tmp_path,
     starter = _download(page, re.compile(re.escape(t("homework.starter"))), tmp_path).read_text()
 
     wrong = _run_student_code(starter, BODY.format(scale=""), tmp_path, "wrong")
-    text = _upload(page, wrong)
+    text = _upload(page, wrong, t("homework.mistake.no_scaling.title"))
     assert t("homework.mistake.no_scaling.title") in text
     assert t("homework.step_scale") in text
     assert t("homework.accepted") not in text
@@ -63,7 +64,7 @@ def test_student_uploads_a_wrong_then_a_right_answer(server, open_app, tmp_path,
     right = _run_student_code(
         starter, BODY.format(scale=" / np.sqrt(K.shape[1])"), tmp_path, "right"
     )
-    text = _upload(page, right)
+    text = _upload(page, right, t("homework.accepted"))
     assert t("homework.accepted") in text
     assert t("homework.mistake.no_scaling.title") not in text
     assert page.locator('[data-testid="stException"]').count() == 0
