@@ -116,8 +116,7 @@ class Params:
 class Forward:
     """Everything the forward pass computed (kept for the backward pass and the page)."""
 
-    q: np.ndarray  # (B, n, d_k)
-    k: np.ndarray  # (B, n, d_k)
+    xm: np.ndarray  # (B, n, d_model) x W_Q W_Kᵀ: each token's query in the key space
     v: np.ndarray  # (B, n, d_v)
     scores: np.ndarray  # (B, n, n) what the softmax sees (scaled or not, −∞ where masked)
     weights: np.ndarray  # (B, n, n)
@@ -250,11 +249,17 @@ def forward(
     1) project 2) score (÷√d_k if ``scaled``; −∞ where ``mask`` is False) 3) softmax
     4) mix the values 5) read out the target rows and take the cross-entropy with ``y`` (B, r).
     ``mask``: (n, n) bool, True = may attend (every row must see at least one key).
+
+    The scores QKᵀ = (x W_Q)(x W_K)ᵀ are computed as x (W_Q W_Kᵀ) xᵀ: the same numbers, but
+    the d_k-wide products happen once per step on the weights, not for every token, so a
+    run at d_k = 256 costs about as much as one at d_k = 16.
     """
-    q, k, v = x @ params.w_q, x @ params.w_k, x @ params.w_v  # 1) (B, n, d_k|d_v)
-    scores = q @ np.swapaxes(k, -1, -2)  # 2) (B, n, n)
+    d_k = params.w_q.shape[1]
+    xm = x @ (params.w_q @ params.w_k.T)  # 1) (B, n, d_model)
+    v = x @ params.w_v  # (B, n, d_v)
+    scores = xm @ np.swapaxes(x, -1, -2)  # 2) (B, n, n) = Q Kᵀ
     if scaled:
-        scores = scores / np.sqrt(q.shape[-1])
+        scores = scores / np.sqrt(d_k)
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)
     weights = _softmax(scores)  # 3) (B, n, n)
@@ -264,7 +269,7 @@ def forward(
     logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))  # (B, r, C)
     nll = -np.take_along_axis(logp, y[..., None], axis=-1)[..., 0]  # (B, r)
     seq = nll.mean(axis=1)  # (B,)
-    return Forward(q, k, v, scores, weights, out, logits, float(seq.mean()), seq)
+    return Forward(xm, v, scores, weights, out, logits, float(seq.mean()), seq)
 
 
 def backward(
@@ -290,17 +295,17 @@ def backward(
     a = fw.weights
     d_s = a * (d_w - (d_w * a).sum(axis=-1, keepdims=True))  # 3) (B, n, n); 0 where masked
     if scaled:
-        d_s = d_s / np.sqrt(fw.q.shape[-1])  # 2)
-    d_q = d_s @ fw.k  # (B, n, d_k)
-    d_k = np.swapaxes(d_s, -1, -2) @ fw.q  # (B, n, d_k)
+        d_s = d_s / np.sqrt(params.w_q.shape[1])  # 2)
     xt = np.swapaxes(x, -1, -2)  # (B, d_model, n)
     # Per-sequence products, then summed: many tiny products stay single-threaded (one large
     # product made OpenBLAS spread ~0.3 Mflop over threads: 20x slower on a loaded machine).
-    per_q = xt @ d_q  # (B, d_model, d_k)
-    grads = Params(per_q.sum(0), (xt @ d_k).sum(0), (xt @ d_v).sum(0), g_o)  # 1)
+    per_m = xt @ d_s @ x  # (B, d_model, d_model): ∂loss/∂(W_Q W_Kᵀ) per sequence
+    g_m = per_m.sum(0)  # (d_model, d_model)
+    grads = Params(g_m @ params.w_k, g_m.T @ params.w_q, (xt @ d_v).sum(0), g_o)  # 1)
     seq = None
     if per_sequence:  # sequence b alone: its loss is not divided by B
-        seq = b * np.sqrt((per_q**2).sum(axis=(1, 2)))  # (B,)
+        kk = params.w_k @ params.w_k.T  # (d_model, d_model); ‖G W_K‖² = Σ (G W_K W_Kᵀ) ∘ G
+        seq = b * np.sqrt(np.maximum(((per_m @ kk) * per_m).sum(axis=(1, 2)), 0.0))  # (B,)
     return grads, seq
 
 
