@@ -97,7 +97,7 @@ def main() -> None:
     )
     machine = (
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"load average {load:.1f} at the start of the writing, OPENBLAS_NUM_THREADS={threads}"
+        f"1-min load average {load:.1f} when written, OPENBLAS_NUM_THREADS={threads}"
     )
     print(table)
     print(machine)

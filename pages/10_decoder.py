@@ -4,7 +4,7 @@ token, generation and a real KV cache."""
 import streamlit as st
 
 from ui import charts
-from ui.blocks import header, link, notice
+from ui.blocks import link, notice
 from ui.exports import export_panel
 from ui.sentence import settings_box
 from ui.shell import shell
@@ -13,10 +13,13 @@ from ui.views import decoder as dv
 
 ctx = shell("decoder")
 t = ctx.t
-header(ctx)
+st.title(t("decoder.title"))
 titles = [t(f"decoder.s{i}_title") for i in range(1, 6)]
 steps = stepper(ctx, [t(f"decoder.s{i}_short") for i in range(1, 6)])
 model = dv.model_or_stop(ctx)
+sz = dv.sizes(model)
+if not ctx.presenter:
+    st.markdown(t("decoder.intro", **sz))
 
 with settings_box(ctx, t("decoder.controls")):
     prompt = dv.prompt_input(ctx, dv.PROMPT, t("decoder.prompt"))
@@ -26,13 +29,13 @@ result = dv.run(prompt.ids)
 
 with steps.section(0):
     st.subheader(titles[0])
-    st.markdown(t("decoder.s1_text"))
+    st.markdown(t("decoder.s1_text", **sz))
     layer, head, query = dv.head_controls(ctx, model, prompt)
     overview = dv.query_rows(result.attention, query)
     title = t("decoder.head_title", layer=layer, head=head)
     chart = charts.show_cached(
         ctx, dv.head_chart, t, prompt.labels, result.attention[layer, head], query, overview,
-        title,
+        title, model.config.n_heads,
     )  # fmt: skip
     notice(ctx, dv.head_notice(ctx, prompt, result, layer, head, query))
     export_panel(ctx, "decoder_head", chart, arrays={"attention": result.attention})
@@ -47,7 +50,7 @@ with steps.section(1):
         t("decoder.row_adj", layer=adj_layer, head=adj_head),
     ]
     chart = charts.show_cached(ctx, dv.why_chart, t, why, rows)
-    notice(ctx, dv.why_notice(ctx, why, layer, head, adj_layer, adj_head))
+    notice(ctx, dv.why_notice(ctx, why, layer, head, adj_layer, adj_head, sz))
     link(ctx, "masking")
     link(ctx, "encoder")
 
@@ -66,14 +69,14 @@ with steps.section(2):
 
 with steps.section(3):
     st.subheader(titles[3])
-    st.markdown(t("decoder.s4_text"))
+    st.markdown(t("decoder.s4_text", **sz))
     left, right = st.columns([3, 2], gap="large")
     with left:
         temperature = dv.next_controls(ctx)
         frame = dv.next_frame(model, result.logits, temperature)
         space = charts.room(ctx, 0.58)
         chart = charts.show_cached(ctx, dv.next_chart, t, frame, space=space)
-        notice(ctx, dv.next_notice(ctx, frame, temperature))
+        notice(ctx, dv.next_notice(ctx, frame, temperature, sz))
         link(ctx, "softmax", t("decoder.softmax_link"))
     with right:
         settings, use_cache = dv.gen_controls(ctx, prompt, temperature)
@@ -88,7 +91,7 @@ with steps.section(3):
 
 with steps.section(4):
     st.subheader(titles[4])
-    st.markdown(t("decoder.s5_text"))
+    st.markdown(t("decoder.s5_text", **sz))
     if st.button(t("decoder.compare"), icon=":material/timer:"):
         with st.status(t("decoder.comparing"), expanded=True):
             runs = [dv.stream(ctx, model, prompt, settings, c) for c in (True, False)]

@@ -56,6 +56,20 @@ def model_or_stop(ctx: PageContext) -> smollm.SmolLM:
         raise
 
 
+def sizes(m: smollm.SmolLM) -> dict[str, str]:
+    """The model's sizes for running text, read from the loaded weights (never typed in)."""
+    cfg, w = m.config, m.weights
+    count = w.embed.size + w.out_norm.size
+    count += sum(a.size for layer in w.layers for a in vars(layer).values())
+    return {
+        "params": f"{count:,}".replace(",", " "),
+        "layers": str(cfg.n_layers),
+        "heads": str(cfg.n_heads),
+        "group": str(cfg.n_heads // cfg.n_kv_heads),
+        "vocab": f"{cfg.vocab:,}".replace(",", " "),
+    }
+
+
 @dataclass(frozen=True)
 class Prompt:
     """A prompt as the model reads it."""
@@ -138,14 +152,14 @@ def head_controls(ctx: PageContext, m: smollm.SmolLM, p: Prompt) -> tuple[int, i
             ctx,
             Int("layer", min(13, cfg.n_layers - 1), 0, cfg.n_layers - 1),
             t("decoder.layer"),
-            help=t("decoder.layer_help"),
+            help=t("decoder.layer_help", **sizes(m)),
         )
     with c2:
         head = slider(
             ctx,
             Int("head", min(8, cfg.n_heads - 1), 0, cfg.n_heads - 1),
             t("decoder.head"),
-            help=t("decoder.head_help"),
+            help=t("decoder.head_help", **sizes(m)),
         )
     with c3:
         spec = Choice("query", str(default), tuple(str(i) for i in range(len(p.labels))))
@@ -179,6 +193,7 @@ def head_chart(
     query: int,
     overview: np.ndarray,
     title: str,
+    heads: int,
 ) -> dict:
     """The selected head's causal weights (numbers in the cells, the query row outlined)
     next to the query's row in every layer (mean over the heads)."""
@@ -201,7 +216,7 @@ def head_chart(
                 legend=False,
             ),
             charts.heatmap(
-                {t("decoder.overview", q=names[query]): overview},
+                {t("decoder.overview", q=names[query], heads=heads): overview},
                 [f"L{i}" for i in range(n_layers)],
                 labels,
                 x_title=keys,
@@ -232,7 +247,8 @@ def head_notice(
         )
     ]
     later = float(np.triu(r.attention, 1).max(initial=0.0))  # every layer and head
-    items.append(t("decoder.notice_causal", later=charts.fmt(later, 1)))
+    layers, heads = r.attention.shape[:2]
+    items.append(t("decoder.notice_causal", later=charts.fmt(later, 1), layers=layers, heads=heads))
     return items
 
 
@@ -305,7 +321,9 @@ def why_chart(t: Translator, w: Why, rows: list[str]) -> dict:
     )
 
 
-def why_notice(ctx: PageContext, w: Why, layer: int, head: int, al: int, ah: int) -> list[str]:
+def why_notice(
+    ctx: PageContext, w: Why, layer: int, head: int, al: int, ah: int, sz: dict[str, str]
+) -> list[str]:
     """The comparison in plain words, every number from the two forward passes."""
     t = ctx.t
     animal, street = w.nouns
@@ -313,6 +331,7 @@ def why_notice(ctx: PageContext, w: Why, layer: int, head: int, al: int, ah: int
     return [
         t(
             "decoder.notice_it",
+            **sz,
             layer=layer,
             head=head,
             a=f"{w.rows_a[0, animal]:.3f}",
@@ -430,7 +449,9 @@ def next_chart(t: Translator, frame: pd.DataFrame) -> object:
     )
 
 
-def next_notice(ctx: PageContext, frame: pd.DataFrame, temperature: float) -> list[str]:
+def next_notice(
+    ctx: PageContext, frame: pd.DataFrame, temperature: float, sz: dict[str, str]
+) -> list[str]:
     """What the temperature did to the distribution."""
     top = frame.iloc[0]
     return [
@@ -441,7 +462,7 @@ def next_notice(ctx: PageContext, frame: pd.DataFrame, temperature: float) -> li
             mass=f"{frame['p'].sum():.3f}",
             temp=f"{temperature:.2f}",
         ),
-        ctx.t("decoder.notice_temp"),
+        ctx.t("decoder.notice_temp", **sz),
     ]
 
 
@@ -617,8 +638,10 @@ def cache_table(ctx: PageContext, m: smollm.SmolLM, g: Generation) -> pd.DataFra
             t("decoder.col_step"): np.arange(1, len(g.tokens) + 1),
             t("decoder.col_token"): [_axis(lab) for lab in g.labels],
             t("decoder.col_shape"): [f"({cfg.n_kv_heads}, {n}, {cfg.d_head})" for n in g.cache_len],
-            t("decoder.col_memory"): [f"{b / 1024:.0f} KiB" for b in g.cache_bytes],
-            t("decoder.col_mha"): [f"{b * ratio / 1024:.0f} KiB" for b in g.cache_bytes],
+            t("decoder.col_memory", **sizes(m)): [f"{b / 1024:.0f} KiB" for b in g.cache_bytes],
+            t("decoder.col_mha", **sizes(m)): [
+                f"{b * ratio / 1024:.0f} KiB" for b in g.cache_bytes
+            ],
         }
     )
 
