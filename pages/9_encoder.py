@@ -17,10 +17,11 @@ header(ctx)
 titles = [t(f"encoder.step_{s}") for s in ("head", "grid", "search", "compare", "explain")]
 steps = stepper(ctx, titles)
 
-with settings_box(ctx, t("encoder.settings")), st.spinner(t("encoder.loading")):
-    a = ev.sentence(ctx, ev.TEXT, t("encoder.text"))
-    b = ev.sentence(ctx, ev.COMPARE, t("encoder.compare"))
-c = ev.controls(ctx, a)
+with settings_box(ctx, t("encoder.settings")):  # a closed expander in presenter mode
+    with st.spinner(t("encoder.loading")):
+        a = ev.sentence(ctx, ev.TEXT, t("encoder.text"))
+        b = ev.sentence(ctx, ev.COMPARE, t("encoder.compare"))
+    c = ev.controls(ctx, a)
 sa, sb = ev.shown(a, c.hide), ev.shown(b, c.hide)
 head = ev.head_name(c.layer, c.head)
 rows = sa.rows(c.queries)
@@ -75,18 +76,7 @@ with steps.section(2):
 with steps.section(3):
     st.subheader(titles[3])
     st.markdown(t("encoder.compare_text", head=head))
-    pair = ev.compare_titles(ctx, head)
-    chart = charts.show_cached(
-        ctx,
-        ev.compare_chart,
-        t,
-        sa.tokens,
-        weights,
-        sb.tokens,
-        sb.attention[c.layer, c.head],
-        pair,
-        ctx.presenter,
-    )
+    chart = ev.show_comparison(ctx, sa, sb, c, head)
     notice(ctx, ev.compare_notice(ctx, sa, sb, c, a, b))
     export_panel(ctx, "encoder_compare", chart)
 

@@ -166,3 +166,18 @@ def test_bad_url_params_warn_and_fall_back(page):
         assert f"`{key}`" in warned
     assert metric(at)[0] == "L3H1: it → animal"
     assert "nan" not in texts(at).lower()
+
+
+def test_presenter_comparison_shows_the_query_rows_large(page):
+    at = page(PAGE, present="1", step="4")
+    frames = [f for f in chart_tables(at, 3) if "row" in f]
+    pair = next(f for f in frames if set(f["row"]) == {"A: it", "B: it"})
+    _, attention_a = reference(LESSON)
+    _, attention_b = reference(WIDE)
+    b_row = pair[pair["row"] == "B: it"].sort_values("j")["value"].astype(float).to_numpy()
+    np.testing.assert_allclose(b_row, attention_b[3, 1, 10], atol=1e-6)
+    assert "tired/wide" in set(pair["col"])
+    diff = next(f for f in frames if set(f["row"]) == {"B − A"})
+    assert diff["value"].astype(float).abs().max() == pytest.approx(
+        np.abs(attention_b[3, 1, 10] - attention_a[3, 1, 10]).max(), abs=1e-6
+    )

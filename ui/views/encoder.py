@@ -696,3 +696,68 @@ def compare_titles(ctx: PageContext, head: str) -> tuple[str, str, str]:
     """Titles of the two sentences' panels and of their difference."""
     t = ctx.t
     return t("encoder.sentence_a", head=head), t("encoder.sentence_b", head=head), t("encoder.diff")
+
+
+def pair_labels(tokens_a: list[str], tokens_b: list[str]) -> list[str]:
+    """Column labels for two sentences of equal length: ``tired/wide`` where they differ."""
+    la, lb = charts.unique_labels(tokens_a), charts.unique_labels(tokens_b)
+    return [x if x == y else f"{x}/{y}" for x, y in zip(la, lb, strict=True)]
+
+
+def compare_rows_chart(
+    t: Translator,
+    columns: list[str],
+    ra: np.ndarray,
+    rb: np.ndarray,
+    query: str,
+    presenter: bool,
+) -> dict:
+    """The query's row in sentence A and B, and B − A, numbers in every cell (presenter
+    mode: large enough to read in a hall)."""
+    n = len(columns)
+    cell = charts.fit_cell(n, 3, 1500 if presenter else 800, lo=20, hi=70)
+    names = (t("encoder.row_a", q=query), t("encoder.row_b", q=query))
+    diff = (rb - ra)[None]
+    return charts.concat(
+        [
+            charts.heatmap(
+                {t("encoder.rows_title", q=query): np.stack([ra, rb])},
+                list(names),
+                columns,
+                title=t("encoder.rows_title", q=query),
+                cell=cell,
+                legend=False,
+                name="pair",
+            ),
+            charts.heatmap(
+                {t("encoder.diff"): diff},
+                [t("encoder.diff")],
+                columns,
+                "scores",
+                x_title=t("encoder.keys"),
+                title=t("encoder.diff"),
+                cell=cell,
+                legend=False,
+                domain=charts.symmetric_domain(diff),
+                name="pair_diff",
+            ),
+        ],
+        "vconcat",
+        spacing=10,
+    )
+
+
+def show_comparison(ctx: PageContext, sa: Shown, sb: Shown, c: Controls, head: str) -> dict:
+    """Draw the two sentences in the selected head: on a projector the first query token's
+    rows (A, B, B − A) in large cells when the sentences align, else the whole matrices."""
+    t, rows = ctx.t, sa.rows(c.queries)
+    wa, wb = sa.attention[c.layer, c.head], sb.attention[c.layer, c.head]
+    if ctx.presenter and rows and len(sa.tokens) == len(sb.tokens):
+        query = charts.unique_labels(sa.tokens)[rows[0]]
+        columns = pair_labels(sa.tokens, sb.tokens)
+        ra, rb = wa[rows[0]], wb[rows[0]]
+        return charts.show_cached(ctx, compare_rows_chart, t, columns, ra, rb, query, True)
+    titles = compare_titles(ctx, head)
+    return charts.show_cached(
+        ctx, compare_chart, t, sa.tokens, wa, sb.tokens, wb, titles, ctx.presenter
+    )
