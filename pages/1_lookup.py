@@ -22,7 +22,7 @@ from ui.views.notes import untrained
 ctx = shell("lookup")
 t = ctx.t
 header(ctx)
-steps = stepper(ctx, [t("lookup.step_table"), t("lookup.step_soft"), t("lookup.step_temperature")])
+steps = stepper(ctx, [t(f"lookup.step_{s}_short") for s in ("table", "soft", "temperature")])
 
 ids, keys, values = capital_table()
 countries = views.names(t, ids, "country")

@@ -216,3 +216,16 @@ def test_fill_notice_says_whether_minus_1e4_can_overflow_on_the_slider(page):
     assert "it has overflowed" in cold
     warm = texts(page(PAGE, dtype="float16", temp="1.0"))
     assert "still finite" in warm
+
+
+def test_chinese_opens_on_a_chinese_sentence_with_the_lesson_one_click_away(page):
+    from ui.i18n import Translator
+
+    zh = Translator("zh")
+    at = page(PAGE, lang="zh")
+    assert at.text_input(key="text").value == "猫坐在垫子上"
+    cols = next(f for f in chart_tables(at, 0) if "col" in f)["col"].tolist()
+    assert "猫" in cols and "The" not in cols
+    next(b for b in at.button if b.label == zh("sentence.lesson")).click().run()
+    assert at.text_input(key="text").value == "The cat sat on the mat"
+    assert not at.exception

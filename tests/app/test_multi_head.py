@@ -80,7 +80,7 @@ def test_presenter_mode_shows_one_step_at_a_time():
     ]
     assert len(visible_of(at, "Metric")) >= 2  # step 4: numbers, no charts
     assert not visible_of(at, "vega_lite_chart")
-    assert not at.get("download_button")  # exports are hidden on the projector
+    assert not visible_of(at, "DownloadButton")  # nothing to export on a step without charts
 
 
 @pytest.mark.parametrize("d_model", ["2", "6", "12", "60", "64"])

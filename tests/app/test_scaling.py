@@ -190,9 +190,10 @@ def test_exports_are_offered_outside_presenter_mode(page):
     assert np.isfinite(metric(at, "scaling.m_grad_raw", d_k=512))
 
 
-def test_presenter_mode_offers_no_exports(page):
+def test_presenter_mode_exports_only_the_step_on_screen(page):
     at = page(PAGE, lang="en", present="1", step="1")
-    assert not at.get("download_button")
+    keys = {b.key for b in visible_of(at, "DownloadButton")}
+    assert keys and all(k.endswith("scaling_scores") for k in keys)
 
 
 def test_the_score_chart_exports_as_svg_with_its_data():

@@ -93,7 +93,7 @@ def test_minus_inf_entry_gets_exactly_zero(page):
 def test_masking_the_last_entries_gives_exact_zeros_and_renormalises(page):
     at = page(PAGE, masked="3")
     notes = _notices(at)
-    assert "The 3 masked entries get a probability of exactly 0.0" in notes
+    assert "The masked entries (3 of them) get a probability of exactly 0.0" in notes
     assert "together they sum to 1.000" in notes
 
 

@@ -357,7 +357,7 @@ def fill_notice(
     else:
         same = "masking.notice_same" if fv.spread < 1e-12 else "masking.notice_differ"
         second = t(same, q=name, spread=sci(fv.spread))
-    facts = {"dtype": dtype, "top": f"{np.finfo(dtype).max:.4g}", "big": sci(fv.stored[1])}
+    facts = {"dtype": dtype, "top": f"{np.finfo(dtype).max:.5g}", "big": sci(fv.stored[1])}
     if fv.overflow < TEMPERATURE.lo:  # no temperature on the slider can make −1e4 overflow
         third = t("masking.notice_dtype", tau=sci(fv.overflow), **facts)
     else:
