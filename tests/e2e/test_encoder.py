@@ -4,7 +4,8 @@ presenter mode, and head search selecting a head."""
 import re
 
 import pytest
-from conftest import href, shot, wait_for_url
+from conftest import href, shot, wait_for_url, wait_idle
+from playwright.sync_api import expect
 
 from models import encoder_attention
 from ui.views.encoder import LESSON
@@ -15,7 +16,15 @@ def _expected() -> str:
     return f"{attention[3, 1, tokens.index('it'), tokens.index('animal')]:.3f}"
 
 
+def _loaded(page) -> None:
+    """Wait until the first run (model load and two forward passes) has drawn the metric."""
+    metric = page.locator('[data-testid="stMetric"]').first
+    expect(metric).to_contain_text("→", timeout=180_000)
+    wait_idle(page)
+
+
 def _clean(page) -> str:
+    _loaded(page)
     assert page.locator('[data-testid="stException"]').count() == 0
     body = page.locator("body").inner_text()
     assert "Traceback" not in body
@@ -49,7 +58,8 @@ def test_presenter_steps_render_with_their_chart(server, open_app, step) -> None
 
 def test_head_search_button_selects_a_head(server, open_app) -> None:
     page = open_app(server, "/encoder?lang=en")
+    _loaded(page)
     page.get_by_role("button", name=re.compile(r"^2\. L5H11")).click()
     wait_for_url(page, "head=11")
     assert "layer=5" in href(page)
-    assert "L5H11: it → animal" in page.locator('[data-testid="stMetric"]').first.inner_text()
+    expect(page.locator('[data-testid="stMetric"]').first).to_contain_text("L5H11: it → animal")
