@@ -181,3 +181,8 @@ def test_presenter_comparison_shows_the_query_rows_large(page):
     assert diff["value"].astype(float).abs().max() == pytest.approx(
         np.abs(attention_b[3, 1, 10] - attention_a[3, 1, 10]).max(), abs=1e-6
     )
+
+
+def test_adding_a_query_token_keeps_the_default_head(page):
+    at = page(PAGE, q="10,2")
+    assert metric(at)[0] == "L3H1: it → animal"  # the first query decides the default head

@@ -152,7 +152,8 @@ def token_choice(key: str, tokens: list[str], default: int) -> Choice:
 
 
 def head_specs(best: tuple[int, int], layers: int, heads: int) -> tuple[Choice, Choice]:
-    """Layer and head choices; the defaults are the head that head search ranks first."""
+    """Layer and head choices; the defaults are the head that head search ranks first for
+    the first query token."""
     return (
         Choice("layer", str(best[0]), tuple(str(i) for i in range(layers))),
         Choice("head", str(best[1]), tuple(str(i) for i in range(heads))),
@@ -187,7 +188,7 @@ def controls(ctx: PageContext, a: Analysis) -> Controls:
         spec = token_choice("target", a.tokens, default_index(a.tokens, DEFAULT_TARGET, 1))
         fmt = lambda i: plain(labels[int(i)], 24)  # noqa: E731
         target = int(select(ctx, spec, t("encoder.target"), fmt, "select"))
-    order, _ = head_ranking(a.attention, np.array(queries), target)
+    order, _ = head_ranking(a.attention, queries[0], target)  # default: stable as queries are added
     L, H = a.attention.shape[:2]  # noqa: N806
     specs = head_specs((int(order[0, 0]), int(order[0, 1])), L, H)
     with c2:
