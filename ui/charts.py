@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import altair as alt
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
 from streamlit import dataframe_util
 
@@ -797,11 +798,20 @@ def _built(name: str, _builder: Builder, args: tuple, kwargs: dict) -> tuple[dic
 def _make(builder: Builder, args: tuple, kwargs: dict) -> tuple[dict, dict]:
     chart = builder(*args, **kwargs)
     spec = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
-    arrow = {
-        key: dataframe_util.convert_anything_to_arrow_bytes(values)
-        for key, values in spec.get("datasets", {}).items()
-    }
+    arrow = {key: _arrow(values) for key, values in spec.get("datasets", {}).items()}
     return spec, {**spec, "datasets": arrow} if arrow else spec
+
+
+def _arrow(values: object) -> bytes:
+    """A dataset in the Arrow form ``st.vega_lite_chart`` sends. Records go straight to
+    Arrow (~2 ms for a 64 × 64 heatmap; through pandas, Streamlit's default, ~100×
+    longer); anything else, or records Arrow cannot type, the default way."""
+    if isinstance(values, list) and values and all(isinstance(r, dict) for r in values):
+        try:
+            return dataframe_util.convert_anything_to_arrow_bytes(pa.Table.from_pylist(values))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            pass
+    return dataframe_util.convert_anything_to_arrow_bytes(values)
 
 
 @st.cache_data(max_entries=256, show_spinner=False, hash_funcs={Translator: lambda t: t.lang})
