@@ -523,7 +523,7 @@ def bars_notices(
     p, p1 = num(peak(probs_a)), num(peak(at_one))
     if np.ptp(at_one) == 0:  # equal logits: no temperature changes anything
         temperature = t("softmax.notice_temperature_flat", p=p)
-    elif temp == 1.0:
+    elif abs(temp - 1.0) < 1e-9:  # the slider steps in 0.05: compare with a tolerance
         temperature = t("softmax.notice_temperature_one", p=p)
     else:
         temperature = t("softmax.notice_temperature", T=f"{temp:.2f}", p=p, p1=p1)
@@ -535,7 +535,7 @@ def matrix_notices(t: Translator, mats: dict[str, np.ndarray], temp: float) -> l
     p1, p = num(peak(mats["weights_t1"])), num(peak(mats["weights_t"]))
     first = (
         t("softmax.notice_matrix_same", p1=p1)
-        if temp == 1.0
+        if abs(temp - 1.0) < 1e-9
         else t("softmax.notice_matrix_peak", p1=p1, T=f"{temp:.2f}", p=p)
     )
     return [first, t("softmax.notice_matrix_rows")]
