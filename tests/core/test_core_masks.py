@@ -1,6 +1,9 @@
 """Boolean masks (True = may attend) and the two fill policies."""
 
+import math
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -13,6 +16,23 @@ from core import (
     padding_mask,
     scaled_dot_product_attention,
     softmax,
+)
+from core.masks import (
+    SMALL_NEGATIVE,
+    combine_masks,
+    fill_comparison,
+    fully_masked_rows,
+    lookahead_weight,
+    masked_softmax,
+    masked_weight_max,
+    max_row_spread,
+    overflow_temperature,
+    pad_rows,
+    padded_valid,
+    row_sums,
+    stored_fill,
+    undefined_rows,
+    vector_norms,
 )
 
 
@@ -103,3 +123,129 @@ def test_masked_keys_get_exactly_zero_weight_and_allowed_rows_sum_to_one(inputs)
     np.testing.assert_allclose(w[has_key].sum(axis=-1), 1.0, atol=1e-12)
     np.testing.assert_array_equal(w[~has_key], 0.0)
     np.testing.assert_array_equal(out[~has_key], 0.0)
+
+
+def test_padded_valid_marks_real_tokens_on_either_side():
+    np.testing.assert_array_equal(padded_valid(3, 2), [True, True, True, False, False])
+    np.testing.assert_array_equal(padded_valid(3, 2, "left"), [False, False, True, True, True])
+    np.testing.assert_array_equal(padded_valid(2, 0), [True, True])
+    with pytest.raises(ValueError):
+        padded_valid(2, 1, "middle")
+
+
+def test_pad_rows_adds_zero_embeddings_and_keeps_the_real_rows():
+    x = np.arange(6.0).reshape(3, 2)
+    right, left = pad_rows(x, 2), pad_rows(x, 2, "left")
+    assert right.shape == left.shape == (5, 2)
+    np.testing.assert_array_equal(right[:3], x)
+    np.testing.assert_array_equal(right[3:], 0.0)
+    np.testing.assert_array_equal(left[2:], x)
+    np.testing.assert_array_equal(left[:2], 0.0)
+    with pytest.raises(ValueError):
+        pad_rows(x, 1, "top")
+
+
+def test_combine_masks_by_hand():
+    valid = [True, True, False]
+    np.testing.assert_array_equal(combine_masks(3, False), np.ones((3, 3), dtype=bool))
+    np.testing.assert_array_equal(combine_masks(3, True), causal_mask(3))
+    np.testing.assert_array_equal(
+        combine_masks(3, False, valid), [[True, True, False]] * 3
+    )  # padding hides the column for every query
+    np.testing.assert_array_equal(
+        combine_masks(3, True, valid),
+        [[True, False, False], [True, True, False], [True, True, False]],
+    )
+
+
+def test_left_padding_with_causal_mask_empties_the_padding_rows():
+    mask = combine_masks(5, True, padded_valid(3, 2, "left"))
+    np.testing.assert_array_equal(fully_masked_rows(mask), [True, True, False, False, False])
+
+
+def test_masked_weight_max_row_sums_and_lookahead_by_hand():
+    w = np.array([[0.7, 0.3], [0.25, 0.75]])
+    assert masked_weight_max(w, causal_mask(2)) == 0.3
+    assert masked_weight_max(w, np.ones((2, 2), dtype=bool)) == 0.0
+    np.testing.assert_allclose(row_sums(w), [1.0, 1.0])
+    np.testing.assert_allclose(lookahead_weight(w), [0.3, 0.0])
+
+
+def test_causal_attention_puts_exactly_zero_weight_ahead():
+    rng = np.random.default_rng(3)
+    q, k, v = rng.normal(size=(3, 5, 4))
+    _, w = scaled_dot_product_attention(q, k, v, causal_mask(5))
+    np.testing.assert_array_equal(lookahead_weight(w), 0.0)
+    assert masked_weight_max(w, causal_mask(5)) == 0.0
+
+
+def test_stored_fill_shows_float16_overflow():
+    assert stored_fill(LARGE_NEGATIVE, "float64") == -1e9
+    assert stored_fill(LARGE_NEGATIVE, "float32") == -1e9
+    assert stored_fill(LARGE_NEGATIVE, "float16") == -math.inf  # float16 stops at 65504
+    assert stored_fill(SMALL_NEGATIVE, "float16") == -1e4
+    assert stored_fill(SMALL_NEGATIVE, "float16", temperature=0.1) == -math.inf
+    assert stored_fill(MASK_FILL, "float32") == -math.inf
+
+
+def test_overflow_temperature_is_the_float16_threshold_for_minus_1e4():
+    tau = overflow_temperature(SMALL_NEGATIVE, "float16")
+    assert tau == pytest.approx(1e4 / 65504)
+    assert stored_fill(SMALL_NEGATIVE, "float16", tau * 1.01) > -math.inf
+    assert stored_fill(SMALL_NEGATIVE, "float16", tau * 0.99) == -math.inf
+    assert overflow_temperature(LARGE_NEGATIVE, "float16") == math.inf
+    assert overflow_temperature(MASK_FILL, "float64") == math.inf
+
+
+def test_fully_masked_row_zero_with_minus_inf_uniform_with_large_negative():
+    scores = np.array([0.4, -1.0, 2.5, 0.0])
+    none = np.zeros(4, dtype=bool)
+    np.testing.assert_array_equal(masked_softmax(scores, none, MASK_FILL), 0.0)
+    np.testing.assert_allclose(masked_softmax(scores, none, LARGE_NEGATIVE), 0.25)
+    np.testing.assert_allclose(masked_softmax(scores, none, SMALL_NEGATIVE, dtype="float32"), 0.25)
+    # In float16 −1e9 is −∞ already: the guard gives zeros, a textbook softmax 0/0.
+    np.testing.assert_array_equal(masked_softmax(scores, none, LARGE_NEGATIVE, dtype="float16"), 0)
+    assert undefined_rows(scores, none, LARGE_NEGATIVE, dtype="float16")
+    assert not undefined_rows(scores, none, LARGE_NEGATIVE, dtype="float32")
+    assert undefined_rows(scores, none, MASK_FILL)
+
+
+def test_masked_softmax_keeps_the_dtype_and_has_no_nan():
+    scores = np.array([[1.0, 2.0, 3.0], [0.5, 0.5, 0.5]])
+    mask = np.array([[True, False, True], [False, False, False]])
+    for dtype in ("float64", "float32", "float16"):
+        for fill in (MASK_FILL, LARGE_NEGATIVE, SMALL_NEGATIVE):
+            w = masked_softmax(scores, mask, fill, temperature=0.05, dtype=dtype)
+            assert w.dtype == np.dtype(dtype)
+            assert np.isfinite(w).all()
+            assert w[0, 1] == 0.0
+
+
+def test_fill_comparison_by_hand():
+    scores = np.array([1.0, 0.0])
+    v = np.array([[2.0, 0.0], [0.0, 4.0]])
+    fills = [MASK_FILL, LARGE_NEGATIVE, SMALL_NEGATIVE]
+    w, out = fill_comparison(scores, np.array([True, False]), v, fills)
+    np.testing.assert_array_equal(w, [[1.0, 0.0]] * 3)
+    np.testing.assert_array_equal(out, [[2.0, 0.0]] * 3)
+    assert max_row_spread(w) == 0.0
+    w, out = fill_comparison(scores, np.array([False, False]), v, fills)
+    np.testing.assert_array_equal(w, [[0.0, 0.0], [0.5, 0.5], [0.5, 0.5]])
+    np.testing.assert_allclose(vector_norms(out), [0.0, math.sqrt(5.0), math.sqrt(5.0)])
+    assert max_row_spread(w) == 0.5
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    arrays(np.float64, (4, 4), elements=st.floats(-8, 8)),
+    arrays(np.bool_, (4, 4)),
+    st.sampled_from(["float64", "float32", "float16"]),
+    st.floats(0.05, 4.0),
+)
+def test_rows_with_a_visible_key_agree_for_every_fill(scores, mask, dtype, temperature):
+    ws = [masked_softmax(scores, mask, f, temperature, dtype) for f in (MASK_FILL, LARGE_NEGATIVE)]
+    seen = mask.any(axis=-1)
+    tol = {"float64": 1e-12, "float32": 1e-6, "float16": 2e-3}[dtype]
+    np.testing.assert_allclose(ws[0][seen], ws[1][seen], atol=tol)
+    np.testing.assert_allclose(row_sums(ws[0])[seen], 1.0, atol=tol * 10)
+    assert np.all(ws[0][~mask] == 0.0)
