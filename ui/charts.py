@@ -732,24 +732,34 @@ def _fixed_facet_order(node: object, datasets: Mapping, rows: list | None = None
     return out
 
 
-def fit(spec: Mapping, space: Room) -> dict:
-    """``spec`` laid out for ``space``: side-by-side parts and facet panels wrap into rows
-    when they are much too wide, then the whole chart is scaled (view sizes, cells, cell
-    text) down to fit, or up to fill the room when ``space.grow``; facets get a fixed
-    order. Sizes are estimated from the spec (axes and legends by rule of thumb)."""
-    datasets = spec.get("datasets", {})
-    out = _fixed_facet_order(spec, datasets)
-    w, h = _extent(out, datasets)
-    if w * WRAP_BELOW > space.width:  # shrinking alone would make it too small: wrap first
-        out = _wrap(out, int(space.width / WRAP_BELOW), datasets)
-        w, h = _extent(out, datasets)
+def _scale_for(spec: dict, space: Room, datasets: Mapping) -> float:
+    """The factor that makes ``spec`` fit ``space`` (or fill it, when ``space.grow``)."""
     # Axes and legends keep their size, so the extent is linear in the scale: solve for it.
-    w2, h2 = _extent(_scaled(out, 2.0), datasets)
+    w, h = _extent(spec, datasets)
+    w2, h2 = _extent(_scaled(spec, 2.0), datasets)
     f = 1 + (space.width - w) / max(w2 - w, 1) if (w > space.width or space.grow) else 1.0
     if space.height and (space.grow or h > space.height):
         f = min(f, 1 + (space.height - h) / max(h2 - h, 1))
-    f = float(np.clip(f, MIN_SHRINK, MAX_GROWTH if space.grow else 1.0))
-    return out if abs(f - 1) < 0.03 else _scaled(out, f)
+    return float(np.clip(f, MIN_SHRINK, MAX_GROWTH if space.grow else 1.0))
+
+
+def fit(spec: Mapping, space: Room) -> dict:
+    """``spec`` laid out for ``space``: side-by-side parts and facet panels wrap into rows
+    when they are much too wide, stacked parts go side by side when the room is wide and
+    low (presenter mode), then the whole chart is scaled (view sizes, cells, cell text)
+    down to fit, or up to fill the room when ``space.grow``; facets get a fixed order.
+    Sizes are estimated from the spec (axes and legends by rule of thumb)."""
+    datasets = spec.get("datasets", {})
+    out = _fixed_facet_order(spec, datasets)
+    layouts = [out]
+    if _extent(out, datasets)[0] * WRAP_BELOW > space.width:  # too small if only shrunk
+        layouts.append(_wrap(out, int(space.width / WRAP_BELOW), datasets))
+    if space.height and "vconcat" in out and len(out["vconcat"]) > 1:
+        side = {**{k: v for k, v in out.items() if k != "vconcat"}, "hconcat": out["vconcat"]}
+        layouts.append(side)
+    scored = [(_scale_for(layout, space, datasets), -i, layout) for i, layout in enumerate(layouts)]
+    f, _, best = max(scored, key=lambda x: x[:2])
+    return best if abs(f - 1) < 0.03 else _scaled(best, f)
 
 
 def to_spec(chart: alt.TopLevelMixin | dict, presenter: bool) -> dict:

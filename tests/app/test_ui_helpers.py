@@ -388,3 +388,12 @@ def test_shrunk_cells_drop_numbers_that_would_overlap() -> None:
         "rect",
         "text",
     ]
+
+
+def test_stacked_charts_go_side_by_side_on_a_wide_low_projector() -> None:
+    m = np.eye(6)
+    rows = [charts.heatmap({"a": m, "b": m}, list("abcdef"), list("abcdef"), name=n) for n in "xy"]
+    spec = charts.to_spec(charts.concat(rows, "vconcat"), presenter=True)
+    laid = charts.fit(spec, charts.Room(1660, 520, grow=True))
+    assert "hconcat" in laid and "vconcat" not in laid
+    assert charts.fit(spec, charts.Room(880)).get("vconcat"), "a laptop page keeps the stack"
