@@ -93,8 +93,9 @@ with steps.section(4):
     st.subheader(titles[4])
     st.markdown(t("decoder.s5_text", **sz))
     if st.button(t("decoder.compare"), icon=":material/timer:"):
-        with st.status(t("decoder.comparing"), expanded=True):
+        with st.status(t("decoder.comparing"), expanded=True) as box:
             runs = [dv.stream(ctx, model, prompt, settings, c) for c in (True, False)]
+            box.update(label=t("decoder.compared"), state="complete", expanded=False)
     else:
         runs = [dv.recalled(settings, c) for c in (True, False)]
     on, off = runs

@@ -12,6 +12,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -625,6 +626,8 @@ def timing_chart(t: Translator, frame: pd.DataFrame) -> object:
         colors=[charts.KEY_COLOR, charts.QUERY_COLOR],
         width=560,
         height=240,
+    ).encode(  # whole steps on the axis, not 1.1, 1.2, …
+        x=alt.X("step:Q", title=t("decoder.step_axis"), axis=alt.Axis(tickMinStep=1, format="d"))
     )
 
 
