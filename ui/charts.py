@@ -547,7 +547,6 @@ MAX_GROWTH = 2.2  # presenter mode: a small chart grows at most this much…
 MIN_SHRINK = 0.45  # …and a large one shrinks at most this much (then it scrolls in its box)
 WRAP_BELOW = 0.75  # a chart that would have to shrink below this wraps its parts into rows
 MIN_CELL_FONT = 9  # cell numbers that would shrink below this many px are left out
-_AXIS_W, _AXIS_H, _LEGEND_W = 70, 64, 70  # px axes, titles and a colour legend add to a view
 _CONTINUOUS_W, _STEP_W = 300, 20  # Vega-Lite's default view width and band step
 
 
@@ -587,13 +586,17 @@ def _distinct(rows: list | None, field: str | None) -> list:
     return list(dict.fromkeys(r.get(field) for r in rows if isinstance(r, Mapping)))
 
 
-def _extent(node: Mapping, datasets: Mapping, rows: list | None = None) -> tuple[float, float]:
-    """Estimated px (width, height) of a Vega-Lite (sub)spec with its axes and legends."""
+def _extent(
+    node: Mapping, datasets: Mapping, rows: list | None = None, font: float | None = None
+) -> tuple[float, float]:
+    """Estimated px (width, height) of a Vega-Lite (sub)spec with its axes and legends
+    (``font``: the axis label size, read from the spec's config)."""
     rows = _data_rows(node, datasets, rows)
+    font = font or node.get("config", {}).get("axis", {}).get("labelFontSize", 12)
     gap = node.get("spacing", 20)
     for key in ("hconcat", "vconcat", "concat"):
         if key in node:
-            sizes = [_extent(p, datasets, rows) for p in node[key]]
+            sizes = [_extent(p, datasets, rows, font) for p in node[key]]
             if key == "hconcat":
                 return sum(w for w, _ in sizes) + gap * (len(sizes) - 1), max(h for _, h in sizes)
             if key == "vconcat":
@@ -603,7 +606,7 @@ def _extent(node: Mapping, datasets: Mapping, rows: list | None = None) -> tuple
             widths = [max(sizes[i][0] for i in range(c, len(sizes), cols)) for c in range(cols)]
             return sum(widths) + gap * (cols - 1), sum(max(h for _, h in r) for r in grid)
     if "facet" in node and "spec" in node:
-        w, h = _extent(node["spec"], datasets, rows)
+        w, h = _extent(node["spec"], datasets, rows, font)
         facet = node["facet"]
         if "field" in facet:
             n = max(1, len(_distinct(rows, facet["field"])))
@@ -612,20 +615,46 @@ def _extent(node: Mapping, datasets: Mapping, rows: list | None = None) -> tuple
         else:
             cols = max(1, len(_distinct(rows, facet.get("column", {}).get("field"))))
             n_rows = max(1, len(_distinct(rows, facet.get("row", {}).get("field"))))
-        return cols * w + gap * (cols - 1), n_rows * (h + 24)
-    width, height = node.get("width"), node.get("height")
+        return cols * w + gap * (cols - 1), n_rows * (h + font + 12)
     enc = node.get("encoding", {})
     for layer in node.get("layer", []):
         enc = {**layer.get("encoding", {}), **enc}
-    w = _view_length(width, enc.get("x"), rows) + _AXIS_W
-    h = _view_length(height, enc.get("y"), rows) + _AXIS_H
+    x, y = enc.get("x", {}), enc.get("y", {})
+    w = _view_length(node.get("width"), x, rows) + _axis_depth(y, rows, font, across=True)
+    h = _view_length(node.get("height"), y, rows) + _axis_depth(x, rows, font, across=False)
+    if node.get("title"):
+        h += font * 1.25 + 10
+    if isinstance(y, Mapping) and y.get("title"):  # horizontal, above the axis
+        h += font + 8
     legend = enc.get("color", {})
     if isinstance(legend, Mapping) and "field" in legend and legend.get("legend", {}) is not None:
         if legend.get("legend", {}).get("orient", "right") in ("right", "left"):
-            w += _LEGEND_W
+            w += 30 + _label_chars(legend, rows, quantitative_chars=4) * font * 0.55
         else:
-            h += 30
-    return w, h
+            h += font + 16
+    return w + 16, h + 16  # + padding
+
+
+def _label_chars(channel: object, rows: list | None, quantitative_chars: int = 5) -> int:
+    """Characters in the longest label of an axis or legend (CJK characters count double)."""
+    if not isinstance(channel, Mapping) or "field" not in channel:
+        return 0
+    if channel.get("type") not in ("nominal", "ordinal"):
+        return quantitative_chars
+    labels = [str(v) for v in _distinct(rows, channel["field"])] or ["xxxx"]
+    return max(sum(2 if ord(c) > 0x2E80 else 1 for c in s) for s in labels)
+
+
+def _axis_depth(channel: object, rows: list | None, font: float, across: bool) -> float:
+    """px an axis takes beside (``across``: a y axis) or below its view (an x axis)."""
+    if not isinstance(channel, Mapping) or "field" not in channel:
+        return 0.0
+    text = _label_chars(channel, rows) * font * 0.55
+    if across:
+        return text + 12
+    angle = (channel.get("axis") or {}).get("labelAngle", 0)
+    depth = text * 0.71 + font * 0.71 if angle else font
+    return depth + 12 + (font + 8 if channel.get("title") else 0)
 
 
 def _view_length(size: object, channel: object, rows: list | None) -> float:
