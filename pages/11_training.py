@@ -86,13 +86,14 @@ last = len(titles) - 1
 with steps.section(last):
     if steps.show(last):
         st.subheader(titles[last])
-        st.markdown(t("training.why_text"))
+        if not ctx.presenter:
+            st.markdown(t("training.why_text"))
         if not (ctx.presenter or tv.why_requested(ctx)):
             st.button(t("training.why_button"), icon=":material/compare:", on_click=tv.ask_why)
             st.stop()
         with st.spinner(t("training.why_running")):
             why = tuple(tv.finished(c) for c in tv.why_configs(cfg))
-        charts.show_cached(ctx, tv.why_chart, t, why, ctx.presenter)
+        charts.show_cached(ctx, tv.why_chart, t, why, ctx.presenter, space=tv.why_room(ctx))
         left, right = st.columns([5, 6])
         with left:
             st.table(tv.why_table(t, why), hide_index=True)

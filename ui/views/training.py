@@ -441,6 +441,11 @@ def why_chart(t: Translator, runs: tuple[History, ...], presenter: bool) -> dict
     return charts.concat(parts, spacing=36)
 
 
+def why_room(ctx: PageContext) -> charts.Room:
+    """On a projector the comparison chart leaves room for the table and the notice below."""
+    return charts.room(ctx, height=420 if ctx.presenter else None)
+
+
 def _num(value: float | None, digits: int) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
