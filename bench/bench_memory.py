@@ -1,13 +1,14 @@
 """Server memory under a class, and whether it grows (a benchmark, not a test).
 
-    python bench/bench_memory.py [--pages softmax,qkv] [--sessions 30] [--steps 15] [--write]
+    python bench/bench_memory.py [--pages softmax,qkv] [--sessions 30] [--steps 15]
+                                 [--runs 2] [--write]
 
 Starts one server, reads its RSS at idle (started, nothing loaded), then runs
-``../shared/tools/st_load.py`` twice, identically, per page: ``--sessions`` sessions at once,
-each moving the first slider ``--steps`` times to a new value (``--pattern walk``: the
-caches fill with per-input entries). RSS after the first and after the second run: with
-every ``st.cache_data`` bounded (``max_entries``) and sessions closed, the second identical
-run must not add memory beyond noise.
+``../shared/tools/st_load.py`` ``--runs`` times, identically, per page: ``--sessions``
+sessions at once, each moving the first slider ``--steps`` times to a new value
+(``--pattern walk``: the caches fill with per-input entries). RSS after each run: with
+every ``st.cache_data`` bounded (``max_entries``) and sessions closed, later identical
+runs must not keep adding memory.
 """
 
 import argparse
@@ -48,10 +49,13 @@ def main() -> None:
     ap.add_argument("--pages", default="softmax,qkv")
     ap.add_argument("--sessions", type=int, default=30)
     ap.add_argument("--steps", type=int, default=15)
+    ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     load0 = os.getloadavg()
-    proc, url = start(ROOT, "dashboard.py")
+    # Streamlit keeps a closed session 120 s for a reconnect: drop them after 5 s, so the
+    # RSS after a run shows what stays (caches), not the sessions that just left.
+    proc, url = start(ROOT, "dashboard.py", "--server.disconnectedSessionTTL=5")
     rows = []
     try:
         time.sleep(2)
@@ -59,29 +63,32 @@ def main() -> None:
         print(f"idle RSS {idle:.0f} MB", flush=True)
         for page in args.pages.split(","):
             after = []
-            for run in (1, 2):
+            for run in range(1, args.runs + 1):
                 summary = load_run(url, page, proc.pid, args.sessions, args.steps)
-                time.sleep(5)  # closed sessions are dropped
+                time.sleep(15)  # closed sessions are dropped (TTL 5 s)
                 after.append(rss_mb(proc.pid))
                 print(f"{page} run {run}: RSS {after[-1]:.0f} MB | {summary}", flush=True)
-            rows.append((page, after[0], after[1]))
+            rows.append((page, *after))
     finally:
         proc.terminate()
         proc.wait(timeout=20)
     load1 = os.getloadavg()
-    table = ["| page | RSS after run 1 MB | RSS after run 2 MB | growth MB |",
-             "|---|---:|---:|---:|"]  # fmt: skip
-    table += [f"| {p} | {a:.0f} | {b:.0f} | {b - a:+.0f} |" for p, a, b in rows]
+    runs = range(1, args.runs + 1)
+    table = ["| page | " + " | ".join(f"RSS after run {k} MB" for k in runs)
+             + " | growth after run 1 MB |", "|---|" + "---:|" * (args.runs + 1)]  # fmt: skip
+    table += [f"| {p} | " + " | ".join(f"{x:.0f}" for x in after)
+              + f" | {max(after[1:]) - after[0]:+.0f} |" for p, *after in rows]  # fmt: skip
     print("\n".join(table))
     if args.write:
         head = (
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores; load "
             f"average {load0[0]:.1f} before, {load1[0]:.1f} after (shared machine).\n\n"
             f"`python bench/bench_memory.py`: one server; idle RSS {idle:.0f} MB (started, no "
-            f"page loaded). Per page two identical runs of `st_load.py` ({args.sessions} "
+            f"page loaded). Per page {args.runs} identical runs of `st_load.py` ({args.sessions} "
             f"sessions at once, {args.steps} slider moves each to new values, "
-            "`--pattern walk`), RSS 5 s after each (pages run one after the other, so a later "
-            "page starts from the earlier page's memory)."
+            "`--pattern walk`; identical runs send identical values), server with "
+            "`--server.disconnectedSessionTTL=5` (closed sessions dropped), RSS 15 s after "
+            "each run (pages run one after the other on the same server)."
         )
         write_section("server memory: idle, after a class, after a second identical class",
                       head + "\n\n" + "\n".join(table))  # fmt: skip

@@ -93,12 +93,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start(cwd: Path, script: str) -> tuple[subprocess.Popen, str]:
+def start(cwd: Path, script: str, *extra: str) -> tuple[subprocess.Popen, str]:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", script, f"--server.port={port}",
          "--server.address=127.0.0.1", "--server.headless=true",
-         "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
+         "--browser.gatherUsageStats=false", "--server.fileWatcherType=none", *extra],
         cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/"
