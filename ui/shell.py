@@ -28,7 +28,7 @@ html { font-size: 22px; }
 .stApp [data-testid="stMarkdownContainer"] li { font-size: 1.15rem; line-height: 1.45; }
 .stApp [data-testid="stWidgetLabel"] p { font-size: 1rem; }
 .stApp [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p {
-  font-size: 2.2rem; line-height: 1.2; }
+  font-size: 1.7rem; line-height: 1.15; }
 header[data-testid="stHeader"] { height: 2.2rem; min-height: 0; background: transparent; }
 header[data-testid="stHeader"] [data-testid="stToolbar"] { display: none; }
 .block-container { padding-top: 1.6rem; padding-bottom: 2rem; max-width: 100%; }
