@@ -125,12 +125,13 @@ def _serve(script: str, port: int) -> subprocess.Popen:
     return proc
 
 
-def _steps(page, selector: str, presses: int) -> list[float]:
-    from conftest import wait_idle
+def _steps(page, label: str, presses: int) -> list[float]:
+    from conftest import IDLE
 
-    wait_idle(page)
-    thumb = page.locator(selector).first
-    thumb.focus()
+    page.wait_for_function(IDLE, timeout=120_000)
+    time.sleep(1)
+    slider = page.locator('[data-testid="stSlider"]').filter(has_text=label)
+    slider.get_by_role("slider").first.focus()
     times = []
     for i in range(presses):
         page.keyboard.press("ArrowLeft" if (i // 5) % 2 == 0 else "ArrowRight")
@@ -155,10 +156,11 @@ def bench_browser(presses: int = 30) -> None:
             page = browser.new_page(viewport={"width": 1920, "height": 1080})
             page.goto("http://127.0.0.1:8661/training?lang=en&run=1")
             page.wait_for_timeout(3000)
-            scrub = '[data-testid="stSlider"]:has-text("Snapshot at step") [role="slider"]'
-            ours = _steps(page, scrub, presses)
+            page.wait_for_selector("text=Snapshot at step", timeout=180_000)
+            ours = _steps(page, "Snapshot at step", presses)
             page.goto("http://127.0.0.1:8662/")
-            reference = _steps(page, '[data-testid="stSlider"] [role="slider"]', presses)
+            page.wait_for_selector('[data-testid="stSlider"]', timeout=60_000)
+            reference = _steps(page, "n", presses)
             browser.close()
     finally:
         app.terminate()
