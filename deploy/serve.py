@@ -255,7 +255,15 @@ def start(args: argparse.Namespace, run_dir: Path) -> int:
 
     # One cookie secret for all replicas, so a session that fails over keeps a valid XSRF
     # cookie. Only in the children's environment, never on a command line or on disk.
-    env = os.environ | {"STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32)}
+    # One BLAS thread per replica: the replicas are the parallelism, and a multi-threaded
+    # OpenBLAS shared by a class's concurrent reruns fights itself for the cores (measured
+    # with the real-model pages on this 2-core machine: a 16-token SmolLM2 forward took
+    # 3.8 s of CPU with default threads under load vs 0.16 s with one).
+    env = os.environ | {
+        "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32),
+        "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1"),
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+    }
     procs: list[Proc] = []
     for i, port in enumerate(ports, 1):
         log = run_dir / f"replica-{i}.log"
