@@ -4,7 +4,7 @@ whether it is right and, if not, which common mistake made it."""
 import streamlit as st
 
 from ui import charts
-from ui.blocks import header, link, notice
+from ui.blocks import header, link
 from ui.sentence import settings_box
 from ui.shell import shell
 from ui.steps import stepper
@@ -47,11 +47,7 @@ with steps.section(2):
     else:
         hv.verdict(ctx, checked)
         if checked.comparison is not None:
-            sums = hv.row_sums(checked)
-            error = checked.comparison.error
-            room = charts.room(ctx, height=hv.VERDICT_CHART_HEIGHT)  # the notice fits below
-            charts.show_cached(ctx, hv.error_chart, t, error, checked.tol, sums, space=room)
-            notice(ctx, hv.notice_items(ctx, checked, sums))
+            hv.details(ctx, checked)
 
 with steps.section(3):
     st.subheader(titles[3])

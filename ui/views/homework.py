@@ -26,6 +26,7 @@ from core.homework import (
     tolerance,
 )
 from ui import charts
+from ui.blocks import notice
 from ui.exports import npz_bytes
 from ui.i18n import Translator
 from ui.params import Choice, Int, number, select, slider
@@ -49,19 +50,10 @@ D_MODEL = Int("d_model", 8, 2, 32)
 D_K = Int("d_k", 4, 1, 16)
 HEADS = Int("h", 2, 1, 8)
 SEED = Int("seed", 42, 0, 2**32 - 1)
-VERDICT_CHART_HEIGHT = 330  # px in presenter mode: the verdict and the notice share the screen
+VERDICT_CHART_HEIGHT = 470  # px in presenter mode, the notice beside the chart
+WARNING_PX = 80  # px the NaN/∞ warning takes above the verdict in presenter mode
 UPLOAD_KEY, PASTE_KEY = "hw_upload", "hw_paste"
-FILE_TYPES = [
-    "npy",
-    "npz",
-    "csv",
-    "tsv",
-    "txt",
-    "json",
-    "pt",
-    "pth",
-    "pkl",
-]  # pickles: to say why not
+FILE_TYPES = ["npy", "npz", "csv", "tsv", "txt", "json"]  # a renamed pickle is still caught
 FROM_UPLOAD = {"token", "names", "name", "ext", "dtype"}  # message parameters the upload wrote
 NAMES = {  # array names looked for in an uploaded .npz / JSON object, per part
     "output": ("output", "out", "y"),
@@ -288,6 +280,7 @@ def upload_controls(ctx: PageContext, part: str) -> Parsed | None:
             t("homework.upload_label"), type=FILE_TYPES, key=UPLOAD_KEY, max_upload_size=1,
             help=t("homework.upload_help", limit_kb=MAX_BYTES // 1000),
         )  # fmt: skip
+        st.caption(t("homework.upload_pickles"))
     with paste_col:
         pasted = st.text_area(
             t("homework.paste"), key=PASTE_KEY, height=140,
@@ -371,9 +364,14 @@ def verdict(ctx: PageContext, c: Checked) -> None:
         st.error(
             t("homework.not_equal", tol=tol, bad=bad, total=cmp.bad.size), icon=":material/cancel:"
         )
+    at = "homework.at_finite" if c.notice is not None else "homework.at"  # NaN cells: not in
+
+    def where(index: tuple[int, ...], value: float) -> str | None:
+        return t(at, cell=cell(index)) if value > 0 else None  # no error: no place to name
+
     metrics = [
-        (t("homework.max_abs"), sci(cmp.max_abs), t("homework.at", cell=cell(cmp.max_abs_at))),
-        (t("homework.max_rel"), sci(cmp.max_rel), t("homework.at", cell=cell(cmp.max_rel_at))),
+        (t("homework.max_abs"), sci(cmp.max_abs), where(cmp.max_abs_at, cmp.max_abs)),
+        (t("homework.max_rel"), sci(cmp.max_rel), where(cmp.max_rel_at, cmp.max_rel)),
         (t("homework.tolerance"), tol, t(f"homework.tol_{c.parsed.source}")),
     ]
     for col, (label, value, note) in zip(st.columns(3), metrics, strict=True):
@@ -407,6 +405,24 @@ def error_chart(t: Translator, error: np.ndarray, tol: float, row_sums: np.ndarr
                           cell=cell_px, domain=[0, max(1.0, float(np.nanmax(sums, initial=0)))],
                           name="sums", title=t("homework.row_sums"))  # fmt: skip
     return charts.concat([heat, side])
+
+
+def details(ctx: PageContext, c: Checked) -> None:
+    """The error heatmap (with the row sums of weights) and what to notice: one below the
+    other on a page, side by side on a projector (wide, not tall)."""
+    assert c.comparison is not None
+    sums = row_sums(c)
+    if ctx.presenter:
+        height = VERDICT_CHART_HEIGHT - (WARNING_PX if c.notice is not None else 0)
+        chart_col, notice_col = st.columns([3, 2], gap="large")
+        room = charts.room(ctx, share=0.58, height=height)
+    else:
+        chart_col = notice_col = st.container()
+        room = charts.room(ctx)
+    with chart_col:
+        charts.show_cached(ctx, error_chart, ctx.t, c.comparison.error, c.tol, sums, space=room)
+    with notice_col:
+        notice(ctx, notice_items(ctx, c, sums))
 
 
 def row_sums(c: Checked) -> np.ndarray | None:
