@@ -174,6 +174,7 @@ def heatmap(
     frame_color: str = FRAME,
     blank: str = MASKED,
     name: str = "cells",
+    live_domain: bool = False,
 ) -> dict:
     """Annotated heatmap of one matrix, or one small multiple per panel (same shape, one
     shared colour scale, wrapped after ``columns`` panels), as a Vega-Lite dict.
@@ -188,6 +189,11 @@ def heatmap(
     ~420 px); with ``max_width`` small multiples wrap so that they fit that many px.
     The cells (``panel``, ``row``, ``col``, ``i``, ``j``, ``value``, ``text``) are the
     dataset ``name``.
+
+    ``live_domain=True`` (one panel, a diverging kind, no fixed ``domain``): the symmetric
+    colour domain and the white-ink threshold are computed in the browser from the cells,
+    so new values of the same shape leave the spec unchanged and the chart on screen only
+    swaps its data instead of being compiled and drawn again.
     """
     rows, cols = unique_labels(list(rows)), unique_labels(list(cols))
     n_r, n_c = len(rows), len(cols)
@@ -195,8 +201,11 @@ def heatmap(
     mats = {p: np.asarray(m, dtype=float) for p, m in panels.items()}
     cells = [_cells(m, rows, cols, p) for p, m in mats.items()]
     data = records({k: [x for c in cells for x in c[k]] for k in cells[0]})
+    live = live_domain and kind != "weights" and domain is None and len(mats) == 1
     if kind == "weights":
         scale, dark = {"domain": list(domain or [0, 1]), "scheme": "blues"}, 0.55
+    elif live:  # domain: an invisible layer holds ±max|value| (below); ink: 0.6 × that
+        scale, dark = {"scheme": "redblue", "reverse": True}, "0.6 * datum._top"
     else:
         low, top = domain or symmetric_domain(*mats.values())
         scale = {"domain": [low, top], "scheme": "redblue", "reverse": True}
@@ -215,10 +224,13 @@ def heatmap(
         layers.append({"mark": blanks, "transform": [{"filter": f"!{_VALID}"}]})
     if annotate is None:
         annotate = max(n_r, n_c) <= MAX_ANNOTATED and cell >= MIN_ANNOTATED_CELL
+    peak = [{"calculate": "abs(datum.value)", "as": "_abs"}]  # max|value| of the cells
+    peak.append({"joinaggregate": [{"op": "max", "field": "_abs", "as": "_top"}]})
     if annotate:
         ink = {"test": f"{_VALID} && abs(datum.value) > {dark}", "value": "white"}
         layers.append(
             {
+                **({"transform": peak} if live else {}),
                 "mark": {"type": "text", "fontSize": int(np.clip(cell / 2.5, 9, 15))},
                 "encoding": {
                     "text": {"field": "text", "type": "nominal"},
@@ -232,6 +244,23 @@ def heatmap(
                 "transform": [{"filter": f"datum.i == {int(frame)}"}],
                 "mark": {"type": "rect", "fillOpacity": 0, "stroke": frame_color, "strokeWidth": 3},
                 "encoding": {"x": {"value": 0}, "x2": {"value": cell * n_c}},
+            }
+        )
+    if live:  # two invisible cells at ±max|value| (±1 if all 0) span the colour domain
+        limits = [{"filter": _VALID}, peak[0]]
+        limits.append({"aggregate": [{"op": "max", "field": "_abs", "as": "_top"}]})
+        limits.append({"calculate": "datum._top || 1", "as": "_top"})
+        limits.append({"calculate": "-datum._top", "as": "_low"})
+        limits.append({"fold": ["_low", "_top"], "as": ["_end", "_limit"]})
+        layers.append(
+            {
+                "transform": limits,
+                "mark": {"type": "rect", "opacity": 0},
+                "encoding": {
+                    **{ch: {"value": 0} for ch in _POSITION},
+                    "color": {**color, "field": "_limit"},
+                    "tooltip": None,
+                },
             }
         )
     crowded = {"labelOverlap": "greedy"} if cell < 16 else {}  # tiny cells: skip clashing labels
@@ -305,9 +334,10 @@ def matrix_strip(
     kinds: Mapping[str, str] | None = None,
     frames: Mapping[str, int] | None = None,
     presenter: bool = False,
+    live_domain: bool = False,
 ) -> dict:
     """Matrices of different shapes side by side (X, W_Q, Q, …), each titled with its shape
-    and on its own colour scale.
+    and on its own colour scale (``live_domain``: see :func:`heatmap`).
 
     ``items`` are ``(title, matrix, row_labels, col_labels)``; ``kinds`` maps a title to its
     :func:`heatmap` kind (default ``"values"``), ``frames`` a title to the row to frame.
@@ -321,7 +351,15 @@ def matrix_strip(
     cell = fit_cell(columns, rows, width - overhead * len(items), 900, lo=4, hi=top)
     return concat(
         [
-            heatmap({t: m}, r, c, kinds.get(t, "values"), cell=cell, frame=frames.get(t))
+            heatmap(
+                {t: m},
+                r,
+                c,
+                kinds.get(t, "values"),
+                cell=cell,
+                frame=frames.get(t),
+                live_domain=live_domain,
+            )
             for t, m, r, c in items
         ]
     )

@@ -397,3 +397,22 @@ def test_stacked_charts_go_side_by_side_on_a_wide_low_projector() -> None:
     laid = charts.fit(spec, charts.Room(1660, 520, grow=True))
     assert "hconcat" in laid and "vconcat" not in laid
     assert charts.fit(spec, charts.Room(880)).get("vconcat"), "a laptop page keeps the stack"
+
+
+def test_live_domain_strip_keeps_its_spec_when_only_the_values_change() -> None:
+    rows, cols = ["a", "b"], ["d0", "d1", "d2"]
+    small, large = np.arange(6.0).reshape(2, 3), -40 * np.arange(6.0).reshape(2, 3)
+
+    def strip(m: np.ndarray, live: bool) -> dict:
+        items = [("X", m, rows, cols), ("A", np.full((2, 2), 0.5), rows, rows)]
+        spec = _spec(charts.matrix_strip(items, kinds={"A": "weights"}, live_domain=live))
+        return {k: v for k, v in spec.items() if k != "datasets"}
+
+    assert strip(small, True) == strip(large, True)  # the browser only swaps the data
+    assert strip(small, False) != strip(large, False)  # numeric domain and ink threshold
+    x, a = strip(small, True)["hconcat"]
+    assert "domain" not in x["layer"][0]["encoding"]["color"]["scale"]
+    assert a["layer"][0]["encoding"]["color"]["scale"]["domain"] == [0, 1]  # weights: fixed
+    limits = x["layer"][-1]  # invisible cells at ±max|value| span the symmetric domain
+    assert limits["mark"]["opacity"] == 0 and limits["encoding"]["color"]["field"] == "_limit"
+    assert {"calculate": "-datum._top", "as": "_low"} in limits["transform"]
