@@ -35,6 +35,7 @@ titles = [
     t("qkv.lesson_title"),
 ]
 steps = stepper(ctx, titles)
+live = {"presenter": ctx.presenter, "live_domain": True}  # new values: data swapped, no redraw
 sections = [steps.section(k) for k in range(4)]
 matrices, follow, fused, lesson = sections
 
@@ -58,9 +59,7 @@ with matrices:
         ("V", tr.v, s.tokens, v_cols),
     ]
     framed = {name: i for name in ("X", "Q", "K", "V")}
-    shown = charts.show_cached(
-        ctx, charts.matrix_strip, panels, frames=framed, presenter=ctx.presenter
-    )
+    shown = charts.show_cached(ctx, charts.matrix_strip, panels, frames=framed, **live)
     st.caption(t("qkv.matrices_caption", token=plain(s.tokens[i]), i=i))
     arrays = {"x": tr.x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "q": tr.q, "k": tr.k, "v": tr.v}
     export_panel(ctx, "qkv_matrices", shown, arrays=arrays)
@@ -106,7 +105,7 @@ with fused:
         ("W_QKV", w_qkv, dims, fused_cols),
         ("X · W_QKV", qkv, s.tokens, fused_cols),
     ]
-    shown = charts.show_cached(ctx, charts.matrix_strip, panels, presenter=ctx.presenter)
+    shown = charts.show_cached(ctx, charts.matrix_strip, panels, **live)
     cols = st.columns(3)
     for col, name, value in zip(cols, "QKV", (diff_q, diff_k, diff_v), strict=True):
         col.metric(t("qkv.fused_metric", name=name), view.difference_text(value))
@@ -134,9 +133,7 @@ with lesson:
     ]
     first = {p[0]: 0 for p in panels}
     kinds = {panels[0][0]: "weights"}
-    shown = charts.show_cached(
-        ctx, charts.matrix_strip, panels, kinds=kinds, frames=first, presenter=ctx.presenter
-    )
+    shown = charts.show_cached(ctx, charts.matrix_strip, panels, kinds=kinds, frames=first, **live)
     text = core.text_heatmap(tr.weights, labels)
     export_panel(
         ctx,

@@ -78,5 +78,7 @@ def side_by_side(*matrices: np.ndarray) -> np.ndarray:
 def stack(panels: Sequence[charts.Panel]) -> dict:
     """One-row heatmaps stacked (x_i, then q_i, k_i, v_i), with large cells."""
     cell = charts.fit_cell(max(len(p[3]) for p in panels), width=1100, lo=14, hi=44)
-    maps = [charts.heatmap({t: m}, r, c, "values", cell=cell) for t, m, r, c in panels]
+    maps = [
+        charts.heatmap({t: m}, r, c, "values", cell=cell, live_domain=True) for t, m, r, c in panels
+    ]
     return charts.concat(maps, direction="vconcat")
