@@ -30,6 +30,7 @@ titles = [
     t("weighted_sum.matrix_title"),
 ]
 steps = stepper(ctx, titles)
+live = {"presenter": ctx.presenter, "live_domain": True}  # new values: data swapped, no redraw
 i = token_picker(ctx, s.tokens, t("weighted_sum.token"))
 mix = mix_row(tr.weights[i], tr.v)
 token = plain(s.tokens[i])
@@ -54,9 +55,7 @@ with steps.section(1):
         (t("weighted_sum.running"), mix.running, s.tokens, v_cols),
     ]
     framed, kinds = {panels[3][0]: n - 1}, {alpha: "weights"}
-    shown = charts.show_cached(
-        ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, presenter=ctx.presenter
-    )
+    shown = charts.show_cached(ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, **live)
     st.caption(t("weighted_sum.scale_caption", i=i, last=plain(s.tokens[-1])))
     arrays = {"v": tr.v, "weights_row": mix.weights, "contributions": mix.contributions}
     arrays["running"] = mix.running
@@ -95,9 +94,7 @@ with steps.section(3):
         (output_title, tr.output, s.tokens, v_cols),
     ]
     framed, kinds = {weights_title: i, output_title: i}, {weights_title: "weights"}
-    shown = charts.show_cached(
-        ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, presenter=ctx.presenter
-    )
+    shown = charts.show_cached(ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, **live)
     st.markdown(t("weighted_sum.output_row", token=token, i=i, row=short_list(tr.output[i])))
     text = core.text_heatmap(tr.weights, labels)
     export_panel(
