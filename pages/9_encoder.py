@@ -34,8 +34,9 @@ with steps.section(0):
     left, right = st.columns([3, 2])
     with left:
         title = t("encoder.head_title", head=head)
+        space = charts.room(ctx, ev.SIDE_SHARE, ev.HEAD_HEIGHT)
         chart = charts.show_cached(
-            ctx, ev.head_chart, t, sa.tokens, weights, rows, title, ctx.presenter
+            ctx, ev.head_chart, t, sa.tokens, weights, rows, title, ctx.presenter, space=space
         )
     with right:
         metric = ev.head_metric(sa, c)
@@ -48,19 +49,27 @@ with steps.section(0):
 
 with steps.section(1):
     st.subheader(titles[1])
-    st.markdown(t("encoder.grid_text", shown=ev.MAX_GRID_QUERIES))
+    ev.step_text(ctx, "grid", shown=ev.MAX_GRID_QUERIES)
     grid = ev.grid_rows(sa, c.queries)
     if len(grid):
         names = [charts.unique_labels(sa.tokens)[i] for i in rows[: ev.MAX_GRID_QUERIES]]
         chart = charts.show_cached(
-            ctx, ev.grid_chart, t, sa.tokens, grid, names, (c.layer, c.head), ctx.presenter
+            ctx,
+            ev.grid_chart,
+            t,
+            sa.tokens,
+            grid,
+            names,
+            (c.layer, c.head),
+            ctx.presenter,
+            space=charts.room(ctx, height=ev.GRID_HEIGHT),
         )
         export_panel(ctx, "encoder_grid", chart)
     notice(ctx, ev.average_notice(ctx, a, sa, c))
 
 with steps.section(2):
     st.subheader(titles[2])
-    st.markdown(t("encoder.search_text"))
+    ev.step_text(ctx, "search")
     found = ev.search(sa, c)
     if found is None:
         st.info(t("encoder.hidden_pick"), icon=":material/visibility_off:")
@@ -68,27 +77,45 @@ with steps.section(2):
         left, right = st.columns([3, 2])
         with left:
             title = ev.search_title(ctx, sa, c)
-            chart = charts.show_cached(ctx, ev.search_chart, t, found.weights, title, ctx.presenter)
+            space = charts.room(ctx, ev.SIDE_SHARE)
+            chart = charts.show_cached(
+                ctx, ev.search_chart, t, found.weights, title, ctx.presenter, space=space
+            )
         with right:
             ev.top_heads(ctx, found, c)
-        notice(ctx, ev.search_notice(ctx, found))
+            notice(ctx, ev.search_notice(ctx, found))
 
 with steps.section(3):
     st.subheader(titles[3])
-    st.markdown(t("encoder.compare_text", head=head))
-    chart = ev.show_comparison(ctx, sa, sb, c, head)
-    notice(ctx, ev.compare_notice(ctx, sa, sb, c, a, b))
+    ev.step_text(ctx, "compare", head=head)
+    left, right = ev.beside(ctx)
+    with left:
+        chart = ev.show_comparison(ctx, sa, sb, c, head)
+    with right:
+        notice(ctx, ev.compare_notice(ctx, sa, sb, c, a, b))
     export_panel(ctx, "encoder_compare", chart)
 
 with steps.section(4):
     st.subheader(titles[4])
-    st.markdown(t("encoder.explain_text", head=head))
+    ev.step_text(ctx, "explain", head=head)
     ex = ev.explain(a, c)
     st.latex(ev.explain_latex(ex))
     q = charts.unique_labels(a.tokens)[ex.i]
-    chart = charts.show_cached(
-        ctx, ev.explain_chart, t, a.tokens, ex.scores, ex.weights, ex.parts, q, ctx.presenter
-    )
-    notice(ctx, ev.explain_notice(ctx, a, ex))
-    link(ctx, "multi_head")
-    link(ctx, "softmax")
+    left, right = ev.beside(ctx)
+    with left:
+        chart = charts.show_cached(
+            ctx,
+            ev.explain_chart,
+            t,
+            a.tokens,
+            ex.scores,
+            ex.weights,
+            ex.parts,
+            q,
+            ctx.presenter,
+            space=ev.side_room(ctx, ev.EXPLAIN_HEIGHT),
+        )
+    with right:
+        notice(ctx, ev.explain_notice(ctx, a, ex))
+        link(ctx, "multi_head")
+        link(ctx, "softmax")

@@ -186,3 +186,14 @@ def test_presenter_comparison_shows_the_query_rows_large(page):
 def test_adding_a_query_token_keeps_the_default_head(page):
     at = page(PAGE, q="10,2")
     assert metric(at)[0] == "L3H1: it → animal"  # the first query decides the default head
+
+
+def test_presenter_steps_are_short_and_keep_every_control_in_the_url(page):
+    at = page(PAGE, present="1", step="4", head="11", layer="5")
+    shown = " ".join(m.value for m in visible_of(at, "Markdown"))
+    assert "does the row of “it” move" in shown  # the one-line version for the projector
+    assert "The lesson's third exercise" not in shown  # the student's paragraph
+    assert "Changed tokens" not in shown  # the chart's columns say it: tired/wide
+    assert "In **L5H11**" in shown  # the notice still speaks of the head in the URL
+    assert at.query_params["head"] in ("11", ["11"]) and at.query_params["layer"] in ("5", ["5"])
+    assert "The lesson's third exercise" in texts(page(PAGE))  # students read it all

@@ -6,6 +6,7 @@ The model (all-MiniLM-L6-v2) is read once per server process (:func:`load_model`
 concept pages' ``scaled_dot_product_attention`` in every head.
 """
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,11 @@ MAX_GRID_QUERIES = 3  # query tokens drawn in the 72-head grid (one row of panel
 UNKNOWN_LIMIT = 0.5  # more [UNK] word pieces than this: the model cannot read the text
 TOP_HEADS = 5
 DEFAULT_QUERY, DEFAULT_TARGET = "it", "animal"  # the lesson's question: what does "it" mean?
+# Presenter mode: px of height a step's chart may take (with its axes), so that the step's
+# title, its one-line text and the "what to notice" box stay on a 1920 x 1080 screen, and
+# the chart's share of the width where the notice (or the top heads) stand beside it.
+HEAD_HEIGHT, GRID_HEIGHT, COMPARE_HEIGHT, EXPLAIN_HEIGHT = 660, 430, 620, 600
+SIDE_SHARE = 0.58
 
 
 @st.cache_resource(show_spinner=False)
@@ -96,6 +102,26 @@ def sentence(ctx: PageContext, spec: Text, label: str) -> Analysis:
     if a.total > len(a.tokens):
         ctx.warn(t("encoder.cut", total=a.total, limit=minilm.MAX_TOKENS))
     return a
+
+
+def step_text(ctx: PageContext, name: str, **values: object) -> None:
+    """A step's explanation: in full for a student, its short version on a projector."""
+    st.markdown(ctx.t(f"encoder.{name}_{'short' if ctx.presenter else 'text'}", **values))
+
+
+def beside(ctx: PageContext) -> tuple[AbstractContextManager, AbstractContextManager]:
+    """Where a step's chart and its "what to notice" box go: side by side on a projector
+    (the step then fits one screen), one below the other for a student."""
+    if ctx.presenter:
+        left, right = st.columns([3, 2])
+        return left, right
+    return st.container(), st.container()
+
+
+def side_room(ctx: PageContext, height: int) -> charts.Room:
+    """The room of a chart drawn by :func:`beside`: its column on a projector (at most
+    ``height`` px tall), the page width for a student."""
+    return charts.room(ctx, SIDE_SHARE, height) if ctx.presenter else charts.room(ctx)
 
 
 def default_index(tokens: list[str], word: str, fallback: int) -> int:
@@ -316,7 +342,7 @@ def grid_chart(
 def search_chart(t: Translator, weights: np.ndarray, title: str, presenter: bool) -> dict:
     """Head search as a layer × head table: the weight from the query to the target."""
     L, H = weights.shape  # noqa: N806
-    cell = 52 if presenter else 40
+    cell = 40  # on a projector it grows to the room, its numbers with it
     return charts.heatmap(
         {title: weights},
         [f"L{i}" for i in range(L)],
@@ -390,7 +416,7 @@ def explain_chart(
 ) -> dict:
     """One query's row taken apart: scores, their softmax, and how much each value adds."""
     n = len(tokens)
-    cell = charts.fit_cell(n, 1, 1650 if presenter else 780, lo=6, hi=60)
+    cell = charts.fit_cell(n, 1, 620 if presenter else 780, lo=6, hi=44 if presenter else 60)
     cols, row = charts.unique_labels(tokens), [query]
     common = {"cell": cell, "legend": False}
     return charts.concat(
@@ -499,7 +525,10 @@ def average_notice(ctx: PageContext, a: Analysis, s: Shown, c: Controls) -> list
             top=charts.fmt(cls[top], 2),
         )
     )
-    items.append(t("encoder.notice_hidden" if c.hide else "encoder.notice_hide_tip"))
+    if c.hide:
+        items.append(t("encoder.notice_hidden"))
+    elif not ctx.presenter:  # a tip for a student; a lecturer has the settings box
+        items.append(t("encoder.notice_hide_tip"))
     return items
 
 
@@ -556,7 +585,8 @@ def compare_notice(
             for x, y in zip(full_a.tokens, full_b.tokens, strict=True)
             if x != y
         ]
-        items.append(t("encoder.notice_changed", words=", ".join(changed) or "—"))
+        if not (ctx.presenter and sa.rows(c.queries)):  # else the columns say it: tired/wide
+            items.append(t("encoder.notice_changed", words=", ".join(changed) or "—"))
     else:
         items.append(t("encoder.notice_lengths", a=len(full_a.tokens), b=len(full_b.tokens)))
     rows = sa.rows(c.queries)
@@ -716,7 +746,8 @@ def compare_rows_chart(
     """The query's row in sentence A and B, and B − A, numbers in every cell (presenter
     mode: large enough to read in a hall)."""
     n = len(columns)
-    cell = charts.fit_cell(n, 3, 1500 if presenter else 800, lo=20, hi=70)
+    # On a projector the cells are drawn small and grow to the room (the numbers with them).
+    cell = charts.fit_cell(n, 3, 620 if presenter else 800, lo=20, hi=44 if presenter else 70)
     names = (t("encoder.row_a", q=query), t("encoder.row_b", q=query))
     diff = (rb - ra)[None]
     return charts.concat(
@@ -757,7 +788,10 @@ def show_comparison(ctx: PageContext, sa: Shown, sb: Shown, c: Controls, head: s
         query = charts.unique_labels(sa.tokens)[rows[0]]
         columns = pair_labels(sa.tokens, sb.tokens)
         ra, rb = wa[rows[0]], wb[rows[0]]
-        return charts.show_cached(ctx, compare_rows_chart, t, columns, ra, rb, query, True)
+        space = side_room(ctx, COMPARE_HEIGHT)
+        return charts.show_cached(
+            ctx, compare_rows_chart, t, columns, ra, rb, query, True, space=space
+        )
     titles = compare_titles(ctx, head)
     return charts.show_cached(
         ctx, compare_chart, t, sa.tokens, wa, sb.tokens, wb, titles, ctx.presenter
