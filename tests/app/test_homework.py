@@ -261,3 +261,12 @@ def test_starter_script_runs_and_writes_the_file_to_upload(tmp_path, exercise):
     for part in answer:
         parsed = parse_upload(hv.ANSWER_FILE, data, hv.NAMES[part])
         assert hv.check(cfg, part, parsed).diagnosis == "correct"
+
+
+def test_formulas_use_only_known_tex_commands():
+    """A command glued to the next letter (``\\qquadM``) renders as a red KaTeX error."""
+    known = {"mathrm", "left", "right", "frac", "sqrt", "top", "qquad", "quad",
+             "begin", "end", "cases", "le", "infty", "dots", "max", "sum"}  # fmt: skip
+    for formula in hv.FORMULAS.values():
+        used = set(re.findall(r"\\([A-Za-z]+)", formula))
+        assert used <= known, used - known

@@ -130,9 +130,9 @@ def shapes_table(ctx: PageContext, hw: Homework, arrays: dict[str, np.ndarray]) 
 
 
 FORMULAS = {
-    1: r"Q=XW^Q,\;K=XW^K,\;V=XW^V,\qquad"
+    1: r"Q=XW^Q,\;K=XW^K,\;V=XW^V,\qquad "
     r"\mathrm{out}=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V",
-    2: r"\mathrm{out}=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V,\qquad"
+    2: r"\mathrm{out}=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}+M\right)V,\qquad "
     r"M_{ij}=\begin{cases}0 & j\le i\\-\infty & j>i\end{cases}",
     3: r"\mathrm{out}=\mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W^O,\quad"
     r"\mathrm{head}_i=\mathrm{softmax}\!\left(\frac{Q_iK_i^\top}{\sqrt{d_k}}\right)V_i",
