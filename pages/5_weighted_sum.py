@@ -31,21 +31,38 @@ titles = [
 ]
 steps = stepper(ctx, titles)
 live = {"presenter": ctx.presenter, "live_domain": True}  # new values: data swapped, no redraw
+room = view.chart_room(ctx, 560)  # presenter mode: beside the step's notes
 i = token_picker(ctx, s.tokens, t("weighted_sum.token"))
 mix = mix_row(tr.weights[i], tr.v)
 token = plain(s.tokens[i])
 top = int(top_terms(mix.weights, 1)[0])
+notes = [
+    t(
+        "weighted_sum.notice_top",
+        token=token,
+        top=plain(s.tokens[top]),
+        w=f"{mix.weights[top]:.3f}",
+    ),
+    t("weighted_sum.notice_average", total=f"{mix.weight_total:.3f}"),
+    t("weighted_sum.notice_width", d_v=s.d_v, n=n),
+]
 
 with steps.section(0):
-    st.subheader(titles[0])
+    view.heading(ctx, titles[0])
     st.markdown(t("weighted_sum.row_text", token=token, i=i, n=n))
     title = t("weighted_sum.row_chart", token=labels[i])
-    shown = charts.show_cached(ctx, view.weight_bars, mix.weights, labels, title, ctx.presenter)
-    st.caption(t("weighted_sum.row_caption", total=f"{mix.weight_total:.3f}"))
+    left, right = view.beside(ctx)
+    with left:
+        shown = charts.show_cached(
+            ctx, view.weight_bars, mix.weights, labels, title, ctx.presenter, space=room
+        )
+    right.caption(t("weighted_sum.row_caption", total=f"{mix.weight_total:.3f}"))
+    with right:
+        view.step_notice(ctx, notes, 0)
     export_panel(ctx, "weighted_sum_row", shown, arrays={"weights_row": mix.weights})
 
 with steps.section(1):
-    st.subheader(titles[1])
+    view.heading(ctx, titles[1])
     st.markdown(t("weighted_sum.scale_text", i=i))
     alpha = f"α_{i}"
     panels = [
@@ -55,24 +72,33 @@ with steps.section(1):
         (t("weighted_sum.running"), mix.running, s.tokens, v_cols),
     ]
     framed, kinds = {panels[3][0]: n - 1}, {alpha: "weights"}
-    shown = charts.show_cached(ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, **live)
-    st.caption(t("weighted_sum.scale_caption", i=i, last=plain(s.tokens[-1])))
+    left, right = view.beside(ctx)
+    with left:
+        shown = charts.show_cached(
+            ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, space=room, **live
+        )
+    right.caption(t("weighted_sum.scale_caption", i=i, last=plain(s.tokens[-1])))
     arrays = {"v": tr.v, "weights_row": mix.weights, "contributions": mix.contributions}
     arrays["running"] = mix.running
     export_panel(ctx, "weighted_sum_scaled", shown, arrays=arrays)
 
 with steps.section(2):
-    st.subheader(titles[2])
+    view.heading(ctx, titles[2])
     st.markdown(t("weighted_sum.sum_text", token=token, i=i))
     title = t("weighted_sum.sum_chart", i=i, token=labels[i])
-    shown = charts.show_cached(
-        ctx, view.stacked, mix.contributions, mix.output, labels, f"o_{i}", title, ctx.presenter
-    )
-    st.caption(t("weighted_sum.sum_caption", i=i))
-    st.latex(view.sum_tex(i, mix, tr.v))
-    rest = view.rest_of_sum(mix, tr.v)
-    if rest is not None:
-        st.caption(t("weighted_sum.rest_caption", count=rest[0], weight=f"{rest[1]:.3f}"))
+    left, right = view.beside(ctx)
+    with left:
+        shown = charts.show_cached(
+            ctx, view.stacked, mix.contributions, mix.output, labels, f"o_{i}", title,
+            ctx.presenter, space=room,
+        )  # fmt: skip
+    with right:
+        st.caption(t("weighted_sum.sum_caption", i=i))
+        view.folded_latex(ctx, view.sum_tex(i, mix, tr.v), t("weighted_sum.sum_terms"))
+        rest = view.rest_of_sum(mix, tr.v)
+        if rest is not None:
+            st.caption(t("weighted_sum.rest_caption", count=rest[0], weight=f"{rest[1]:.3f}"))
+        view.step_notice(ctx, notes, 1)
     export_panel(
         ctx,
         "weighted_sum_stack",
@@ -81,9 +107,10 @@ with steps.section(2):
     )
 
 with steps.section(3):
-    st.subheader(titles[3])
+    view.heading(ctx, titles[3])
     st.markdown(t("weighted_sum.matrix_text", n=n, d_v=s.d_v))
-    st.latex(
+    left, right = view.beside(ctx)
+    right.latex(
         r"\underbrace{O}_{n\times d_v} = \underbrace{A}_{n\times n}\,\underbrace{V}_{n\times d_v}"
     )
     weights_title = t("weighted_sum.weights")
@@ -94,8 +121,13 @@ with steps.section(3):
         (output_title, tr.output, s.tokens, v_cols),
     ]
     framed, kinds = {weights_title: i, output_title: i}, {weights_title: "weights"}
-    shown = charts.show_cached(ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, **live)
-    st.markdown(t("weighted_sum.output_row", token=token, i=i, row=short_list(tr.output[i])))
+    with left:
+        shown = charts.show_cached(
+            ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, space=room, **live
+        )
+    right.markdown(t("weighted_sum.output_row", token=token, i=i, row=short_list(tr.output[i])))
+    with right:
+        view.step_notice(ctx, notes, 2)
     text = core.text_heatmap(tr.weights, labels)
     export_panel(
         ctx,
@@ -105,19 +137,9 @@ with steps.section(3):
         text=text,
     )
 
-notice(
-    ctx,
-    [
-        t(
-            "weighted_sum.notice_top",
-            token=token,
-            top=plain(s.tokens[top]),
-            w=f"{mix.weights[top]:.3f}",
-        ),
-        t("weighted_sum.notice_average", total=f"{mix.weight_total:.3f}"),
-        t("weighted_sum.notice_width", d_v=s.d_v, n=n),
-    ],
-)
-untrained(ctx)
-link(ctx, "softmax", t("weighted_sum.back_link"))
-link(ctx, "masking", t("weighted_sum.next_link"))
+if not ctx.presenter:  # presenter mode shows them beside each step's chart
+    notice(ctx, notes)
+    untrained(ctx)
+if steps.show(3):
+    link(ctx, "softmax", t("weighted_sum.back_link"))
+    link(ctx, "masking", t("weighted_sum.next_link"))

@@ -57,8 +57,8 @@ def test_presenter_mode_shows_one_step(page, step):
     at = page(PAGE, lang="zh", present="1", step=step)
     assert not at.exception
     assert not at.warning
-    key = STEP_KEYS[int(step) - 1]
-    assert [s.value for s in visible_of(at, "Subheader")] == [ZH(f"weighted_sum.{key}")]
+    assert not visible_of(at, "Subheader")  # the step bar names the step
+    assert len(visible_of(at, "vega_lite_chart")) == 1  # this step's chart, not the others
 
 
 def test_output_row_is_the_trace_output_of_the_chosen_token(page):

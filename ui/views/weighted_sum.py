@@ -7,9 +7,14 @@ The two bar charts are small Vega-Lite dicts (pages draw them with
 from collections.abc import Sequence
 
 import numpy as np
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core.attention import RowMix, other_terms, top_terms
 from ui import charts
+from ui.blocks import notice
+from ui.shell import PageContext
+from ui.views.notes import untrained
 from ui.views.qkv import vector_tex
 
 ALL_TERMS_UP_TO = 8  # sentences this short get every term of the sum written out
@@ -188,3 +193,48 @@ def rest_of_sum(mix: RowMix, v: np.ndarray) -> tuple[int, float] | None:
 def column(values: np.ndarray) -> np.ndarray:
     """A weight row shown as a column next to V: ``(n,)`` -> ``(n, 1)``."""
     return values[:, None]  # (n, 1)
+
+
+PRESENTER_SHARE = 0.6  # presenter mode: the chart's share of the width, its notes beside it
+
+
+def chart_room(ctx: PageContext, height: int) -> charts.Room:
+    """Where a step's chart fits: the page width, or in presenter mode the wide column of
+    :func:`beside` and at most ``height`` px (the step's text and notes stay on screen)."""
+    if ctx.presenter:
+        return charts.room(ctx, share=PRESENTER_SHARE, height=height)
+    return charts.room(ctx)
+
+
+def beside(ctx: PageContext) -> tuple[DeltaGenerator, DeltaGenerator]:
+    """The chart's place and its notes' place: one below the other for students, side by
+    side in presenter mode so a step fits one screen."""
+    if ctx.presenter:
+        chart, notes = st.columns([PRESENTER_SHARE, 1 - PRESENTER_SHARE], gap="large")
+        return chart, notes
+    return st.container(), st.container()
+
+
+def step_notice(ctx: PageContext, items: list[str], index: int) -> None:
+    """Presenter mode: the "what to notice" item ``index`` of the page's list beside the
+    step's chart, and on the first one the untrained-weights note (students get them all at
+    the page's end)."""
+    if ctx.presenter:
+        notice(ctx, [items[index]])
+        if index == 0:
+            untrained(ctx)
+
+
+def heading(ctx: PageContext, title: str) -> None:
+    """A step's heading; presenter mode already names the step in its step bar."""
+    if not ctx.presenter:
+        st.subheader(title)
+
+
+def folded_latex(ctx: PageContext, tex: str, label: str) -> None:
+    """A long formula: in place for students, in a closed expander in presenter mode."""
+    if ctx.presenter:
+        with st.expander(label):
+            st.latex(tex)
+    else:
+        st.latex(tex)
