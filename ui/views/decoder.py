@@ -10,12 +10,14 @@ last run per mode), so moving a slider does not start it again. Every number com
 import time
 import unicodedata
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import core.llama as llama
 from models import smollm
@@ -55,6 +57,37 @@ def model_or_stop(ctx: PageContext) -> smollm.SmolLM:
         st.error(ctx.t("decoder.missing"), icon=":material/error:")
         st.stop()
         raise
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a step's parts go: its controls, its chart and the text beside it."""
+
+    controls: DeltaGenerator
+    chart: DeltaGenerator
+    side: DeltaGenerator
+
+
+def layout(ctx: PageContext, split: tuple[int, int] = (3, 2)) -> Layout:
+    """One below the other; in presenter mode the chart on the left (``split``: the column
+    widths) and the step's controls and "what to notice" on the right, so the whole step
+    fits one screen."""
+    if ctx.presenter:
+        left, right = st.columns(list(split), gap="large")
+        return Layout(right.container(), left, right.container())
+    return Layout(st.container(), st.container(), st.container())
+
+
+def folded(ctx: PageContext, label: str) -> AbstractContextManager:
+    """A secondary table: in place, or in a closed expander on the projector."""
+    if ctx.presenter:
+        return st.expander(label, icon=":material/table:")
+    return st.container()
+
+
+def step_text(ctx: PageContext, step: int, **values: object) -> None:
+    """The step's explanation: in full for students, one short line on the projector."""
+    st.markdown(ctx.t(f"decoder.s{step}_{'brief' if ctx.presenter else 'text'}", **values))
 
 
 def sizes(m: smollm.SmolLM) -> dict[str, str]:
