@@ -93,10 +93,5 @@ with steps.section(last):
             st.stop()
         with st.spinner(t("training.why_running")):
             why = tuple(tv.finished(c) for c in tv.why_configs(cfg))
-        charts.show_cached(ctx, tv.why_chart, t, why, ctx.presenter, space=tv.why_room(ctx))
-        left, right = st.columns([5, 6])
-        with left:
-            st.table(tv.why_table(t, why), hide_index=True)
-        with right:
-            notice(ctx, tv.why_notice(ctx, why))
+        tv.show_why(ctx, why)
         link(ctx, "scaling")

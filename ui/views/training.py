@@ -14,6 +14,7 @@ import streamlit as st
 
 from core.training import TASKS, History, Snapshot, TrainConfig, loss_at, run, steps_to, train_live
 from ui import charts
+from ui.blocks import notice
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Int, check_url, number, select, slider, toggle
 from ui.sentence import settings_box
@@ -187,6 +188,8 @@ def _curve(
         colors=[s[1] for s in series],
     ).to_dict(validate=False)
     enc = spec.pop("encoding")
+    if len(series) == 1:  # one run: its label is in the example's title, no legend needed
+        enc["color"]["legend"] = None
     enc["x"]["scale"] = {"domain": [0, total]}
     enc["y"]["scale"] = {"domain": [0, y_top]}
     layers = [{"mark": {"type": "line", "strokeWidth": 2.5}, "encoding": enc}]
@@ -362,12 +365,14 @@ def metrics(ctx: PageContext, runs: tuple[History, ...], index: int) -> None:
 
 
 def snapshot_notice(ctx: PageContext, runs: tuple[History, ...], index: int) -> list[str]:
+    """What to notice at a snapshot (shorter on a projector: the metrics row is above)."""
     t, h = ctx.t, runs[0]
+    short = "_short" if ctx.presenter else ""
     first, s = h.snapshots[0], h.snapshots[min(index, len(h.snapshots) - 1)]
     n_keys = h.config.n_pairs if h.config.task == "recall" else h.config.n
     items = [
         t(
-            "training.notice_sharpen",
+            f"training.notice_sharpen{short}",
             step=s.step,
             f0=f"{first.focus:.2f}",
             f=f"{s.focus:.2f}",
@@ -375,7 +380,7 @@ def snapshot_notice(ctx: PageContext, runs: tuple[History, ...], index: int) -> 
             e=f"{s.entropy:.2f}",
             uniform=f"{np.log(n_keys):.2f}",
         ),
-        t("training.notice_spread", s0=f"{first.score_std:.2f}", s=f"{s.score_std:.2f}"),
+        t(f"training.notice_spread{short}", s0=f"{first.score_std:.2f}", s=f"{s.score_std:.2f}"),
     ]
     if h.config.task == "max":
         items.append(t("training.notice_causal"))
@@ -441,11 +446,6 @@ def why_chart(t: Translator, runs: tuple[History, ...], presenter: bool) -> dict
     return charts.concat(parts, spacing=36)
 
 
-def why_room(ctx: PageContext) -> charts.Room:
-    """On a projector the comparison chart leaves room for the table and the notice below."""
-    return charts.room(ctx, height=420 if ctx.presenter else None)
-
-
 def _num(value: float | None, digits: int) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
@@ -466,8 +466,10 @@ def why_table(t: Translator, runs: tuple[History, ...]) -> pd.DataFrame:
 
 
 def why_notice(ctx: PageContext, runs: tuple[History, ...]) -> list[str]:
+    """What to notice in the comparison (shorter on a projector, beside the chart)."""
     t = ctx.t
     big_s, big_u, small_s, small_u = runs
+    short = "_short" if ctx.presenter else ""
 
     def reach(h: History) -> str:
         hit = steps_to(h)
@@ -475,17 +477,39 @@ def why_notice(ctx: PageContext, runs: tuple[History, ...]) -> list[str]:
 
     return [
         t(
-            "training.why_saturated",
+            f"training.why_saturated{short}",
             std_u=f"{big_u.snapshots[0].score_std:.1f}",
             std_s=f"{big_s.snapshots[0].score_std:.2f}",
             e_u=f"{big_u.snapshots[0].entropy:.2f}",
             e_s=f"{big_s.snapshots[0].entropy:.2f}",
         ),
         t(
-            "training.why_gradient",
+            f"training.why_gradient{short}",
             g_s=f"{big_s.snapshots[0].grad_median:.2f}",
             g_u=f"{big_u.snapshots[0].grad_median:.2f}",
         ),
-        t("training.why_slower", s=reach(big_s), u=reach(big_u)),
-        t("training.why_control", s=reach(small_s), u=reach(small_u)),
+        t(f"training.why_slower{short}", s=reach(big_s), u=reach(big_u)),
+        t(f"training.why_control{short}", s=reach(small_s), u=reach(small_u)),
     ]
+
+
+def show_why(ctx: PageContext, runs: tuple[History, ...]) -> None:
+    """The comparison chart, its table and notice; on a projector the notice sits beside the
+    chart and the table folds into an expander, so the slide fits one screen."""
+    t = ctx.t
+    if ctx.presenter:
+        left, right = st.columns([1, 1])
+        with left:
+            space = charts.room(ctx, share=0.5, height=500)
+            charts.show_cached(ctx, why_chart, t, runs, True, space=space)
+        with right:
+            notice(ctx, why_notice(ctx, runs))
+        with st.expander(t("training.w_measure"), icon=":material/table:"):
+            st.table(why_table(t, runs), hide_index=True)
+        return
+    charts.show_cached(ctx, why_chart, t, runs, False)
+    left, right = st.columns([5, 6])
+    with left:
+        st.table(why_table(t, runs), hide_index=True)
+    with right:
+        notice(ctx, why_notice(ctx, runs))
