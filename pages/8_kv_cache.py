@@ -20,20 +20,26 @@ steps = stepper(ctx, titles)
 @st.fragment
 def decode_step() -> None:
     """Step 1 (a fragment: its controls rerun only this step)."""
-    st.subheader(titles[0])
-    st.markdown(t("kv_cache.s1_text"))
+    kv.intro(ctx, titles[0], "kv_cache.s1_text")
     sentence = kv.controls(ctx)
     view = kv.compute(sentence)
     step = kv.step_control(ctx, len(view.tokens))
     st.markdown(t("kv_cache.strip", strip=kv.token_strip(view.tokens, step)))
     kv.step_metrics(ctx, view, step)
-    st.latex(
+    left, right = kv.beside(ctx, kv.CHART_SHARE)
+    right.latex(
         r"\alpha_t=\mathrm{softmax}\!\left(\frac{q_t\,K_{0..t}^\top}{\sqrt{d_k}}\right),\quad "
         r"o_t=\alpha_t V_{0..t}"
     )
-    chart = charts.show_cached(ctx, kv.cache_chart, t, sentence, step, ctx.presenter)
-    notice(ctx, kv.step_notice(ctx, view, step))
-    untrained(ctx)
+    with left:
+        room = kv.room(ctx, kv.CHART_SHARE, 420)
+        chart = charts.show_cached(
+            ctx, kv.cache_chart, t, sentence, step, ctx.presenter, space=room
+        )
+    with right:
+        items = kv.step_notice(ctx, view, step)
+        notice(ctx, items[1:2] if ctx.presenter else items)  # presenter: the metrics show the rest
+        untrained(ctx)
     export_panel(
         ctx,
         "kv_cache_step",
@@ -46,15 +52,18 @@ def decode_step() -> None:
 @st.fragment
 def cost_step() -> None:
     """Step 2 (a fragment: its controls rerun only this step)."""
-    st.subheader(titles[1])
-    st.markdown(t("kv_cache.s2_text"))
+    kv.intro(ctx, titles[1], "kv_cache.s2_text")
     n, width, layers, log = kv.cost_controls(ctx)
     cv = kv.cost_view(n, width, layers)
-    chart = charts.show_cached(ctx, kv.cost_chart, t, n, width, layers, log, ctx.presenter)
-    notice(ctx, kv.cost_notice(ctx, cv, n, width, layers))
-    export_panel(ctx, "kv_cache_cost", chart)
-    link(ctx, "masking")
-    link(ctx, "multi_head")
+    room = kv.room(ctx, 1.0, 330)
+    chart = charts.show_cached(
+        ctx, kv.cost_chart, t, n, width, layers, log, ctx.presenter, space=room
+    )
+    kv.notices(ctx, kv.cost_notice(ctx, cv, n, width, layers))
+    with st.container(horizontal=ctx.presenter, vertical_alignment="center"):  # one row
+        export_panel(ctx, "kv_cache_cost", chart)
+        link(ctx, "masking")
+        link(ctx, "multi_head")
 
 
 with steps.section(0):

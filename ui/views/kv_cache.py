@@ -9,6 +9,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import core
 from core.kv_cache import (
@@ -23,6 +24,7 @@ from core.kv_cache import (
     step_vs_full_diff,
 )
 from ui import charts
+from ui.blocks import notice
 from ui.i18n import Translator
 from ui.params import Flag, Int, number, slider, toggle
 from ui.safe import plain
@@ -49,6 +51,43 @@ class KVView:
     steps: list[DecodeStep]  # step t holds a cache of t + 1 rows
     full: np.ndarray  # (n, n) full causal weights
     costs: CostCurve  # multiply-adds per step for this sentence's sizes
+
+
+CHART_SHARE = 0.62  # presenter mode, step 1: the cache chart's share, its notes beside it
+
+
+def intro(ctx: PageContext, title: str, key: str) -> None:
+    """A step's heading and explanation; presenter mode names the step in its step bar and
+    leaves the explanation to the lecturer (and the "what to notice" box)."""
+    if not ctx.presenter:
+        st.subheader(title)
+        st.markdown(ctx.t(key))
+
+
+def beside(ctx: PageContext, share: float) -> tuple[DeltaGenerator, DeltaGenerator]:
+    """Two places side by side in presenter mode (the first takes ``share`` of the width),
+    one below the other for students."""
+    if ctx.presenter:
+        first, second = st.columns([share, 1 - share], gap="large")
+        return first, second
+    return st.container(), st.container()
+
+
+def room(ctx: PageContext, share: float, height: int) -> charts.Room:
+    """A chart's room: the page width, or in presenter mode ``share`` of it and at most
+    ``height`` px, so the step fits one screen."""
+    return charts.room(ctx, share=share, height=height) if ctx.presenter else charts.room(ctx)
+
+
+def notices(ctx: PageContext, items: list[str]) -> None:
+    """The "what to notice" box; in presenter mode one box per item, side by side under a
+    wide chart."""
+    if not ctx.presenter:
+        notice(ctx, items)
+        return
+    for column, item in zip(st.columns(len(items)), items, strict=True):
+        with column:
+            notice(ctx, [item])
 
 
 def controls(ctx: PageContext) -> Sentence:
