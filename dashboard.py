@@ -8,6 +8,7 @@ from ui import charts
 from ui.blocks import header, link, notice
 from ui.exports import export_panel
 from ui.params import Int, slider
+from ui.sentence import settings_box
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views.notes import untrained
@@ -21,7 +22,8 @@ steps = stepper(ctx, [t("home.why_title"), t("home.formula_title"), t("home.pipe
 @st.fragment
 def why() -> None:
     """Step 1 (a fragment: its slider reruns only this step)."""
-    st.subheader(t("home.why_title"))
+    if not ctx.presenter:  # the step bar names the step
+        st.subheader(t("home.why_title"))
     left, right = st.columns([3, 2])
     with right:
         st.markdown(t("home.why_text"))
@@ -56,7 +58,8 @@ with steps.section(0):
     why()
 
 with steps.section(1):
-    st.subheader(t("home.formula_title"))
+    if not ctx.presenter:  # the step bar names the step
+        st.subheader(t("home.formula_title"))
     st.latex(
         r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V"
     )
@@ -67,16 +70,18 @@ with steps.section(1):
 @st.fragment
 def pipeline() -> None:
     """Step 3 (a fragment: its sliders rerun only this step)."""
-    st.subheader(t("home.pipeline_title"))
-    c1, c2, c3, c4 = st.columns(4)
-    with c1:
-        n = slider(ctx, Int("n", 6, 2, 32), t("home.n"))
-    with c2:
-        d_model = slider(ctx, Int("d_model", 8, 2, 64), "d_model")
-    with c3:
-        d_k = slider(ctx, Int("d_k", 4, 1, 64), "d_k")
-    with c4:
-        d_v = slider(ctx, Int("d_v", 4, 1, 64), "d_v")
+    if not ctx.presenter:  # the step bar names the step
+        st.subheader(t("home.pipeline_title"))
+    with settings_box(ctx, t("home.settings")):
+        c1, c2, c3, c4 = st.columns(4)
+        with c1:
+            n = slider(ctx, Int("n", 6, 2, 32), t("home.n"))
+        with c2:
+            d_model = slider(ctx, Int("d_model", 8, 2, 64), "d_model")
+        with c3:
+            d_k = slider(ctx, Int("d_k", 4, 1, 64), "d_k")
+        with c4:
+            d_v = slider(ctx, Int("d_v", 4, 1, 64), "d_v")
     trace = core.self_attention_trace(
         core.lesson_inputs(n, d_model), *core.init_projections(d_model, d_k, d_v)
     )

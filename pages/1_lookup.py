@@ -34,13 +34,14 @@ query = polar_query(angle, length)
 scores = lookup_scores(query, keys)
 hard_index, hard_value = hard_lookup(query, keys, values)
 weights, blended = soft_lookup(query, keys, values, temperature)
-st.caption(
-    t("lookup.query_now", x=views.num(query[0]), y=views.num(query[1]), T=f"{temperature:.3g}")
-)
+if not ctx.presenter:  # a slide shows the query in its cards, chart and notes
+    st.caption(
+        t("lookup.query_now", x=views.num(query[0]), y=views.num(query[1]), T=f"{temperature:.3g}")
+    )
 arrays = {"keys": keys, "values": values, "query": query, "scores": scores, "weights": weights}
 
 with steps.section(0):
-    st.subheader(t("lookup.step_table"))
+    views.heading(ctx, t("lookup.step_table"))
     st.markdown(t("lookup.table_text"))
     st.markdown(
         views.table_markdown(t, countries, capitals, keys, values, scores, weights, hard_index)
@@ -48,31 +49,57 @@ with steps.section(0):
     st.caption(t("lookup.table_caption"))
 
 with steps.section(1):
-    st.subheader(t("lookup.step_soft"))
-    st.markdown(t("lookup.soft_text"))
+    views.heading(ctx, t("lookup.step_soft"))
+    if not ctx.presenter:
+        st.markdown(t("lookup.soft_text"))
     views.result_cards(t, countries, capitals, hard_value, hard_index, blended, weights)
     answers = (weights, blended, hard_index)
-    chart = charts.show_cached(
-        ctx, views.soft_chart, t, countries, capitals, keys, values, query, *answers
-    )
-    notice(ctx, views.soft_notices(t, capitals, weights, hard_index, blended, length, temperature))
+    left, right = views.beside(ctx)
+    with left:
+        chart = charts.show_cached(
+            ctx,
+            views.soft_chart,
+            t,
+            countries,
+            capitals,
+            keys,
+            values,
+            query,
+            *answers,
+            space=views.chart_room(ctx, 400),
+        )
+    with right:
+        notes = views.soft_notices(t, capitals, weights, hard_index, blended, length, temperature)
+        notice(ctx, notes[:2] if ctx.presenter else notes)  # a slide: the two main points
+        export_panel(
+            ctx,
+            "lookup",
+            chart,
+            views.table_frame(t, countries, capitals, keys, values, scores, weights),
+            {**arrays, "blended": blended, "hard_value": hard_value},
+            text_heatmap(weights[None, :], ["q"], countries),
+        )
     untrained(ctx)
-    export_panel(
-        ctx,
-        "lookup",
-        chart,
-        views.table_frame(t, countries, capitals, keys, values, scores, weights),
-        {**arrays, "blended": blended, "hard_value": hard_value},
-        text_heatmap(weights[None, :], ["q"], countries),
-    )
 
 with steps.section(2):
-    st.subheader(t("lookup.step_temperature"))
+    views.heading(ctx, t("lookup.step_temperature"))
     temps, sweep = temperature_sweep(query, keys)
     st.markdown(t("lookup.sweep_text", m=len(ids), u=views.num(views.uniform(len(ids)), 3)))
     data = views.sweep_frame(countries, temps, sweep)
-    chart = charts.show_cached(ctx, views.sweep_chart, t, countries, temps, sweep, temperature)
-    notice(ctx, views.sweep_notices(t, countries, temps, sweep, hard_index))
+    left, right = views.beside(ctx)
+    with left:
+        chart = charts.show_cached(
+            ctx,
+            views.sweep_chart,
+            t,
+            countries,
+            temps,
+            sweep,
+            temperature,
+            space=views.chart_room(ctx, 440),
+        )
+    with right:
+        notice(ctx, views.sweep_notices(t, countries, temps, sweep, hard_index))
     rows, labels = views.sweep_text_rows(temps, sweep)
     export_panel(
         ctx,

@@ -33,85 +33,121 @@ probs_a = core.softmax(logits_a, temperature=temp)
 probs_b = core.softmax(logits_b, temperature=temp)
 
 with steps.section(0):
-    st.subheader(t("softmax.step_bars"))
-    st.markdown(t("softmax.bars_text"))
+    views.heading(ctx, t("softmax.step_bars"))
+    if not ctx.presenter:
+        st.markdown(t("softmax.bars_text"))
     st.latex(r"p_i = \frac{e^{x_i/T}}{\sum_j e^{x_j/T}}")
     sums = {"A": views.total(probs_a), "B": views.total(probs_b)}
     examples = (("A", logits_a, probs_a), ("B", logits_b, probs_b))
-    chart = charts.show_cached(ctx, views.bars_chart, t, examples, sums)
-    st.markdown(
-        t("softmax.probs_line", T=f"{temp:.2f}", a=views.vector(probs_a), b=views.vector(probs_b))
-    )
-    lesson_true = core.softmax(views.LESSON_LOGITS)
-    st.info(views.lesson_note(t, lesson_true), icon=":material/school:")
+    room = views.chart_room(ctx, 340, share=1.0)
+    chart = charts.show_cached(ctx, views.bars_chart, t, examples, sums, space=room)
+    if not ctx.presenter:  # the bars carry the same numbers
+        st.markdown(
+            t(
+                "softmax.probs_line",
+                T=f"{temp:.2f}",
+                a=views.vector(probs_a),
+                b=views.vector(probs_b),
+            )
+        )
     notice(ctx, views.bars_notices(t, sums, temp, probs_a, core.softmax(logits_a)))
+    with views.folded(ctx, t("softmax.lesson_fold")):
+        st.info(views.lesson_note(t, core.softmax(views.LESSON_LOGITS)), icon=":material/school:")
     arrays = {"logits_a": logits_a, "probs_a": probs_a, "logits_b": logits_b, "probs_b": probs_b}
     export_panel(ctx, "softmax_bars", chart, arrays=arrays)
 
 with steps.section(1):
-    st.subheader(t("softmax.step_matrix"))
+    views.heading(ctx, t("softmax.step_matrix"))
     st.markdown(t("softmax.matrix_text"))
     tokens, mats = views.lesson_trace(temp)
     panels = {
         t("softmax.panel_t1"): mats["weights_t1"],
         t("softmax.panel_t", T=f"{temp:.2f}"): mats["weights_t"],
     }
-    chart = charts.show_cached(
-        ctx, views.matrix_chart, panels, tokens, t("softmax.keys"), t("softmax.queries")
-    )
-    notice(ctx, views.matrix_notices(t, mats, temp))
-    untrained(ctx)
-    text = core.text_heatmap(mats["weights_t"], tokens)
-    export_panel(ctx, "softmax_matrix", chart, arrays=mats, text=text)
+    left, right = views.beside(ctx)
+    with left:
+        chart = charts.show_cached(
+            ctx,
+            views.matrix_chart,
+            panels,
+            tokens,
+            t("softmax.keys"),
+            t("softmax.queries"),
+            space=views.chart_room(ctx, 460),
+        )
+    with right:
+        notice(ctx, views.matrix_notices(t, mats, temp))
+        untrained(ctx)
+        text = core.text_heatmap(mats["weights_t"], tokens)
+        export_panel(ctx, "softmax_matrix", chart, arrays=mats, text=text)
 
 
 @st.fragment
 def stable_step() -> None:
     """Step 3; its slider reruns only this step (a fragment)."""
-    st.subheader(t("softmax.step_stable"))
-    st.markdown(t("softmax.stable_text"))
+    views.heading(ctx, t("softmax.step_stable"))
+    if ctx.presenter:
+        st.markdown(t("softmax.stable_short", limit=f"{EXP_OVERFLOW:.2f}"))
+    else:
+        st.markdown(t("softmax.stable_text"))
     scale = slider(ctx, SCALE, t("softmax.scale"))
     naive_p, stable_p = (rows[0] for rows in scale_sweep(logits_a, [scale]))
-    st.markdown(
-        views.stability_table(
-            t,
-            exp_terms(logits_a, scale, stable=False),
-            exp_terms(logits_a, scale, stable=True),
-            naive_p,
-            stable_p,
+    with views.folded(ctx, t("softmax.table_fold")):
+        st.markdown(
+            views.stability_table(
+                t,
+                exp_terms(logits_a, scale, stable=False),
+                exp_terms(logits_a, scale, stable=True),
+                naive_p,
+                stable_p,
+            )
         )
-    )
     sweep = views.stability_sweep(tuple(logits_a))
     naive, stable = sweep["naive"], sweep["stable"]
     limit = t("softmax.limit", v=f"{EXP_OVERFLOW:.2f}")
-    chart = charts.show_cached(
-        ctx, views.exponent_chart, t, naive, stable, scale, EXP_OVERFLOW, limit
-    )
-    notice(ctx, views.stability_notices(t, sweep["first_bad"], stable_p))
-    export_panel(
-        ctx,
-        "softmax_stability",
-        chart,
-        views.exponent_frame(t, views.SWEEP_SCALES, naive, stable),
-        {"logits": logits_a, "scale": scale, "naive_p": naive_p, "stable_p": stable_p},
-    )
+    left, right = views.beside(ctx)
+    with left:
+        chart = charts.show_cached(
+            ctx,
+            views.exponent_chart,
+            t,
+            naive,
+            stable,
+            scale,
+            EXP_OVERFLOW,
+            limit,
+            space=views.chart_room(ctx, 420),
+        )
+    with right:
+        notice(ctx, views.stability_notices(t, sweep["first_bad"], stable_p))
+        export_panel(
+            ctx,
+            "softmax_stability",
+            chart,
+            views.exponent_frame(t, views.SWEEP_SCALES, naive, stable),
+            {"logits": logits_a, "scale": scale, "naive_p": naive_p, "stable_p": stable_p},
+        )
 
 
 @st.fragment
 def mask_step() -> None:
     """Step 4; its choice reruns only this step (a fragment)."""
-    st.subheader(t("softmax.step_mask"))
+    views.heading(ctx, t("softmax.step_mask"))
     st.markdown(t("softmax.mask_text"))
     count = int(select(ctx, views.mask_choice(len(logits_b)), t("softmax.masked_count")))
     masked = mask_last(logits_b, count)
     after = core.softmax(masked, temperature=temp)
-    chart = charts.show_cached(ctx, views.mask_chart, t, masked, probs_b, after)
-    notice(ctx, views.mask_notices(t, masked, after))
-    arrays = {"masked_logits": masked, "probs_before": probs_b, "probs_after": after}
-    export_panel(ctx, "softmax_mask", chart, arrays=arrays)
-    link(ctx, "masking", t("softmax.masking_link"))
-    link(ctx, "weighted_sum", t("softmax.weighted_sum_link"))
-    link(ctx, "lookup", t("softmax.lookup_link"))
+    left, right = views.beside(ctx)
+    with left:
+        room = views.chart_room(ctx, 440)
+        chart = charts.show_cached(ctx, views.mask_chart, t, masked, probs_b, after, space=room)
+    with right:
+        notice(ctx, views.mask_notices(t, masked, after))
+        arrays = {"masked_logits": masked, "probs_before": probs_b, "probs_after": after}
+        export_panel(ctx, "softmax_mask", chart, arrays=arrays)
+        link(ctx, "masking", t("softmax.masking_link"))
+        link(ctx, "weighted_sum", t("softmax.weighted_sum_link"))
+        link(ctx, "lookup", t("softmax.lookup_link"))
 
 
 with steps.section(2):

@@ -16,3 +16,11 @@ def test_home_says_the_pipeline_weights_are_random_in_both_languages():
         shown = texts(open_page(None, lang=lang))
         assert Translator(lang)("home.untrained") in shown
     assert "Three learned matrices" not in texts(open_page(None, lang="en"))
+
+
+def test_presenter_pipeline_folds_its_sizes_but_keeps_them_in_the_url():
+    at = open_page(None, lang="en", present="1", step="3", n="5", d_k="3")
+    assert [e.label for e in at.expander] == [Translator("en")("home.settings")]
+    assert not [s.value for s in at.subheader]  # the step bar names the step
+    assert any("`QKᵀ (5, 5)`" in m.value for m in at.markdown)
+    assert any("`Q, K (5, 3)`" in m.value for m in at.markdown)

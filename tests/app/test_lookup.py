@@ -154,3 +154,14 @@ def test_cold_notices_do_not_call_a_single_capital_a_blend(page):
     shown = texts(page(PAGE, lang="en", log_t="-2"))
     assert "need not be any capital" not in shown and "practically Moscow itself" in shown
     assert "Keys and values here are made up by hand" in texts(page(PAGE, lang="en"))
+
+
+def test_presenter_slide_folds_the_controls_and_keeps_two_notes(page):
+    student = page(PAGE, lang="en")
+    slide = page(PAGE, lang="en", present="1", step="2")
+    label = "Query: direction, length and temperature"
+    assert label in [e.label for e in slide.expander]
+    assert label not in [e.label for e in student.expander]
+    notes = next(m.value for m in slide.markdown if m.value.startswith("- The hard lookup"))
+    assert notes.count("\n- ") == 1  # two bullet points (students get three)
+    assert _soft(slide) == _soft(student)  # the same live answer on the slide

@@ -193,3 +193,13 @@ def test_temperature_notices_make_sense_when_t_is_one(page):
     assert "At T = 2.00 the largest probability in A is" in warm
     assert "at T = 1 and" in warm  # the matrix step compares the two panels
     assert "random (untrained)" in warm
+
+
+def test_presenter_slides_fold_controls_and_secondary_tables(page):
+    slide = page(PAGE, lang="en", present="1", step="3", scale="800")
+    labels = [e.label for e in slide.expander]
+    assert "Logits A and B, temperature T" in labels
+    assert "The numbers exp sees, entry by entry" in labels
+    assert not [s.value for s in slide.subheader]
+    student = page(PAGE, lang="en", scale="800")
+    assert "The numbers exp sees, entry by entry" not in [e.label for e in student.expander]

@@ -8,11 +8,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core.lookup import CAPITALS
 from ui import charts
 from ui.i18n import Translator
 from ui.params import Choice, Float, Int, select, slider
+from ui.sentence import settings_box
 from ui.shell import PageContext
 
 LON_DOMAIN = (-100.0, 170.0)
@@ -53,7 +55,7 @@ def controls(ctx: PageContext, country_names: Sequence[str]) -> tuple[float, flo
     t = ctx.t
     label = dict(zip(AIM.options[1:], country_names, strict=True)) | {FREE: t("lookup.free")}
     angles = {row[0]: row[1] for row in CAPITALS}
-    with st.container(border=True):
+    with settings_box(ctx, t("lookup.settings")) if ctx.presenter else st.container(border=True):
         aim = select(ctx, AIM, t("lookup.aim"), format_func=label.__getitem__)
         c1, c2, c3 = st.columns(3)
         with c1:
@@ -438,6 +440,26 @@ def rest(weights: np.ndarray, index: int) -> float:
 def uniform(m: int) -> float:
     """The weight each of ``m`` rows gets when the blend is uniform."""
     return 1.0 / m
+
+
+def beside(ctx: PageContext) -> tuple[DeltaGenerator, DeltaGenerator]:
+    """Where a step's chart and its notes go: side by side in presenter mode (the slide keeps
+    to one screen), one below the other for students."""
+    if ctx.presenter:
+        chart_col, notes_col = st.columns([3, 2])
+        return chart_col, notes_col
+    return st.container(), st.container()
+
+
+def heading(ctx: PageContext, title: str) -> None:
+    """A step's heading, for students; in presenter mode the step bar already names it."""
+    if not ctx.presenter:
+        st.subheader(title)
+
+
+def chart_room(ctx: PageContext, height: int) -> charts.Room:
+    """The room of a chart drawn in the left column of :func:`beside`."""
+    return charts.room(ctx, share=0.6 if ctx.presenter else 1.0, height=height)
 
 
 def result_cards(

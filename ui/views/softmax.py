@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import core
 from core.softmax import EXP_OVERFLOW, first_nonfinite_row, largest_exp_argument, scale_sweep
@@ -20,7 +21,7 @@ from ui import charts
 from ui.i18n import Translator
 from ui.params import Choice, Float, Text, slider, text
 from ui.safe import plain
-from ui.sentence import LESSON_TEXT
+from ui.sentence import LESSON_TEXT, settings_box
 from ui.shell import PageContext
 
 MAX_ENTRIES = 16
@@ -130,6 +131,33 @@ def total(values: np.ndarray) -> float:
 def vector(values: np.ndarray) -> str:
     """``0.659, 0.242, 0.099`` (for a line of text)."""
     return ", ".join(num(v) for v in values)
+
+
+def beside(ctx: PageContext) -> tuple[DeltaGenerator, DeltaGenerator]:
+    """Where a step's chart and its notes go: side by side in presenter mode (the slide keeps
+    to one screen), one below the other for students."""
+    if ctx.presenter:
+        chart_col, notes_col = st.columns([3, 2])
+        return chart_col, notes_col
+    return st.container(), st.container()
+
+
+def heading(ctx: PageContext, title: str) -> None:
+    """A step's heading, for students; in presenter mode the step bar already names it."""
+    if not ctx.presenter:
+        st.subheader(title)
+
+
+def chart_room(ctx: PageContext, height: int, share: float = 0.6) -> charts.Room:
+    """The room of a chart: ``share`` of the width (its column of :func:`beside`) and
+    ``height`` px in presenter mode, the page width for students."""
+    return charts.room(ctx, share=share if ctx.presenter else 1.0, height=height)
+
+
+def folded(ctx: PageContext, label: str) -> DeltaGenerator:
+    """Secondary material (a table, a side note): folded into a closed expander in presenter
+    mode, in place for students."""
+    return st.expander(label) if ctx.presenter else st.container()
 
 
 def entry_labels(n: int) -> list[str]:
@@ -484,7 +512,7 @@ TEMPERATURE = Float("temp", 1.0, 0.05, 5.0)
 def controls(ctx: PageContext) -> tuple[np.ndarray, np.ndarray, float]:
     """The two logits boxes and the temperature slider; bad logits warn and fall back."""
     t = ctx.t
-    with st.container(border=True):
+    with settings_box(ctx, t("softmax.settings")) if ctx.presenter else st.container(border=True):
         c1, c2, c3 = st.columns([2, 3, 2])
         with c1:
             raw_a = text(ctx, LOGITS_A, t("softmax.logits_a"), help=t("softmax.logits_help"))
