@@ -128,7 +128,10 @@ def open_app(browser) -> Iterator[Callable]:
         context.close()
 
 
+# The shell hides the toolbar's status widget, so the script state on the app root is what
+# tells a run in progress (e.g. a real model loading behind a spinner) from a finished page.
 IDLE = """() => !document.querySelector('[data-testid="stStatusWidget"]')
+    && !document.querySelector('[data-testid="stApp"][data-test-script-state="running"]')
     && !document.querySelector('[data-testid="stSkeleton"]')"""
 
 
