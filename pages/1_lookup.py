@@ -66,7 +66,7 @@ with steps.section(1):
             values,
             query,
             *answers,
-            space=views.chart_room(ctx, 400),
+            space=views.chart_room(ctx, 340),
         )
     with right:
         notes = views.soft_notices(t, capitals, weights, hard_index, blended, length, temperature)

@@ -39,7 +39,7 @@ with steps.section(0):
     st.latex(r"p_i = \frac{e^{x_i/T}}{\sum_j e^{x_j/T}}")
     sums = {"A": views.total(probs_a), "B": views.total(probs_b)}
     examples = (("A", logits_a, probs_a), ("B", logits_b, probs_b))
-    room = views.chart_room(ctx, 340, share=1.0)
+    room = views.chart_room(ctx, 300, share=1.0)
     chart = charts.show_cached(ctx, views.bars_chart, t, examples, sums, space=room)
     if not ctx.presenter:  # the bars carry the same numbers
         st.markdown(
