@@ -21,51 +21,63 @@ view = mv.compute(sentence, causal, n_pad, side)
 
 with steps.section(0):
     st.subheader(titles[0])
-    st.markdown(t("masking.s1_text"))
-    st.latex(r"\tilde s_{ij}=\begin{cases}s_{ij}&\text{mask}_{ij}\\-\infty&\text{else}\end{cases}")
+    main, side, _ = mv.beside(ctx, wide=True)
+    main.markdown(t("masking.s1_text"))
+    side.latex(
+        r"\tilde s_{ij}=\begin{cases}s_{ij}&\text{mask}_{ij}\\-\infty&\text{else}\end{cases}"
+    )
     trace = view.masked
     chart = charts.show_cached(
-        ctx, mv.mask_chart, t, view.tokens, view.before, trace.scaled, trace.weights, ctx.presenter
-    )
-    notice(ctx, mv.mask_notice(ctx, view))
-    untrained(ctx)
-    export_panel(
-        ctx,
-        "masking",
-        chart,
-        arrays=mv.mask_arrays(view),
-        text=mv.weights_text(view),
-    )
+        ctx, mv.mask_chart, t, view.tokens, view.before, trace.scaled, trace.weights,
+        ctx.presenter, space=charts.room(ctx, height=340),
+    )  # fmt: skip
+    main, side, _ = mv.beside(ctx)
+    with main:
+        notice(ctx, mv.mask_notice(ctx, view))
+    with side:
+        untrained(ctx)
+        export_panel(ctx, "masking", chart, arrays=mv.mask_arrays(view), text=mv.weights_text(view))
 
 
 @st.fragment
 def generation_step() -> None:
     """Step 2 (a fragment: its slider reruns only this step)."""
     st.subheader(titles[1])
-    st.markdown(t("masking.s2_text"))
-    gen = mv.generation_control(ctx, len(sentence.tokens))
-    st.markdown(t("masking.strip", strip=mv.generation_strip(ctx, sentence.tokens, gen)))
-    chart = charts.show_cached(ctx, mv.lookahead_chart, t, sentence, gen, ctx.presenter)
-    notice(ctx, mv.lookahead_notice(ctx, sentence, gen))
-    export_panel(ctx, "masking_generation", chart)
+    main, side, space = mv.beside(ctx)
+    side.markdown(t("masking.s2_text"))
+    with main:
+        gen = mv.generation_control(ctx, len(sentence.tokens))
+        st.markdown(t("masking.strip", strip=mv.generation_strip(ctx, sentence.tokens, gen)))
+        chart = charts.show_cached(
+            ctx, mv.lookahead_chart, t, sentence, gen, ctx.presenter, space=space
+        )
+    with side:
+        notice(ctx, mv.lookahead_notice(ctx, sentence, gen))
+        export_panel(ctx, "masking_generation", chart)
 
 
 @st.fragment
 def fill_step() -> None:
     """Step 3 (a fragment: its controls rerun only this step)."""
     st.subheader(titles[2])
-    st.markdown(t("masking.s3_text"))
-    row, dtype, temp = mv.fill_controls(ctx, len(view.tokens))
-    fv = mv.fill_view(view, row, dtype, temp)
-    chart = charts.show_cached(
-        ctx, mv.fill_chart, t, view.tokens, row, fv.weights, fv.blank, ctx.presenter
-    )
-    st.table(mv.fill_table(ctx, fv), hide_index=True)
-    st.markdown(t("masking.app_policy"))
-    notice(ctx, mv.fill_notice(ctx, view, fv, dtype, temp))
-    export_panel(ctx, "masking_fill", chart, arrays=mv.fill_arrays(view, fv))
-    link(ctx, "softmax")
-    link(ctx, "kv_cache")
+    main, side, space = mv.beside(ctx)
+    with main:
+        st.markdown(t("masking.s3_text"))
+        row, dtype, temp = mv.fill_controls(ctx, len(view.tokens))
+        fv = mv.fill_view(view, row, dtype, temp)
+        chart = charts.show_cached(
+            ctx, mv.fill_chart, t, view.tokens, row, fv.weights, fv.blank, ctx.presenter,
+            space=space,
+        )  # fmt: skip
+        with mv.details_box(ctx):
+            st.table(mv.fill_table(ctx, fv), hide_index=True)
+            st.markdown(t("masking.app_policy"))
+    with side:
+        notice(ctx, mv.fill_notice(ctx, view, fv, dtype, temp))
+        export_panel(ctx, "masking_fill", chart, arrays=mv.fill_arrays(view, fv))
+    with main, st.container(horizontal=True):
+        link(ctx, "softmax")
+        link(ctx, "kv_cache")
 
 
 with steps.section(1):

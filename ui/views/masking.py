@@ -9,6 +9,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import core
 from core.masks import (
@@ -57,6 +58,29 @@ class MaskView:
     empty: np.ndarray  # (n,) bool, queries with no visible key
     n_pad: int
     causal: bool
+
+
+def beside(
+    ctx: PageContext, height: int | None = None, wide: bool = False
+) -> tuple[DeltaGenerator, DeltaGenerator, charts.Room]:
+    """Where a step's chart and its text go, and the chart's room: side by side in presenter
+    mode (the left column 60 % of the width, 75 % if ``wide``; the chart at most ``height``
+    px tall) so the step fits one screen; otherwise both in one column at the page width,
+    in the order they are written."""
+    if ctx.presenter:
+        share = 0.75 if wide else 0.6
+        left, right = st.columns([share, 1 - share], gap="large")
+        return left, right, charts.room(ctx, share=share, height=height)
+    box = st.container()
+    return box, box, charts.room(ctx)
+
+
+def details_box(ctx: PageContext) -> DeltaGenerator:
+    """Secondary details of a step (a table, a remark): in place, or folded into a closed
+    expander in presenter mode."""
+    if ctx.presenter:
+        return st.expander(ctx.t("masking.details"), icon=":material/table:")
+    return st.container()
 
 
 def controls(ctx: PageContext) -> tuple[Sentence, bool, int, str]:

@@ -6,6 +6,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core import saturation_curve, text_heatmap
 from core.experiments import (
@@ -22,7 +23,7 @@ from core.experiments import (
 from ui import charts
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Int, number, options_of, select, slider, toggle
-from ui.sentence import Sentence
+from ui.sentence import Sentence, settings_box
 from ui.shell import PageContext
 
 D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # the d_k axis of every experiment
@@ -78,8 +79,9 @@ def unit_control(ctx: PageContext) -> bool:
 def experiment_controls(ctx: PageContext) -> Settings:
     """Sample count, seed and row length of the random experiments (one bordered row)."""
     t = ctx.t
-    with st.container(border=True):
-        st.markdown(f"**{t('scaling.settings')}**")
+    with settings_box(ctx, t("scaling.settings")) if ctx.presenter else st.container(border=True):
+        if not ctx.presenter:
+            st.markdown(f"**{t('scaling.settings')}**")
         c1, c2, c3 = st.columns(3)
         with c1:
             samples = slider(ctx, SAMPLES, t("scaling.samples"), step=1000)
@@ -95,8 +97,30 @@ def hist_control(ctx: PageContext) -> int:
     return D_KS.index(int(select(ctx, HIST_DK, ctx.t("scaling.hist_dk"))))
 
 
-def metrics(items: list[tuple[str, str]]) -> None:
-    """A row of ``st.metric`` readouts."""
+Split = tuple[DeltaGenerator, DeltaGenerator] | None
+
+
+def split(ctx: PageContext) -> Split:
+    """Presenter mode: two equal columns (chart | text) so that a step fits one screen;
+    otherwise None (everything in one column, in the order it is written)."""
+    return tuple(st.columns(2, gap="large")) if ctx.presenter else None
+
+
+def place(cols: Split, index: int) -> DeltaGenerator:
+    """Column ``index`` of ``cols`` (0 chart, 1 text), or a container right here."""
+    return cols[index] if cols else st.container()
+
+
+def space(ctx: PageContext, cols: Split, height: int = 600) -> charts.Room:
+    """The chart's room: half the presenter width in split mode, else the page width."""
+    return charts.room(ctx, share=0.5, height=height) if cols else charts.room(ctx)
+
+
+def metrics(ctx: PageContext, items: list[tuple[str, str]]) -> None:
+    """A row of ``st.metric`` readouts; none in presenter mode, where the "what to notice"
+    box already names the same numbers."""
+    if ctx.presenter:
+        return
     for col, (label, value) in zip(st.columns(len(items)), items, strict=True):
         col.metric(label, value)
 
@@ -266,9 +290,16 @@ PEAKED = 0.9  # a row that gives more than this to one key counts as "almost one
 
 
 def score_notices(
-    t: Translator, d_k: int, c: ScoreComparison, unit: bool, raw: RowSummary, scaled: RowSummary
+    t: Translator,
+    d_k: int,
+    c: ScoreComparison,
+    unit: bool,
+    raw: RowSummary,
+    scaled: RowSummary,
+    short: bool = False,
 ) -> list[str]:
-    """The score step's "what to notice", phrased for the numbers on screen."""
+    """The score step's "what to notice", phrased for the numbers on screen (``short``, for
+    presenter mode: without the remark on the initialisation switch, folded there)."""
     std = {"d_k": d_k, "raw": charts.fmt(raw.score_std), "scaled": charts.fmt(scaled.score_std)}
     peak = {
         "raw": charts.fmt(raw.max_weight, 3),
@@ -292,6 +323,8 @@ def score_notices(
         if n_raw or n_scaled
         else t("scaling.n_onehot_none")
     )
+    if short:
+        return items
     var = charts.fmt(entry_variance(c.q))
     items.append(t(f"scaling.n_init_{'unit' if unit else 'xavier'}", var=var))
     return items
@@ -317,18 +350,18 @@ def even_row_norms(n_keys: int) -> tuple[float, float]:
 
 
 def gradient_notices(
-    t: Translator, raw: SaturationCurve, scaled: SaturationCurve, n_keys: int
+    t: Translator, raw: SaturationCurve, scaled: SaturationCurve, n_keys: int, short: bool = False
 ) -> list[str]:
-    """The gradient step's "what to notice", with the even-row value for comparison."""
+    """The gradient step's "what to notice", with the even-row value for comparison
+    (``short``, for presenter mode: only the comparisons, without the d_k = 1 remark and the
+    closing summary)."""
     g_raw, g_scaled = raw.jacobian_norm, scaled.jacobian_norm
     nums = {"d_k": D_KS[-1], "raw": charts.fmt(g_raw[-1], 4), "scaled": charts.fmt(g_scaled[-1], 4)}
     weak = g_raw[-1] < 0.25 * g_scaled[-1]
-    items = [
-        t(f"scaling.n_grad{'' if weak else '_mild'}", **nums),
-        t("scaling.n_grad_one", value=charts.fmt(g_raw[0], 3)),
-    ]
+    items = [t(f"scaling.n_grad{'' if weak else '_mild'}", **nums)]
+    if not short:
+        items.append(t("scaling.n_grad_one", value=charts.fmt(g_raw[0], 3)))
     even, _ = even_row_norms(n_keys)
     if g_scaled[-1] > even:
         items.append(t("scaling.n_grad_even", scaled=nums["scaled"], uniform=charts.fmt(even, 3)))
-    items.append(t("scaling.n_grad_story"))
-    return items
+    return items if short else [*items, t("scaling.n_grad_story")]
