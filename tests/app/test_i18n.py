@@ -4,8 +4,8 @@ import json
 import re
 
 import pytest
-from conftest import ROOT, open_page, texts
 
+from tests.app.conftest import ROOT, open_page, texts
 from ui.i18n import LANGUAGES, browser_language, catalog, placeholders
 from ui.pages import available_pages
 

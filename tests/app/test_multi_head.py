@@ -6,8 +6,9 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import open_page, optional_module, texts, visible_of
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+from tests.app.conftest import open_page, optional_module, texts, visible_of
 
 PAGE = "pages/7_multi_head.py"
 LONG_TEXT = " ".join(f"w{i}" for i in range(32))  # the 32-token maximum

@@ -4,10 +4,10 @@ lesson 002's numbers."""
 import re
 
 import pytest
-from conftest import texts, visible, visible_of
 from streamlit.testing.v1 import AppTest
 
 from core import embed_tokens, init_projections, self_attention_trace, tokenize
+from tests.app.conftest import texts, visible, visible_of
 from ui.i18n import Translator
 
 PAGE = "pages/2_qkv.py"

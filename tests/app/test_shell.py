@@ -3,8 +3,8 @@
 import json
 
 import pytest
-from conftest import open_page, texts, visible_types
 
+from tests.app.conftest import open_page, texts, visible_types
 from ui.pages import PAGES, available_pages
 
 

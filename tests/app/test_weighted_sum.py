@@ -1,10 +1,10 @@
 """The weighted-sum page: one query's weights, the scaled values, their sum, and O = A V."""
 
 import pytest
-from conftest import texts, visible_of
 from streamlit.testing.v1 import AppTest
 
 from core import embed_tokens, init_projections, self_attention_trace, tokenize
+from tests.app.conftest import texts, visible_of
 from ui.i18n import Translator
 
 PAGE = "pages/5_weighted_sum.py"

@@ -4,8 +4,8 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import href, shot, wait_for_url, wait_idle
 
+from tests.e2e.conftest import href, shot, wait_for_url, wait_idle
 from ui.i18n import Translator
 from ui.pages import available_pages
 

@@ -2,8 +2,8 @@
 appear one by one after "Generate", and presenter mode."""
 
 import pytest
-from conftest import IDLE, shot
 
+from tests.e2e.conftest import IDLE, shot
 from ui.i18n import Translator
 
 WATCH_STREAM = """() => {

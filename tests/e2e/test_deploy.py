@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, wait_idle
 
+from tests.e2e.conftest import ROOT, wait_idle
 from ui.i18n import Translator
 
 SERVE = ROOT / "deploy" / "serve"

@@ -4,10 +4,10 @@ presenter mode, and head search selecting a head."""
 import re
 
 import pytest
-from conftest import href, shot, wait_for_url, wait_idle
 from playwright.sync_api import expect
 
 from models import encoder_attention
+from tests.e2e.conftest import href, shot, wait_for_url, wait_idle
 from ui.views.encoder import LESSON
 
 

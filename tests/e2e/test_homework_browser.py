@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import shot, wait_idle
 
+from tests.e2e.conftest import shot, wait_idle
 from ui.i18n import Translator
 
 BODY = """    Q, K, V = X @ W_Q, X @ W_K, X @ W_V

@@ -11,8 +11,8 @@ import time
 from urllib.parse import urlparse
 
 import pytest
-from conftest import href, shot, wait_for_url, wait_idle
 
+from tests.e2e.conftest import href, shot, wait_for_url, wait_idle
 from ui.pages import available_pages
 
 PAGES = available_pages()

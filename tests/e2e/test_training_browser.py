@@ -3,7 +3,8 @@
 import re
 
 import pytest
-from conftest import shot, wait_for_url, wait_idle
+
+from tests.e2e.conftest import shot, wait_for_url, wait_idle
 
 PROGRESS = {"en": re.compile(r"step (\d+) of (\d+)"), "zh": re.compile(r"第 (\d+) 步，共 (\d+) 步")}
 TRAIN = {"en": "Train", "zh": "训练"}
