@@ -31,11 +31,11 @@ html { font-size: 22px; }
   font-size: 1.7rem; line-height: 1.15; }
 header[data-testid="stHeader"] { height: 2.2rem; min-height: 0; background: transparent; }
 header[data-testid="stHeader"] [data-testid="stToolbar"] { display: none; }
-.block-container { padding-top: 1.6rem; padding-bottom: 2rem; max-width: 100%; }
+.block-container { padding-top: 1.6rem; padding-bottom: 0.4rem; max-width: 100%; }
 .block-container h1 { font-size: 1.9rem; padding: 0 0 0.2rem 0; }
 .block-container h2 { font-size: 1.6rem; padding: 0.3rem 0 0.2rem 0; }
 .block-container h3 { font-size: 1.4rem; padding: 0.2rem 0 0.4rem 0; }
-[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.7rem; }
+[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.6rem; }
 .st-key-_step_choice button { max-width: none; height: auto; min-height: 2.2rem; }
 .st-key-_step_choice button p { white-space: normal; overflow: visible; text-overflow: clip;
   font-size: 0.9rem; line-height: 1.2; }
