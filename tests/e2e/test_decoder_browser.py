@@ -1,6 +1,8 @@
 """The real-decoder page in Chromium: the next-token chart in both languages, tokens that
 appear one by one after "Generate", and presenter mode."""
 
+import re
+
 import pytest
 
 from tests.e2e.conftest import IDLE, shot
@@ -49,8 +51,9 @@ def test_next_token_chart_and_streamed_generation(browser, server, lang) -> None
         assert page.locator('[data-testid="stVegaLiteChart"]').count() == 4  # next token too
         page.evaluate(WATCH_STREAM)
         button.click()
-        done = t("decoder.notice_gen", n=6, mode=t("decoder.mode_cache"),
-                 how=t("decoder.greedy"), ms="", per="").split(":")[0]  # fmt: skip
+        notice = t("decoder.notice_gen", n=6, mode=t("decoder.mode_cache"),
+                   how=t("decoder.greedy"), ms="", per="")  # fmt: skip
+        done = re.split("[:：]", notice)[0]  # the text before the timings (zh: full-width colon)
         page.get_by_text(done).wait_for(timeout=LOAD_TIMEOUT)
         body = page.locator("body").inner_text()
         assert "▌" not in body and "Traceback" not in body
