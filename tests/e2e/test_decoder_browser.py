@@ -25,7 +25,7 @@ LOAD_TIMEOUT = 300_000  # ms: the first request loads the model (seconds on a bu
 def ready(page) -> None:
     """Wait until the page has drawn its charts and no script run is in progress."""
     page.wait_for_selector("h1", timeout=LOAD_TIMEOUT)
-    page.wait_for_selector('[data-testid="stVegaLiteChart"]', timeout=LOAD_TIMEOUT)
+    page.wait_for_selector('[data-testid="stVegaLiteChart"]:visible', timeout=LOAD_TIMEOUT)
     page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT)
 
 
