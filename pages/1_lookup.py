@@ -12,7 +12,7 @@ from core.lookup import (
     temperature_sweep,
 )
 from ui import charts
-from ui.blocks import header, link, notice
+from ui.blocks import beside, header, heading, link, notice
 from ui.exports import export_panel
 from ui.shell import shell
 from ui.steps import stepper
@@ -41,7 +41,7 @@ if not ctx.presenter:  # a slide shows the query in its cards, chart and notes
 arrays = {"keys": keys, "values": values, "query": query, "scores": scores, "weights": weights}
 
 with steps.section(0):
-    views.heading(ctx, t("lookup.step_table"))
+    heading(ctx, t("lookup.step_table"))
     st.markdown(t("lookup.table_text"))
     st.markdown(
         views.table_markdown(t, countries, capitals, keys, values, scores, weights, hard_index)
@@ -49,12 +49,12 @@ with steps.section(0):
     st.caption(t("lookup.table_caption"))
 
 with steps.section(1):
-    views.heading(ctx, t("lookup.step_soft"))
+    heading(ctx, t("lookup.step_soft"))
     if not ctx.presenter:
         st.markdown(t("lookup.soft_text"))
     views.result_cards(t, countries, capitals, hard_value, hard_index, blended, weights)
     answers = (weights, blended, hard_index)
-    left, right = views.beside(ctx)
+    left, right = beside(ctx)
     with left:
         chart = charts.show_cached(
             ctx,
@@ -82,11 +82,11 @@ with steps.section(1):
     untrained(ctx)
 
 with steps.section(2):
-    views.heading(ctx, t("lookup.step_temperature"))
+    heading(ctx, t("lookup.step_temperature"))
     temps, sweep = temperature_sweep(query, keys)
     st.markdown(t("lookup.sweep_text", m=len(ids), u=views.num(views.uniform(len(ids)), 3)))
     data = views.sweep_frame(countries, temps, sweep)
-    left, right = views.beside(ctx)
+    left, right = beside(ctx)
     with left:
         chart = charts.show_cached(
             ctx,

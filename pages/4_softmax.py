@@ -5,7 +5,7 @@ import streamlit as st
 import core
 from core.softmax import EXP_OVERFLOW, exp_terms, mask_last, scale_sweep
 from ui import charts
-from ui.blocks import header, link, notice
+from ui.blocks import beside, header, heading, link, notice
 from ui.exports import export_panel
 from ui.params import Int, select, slider
 from ui.shell import shell
@@ -33,7 +33,7 @@ probs_a = core.softmax(logits_a, temperature=temp)
 probs_b = core.softmax(logits_b, temperature=temp)
 
 with steps.section(0):
-    views.heading(ctx, t("softmax.step_bars"))
+    heading(ctx, t("softmax.step_bars"))
     if not ctx.presenter:
         st.markdown(t("softmax.bars_text"))
     st.latex(r"p_i = \frac{e^{x_i/T}}{\sum_j e^{x_j/T}}")
@@ -57,14 +57,14 @@ with steps.section(0):
     export_panel(ctx, "softmax_bars", chart, arrays=arrays)
 
 with steps.section(1):
-    views.heading(ctx, t("softmax.step_matrix"))
+    heading(ctx, t("softmax.step_matrix"))
     st.markdown(t("softmax.matrix_text"))
     tokens, mats = views.lesson_trace(temp)
     panels = {
         t("softmax.panel_t1"): mats["weights_t1"],
         t("softmax.panel_t", T=f"{temp:.2f}"): mats["weights_t"],
     }
-    left, right = views.beside(ctx)
+    left, right = beside(ctx)
     with left:
         chart = charts.show_cached(
             ctx,
@@ -85,7 +85,7 @@ with steps.section(1):
 @st.fragment
 def stable_step() -> None:
     """Step 3; its slider reruns only this step (a fragment)."""
-    views.heading(ctx, t("softmax.step_stable"))
+    heading(ctx, t("softmax.step_stable"))
     if ctx.presenter:
         st.markdown(t("softmax.stable_short", limit=f"{EXP_OVERFLOW:.2f}"))
     else:
@@ -105,7 +105,7 @@ def stable_step() -> None:
     sweep = views.stability_sweep(tuple(logits_a))
     naive, stable = sweep["naive"], sweep["stable"]
     limit = t("softmax.limit", v=f"{EXP_OVERFLOW:.2f}")
-    left, right = views.beside(ctx)
+    left, right = beside(ctx)
     with left:
         chart = charts.show_cached(
             ctx,
@@ -132,12 +132,12 @@ def stable_step() -> None:
 @st.fragment
 def mask_step() -> None:
     """Step 4; its choice reruns only this step (a fragment)."""
-    views.heading(ctx, t("softmax.step_mask"))
+    heading(ctx, t("softmax.step_mask"))
     st.markdown(t("softmax.mask_text"))
     count = int(select(ctx, views.mask_choice(len(logits_b)), t("softmax.masked_count")))
     masked = mask_last(logits_b, count)
     after = core.softmax(masked, temperature=temp)
-    left, right = views.beside(ctx)
+    left, right = beside(ctx)
     with left:
         room = views.chart_room(ctx, 440)
         chart = charts.show_cached(ctx, views.mask_chart, t, masked, probs_b, after, space=room)

@@ -1,6 +1,7 @@
 """Small repeated page elements: the page header and the "what to notice" box."""
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from ui.pages import available_pages, page_info
 from ui.shell import PageContext
@@ -30,3 +31,18 @@ def link(ctx: PageContext, page_id: str, label: str | None = None) -> None:
     st.page_link(
         info.file, label=label or ctx.t(f"nav.{page_id}"), icon=info.icon, query_params=carry
     )
+
+
+def beside(ctx: PageContext) -> tuple[DeltaGenerator, DeltaGenerator]:
+    """Where a step's chart and its notes go: side by side in presenter mode (the slide keeps
+    to one screen), one below the other for students."""
+    if ctx.presenter:
+        chart_col, notes_col = st.columns([3, 2])
+        return chart_col, notes_col
+    return st.container(), st.container()
+
+
+def heading(ctx: PageContext, title: str) -> None:
+    """A step's heading, for students; in presenter mode the step bar already names it."""
+    if not ctx.presenter:
+        st.subheader(title)

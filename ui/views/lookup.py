@@ -8,7 +8,6 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 from core.lookup import CAPITALS
 from ui import charts
@@ -440,21 +439,6 @@ def rest(weights: np.ndarray, index: int) -> float:
 def uniform(m: int) -> float:
     """The weight each of ``m`` rows gets when the blend is uniform."""
     return 1.0 / m
-
-
-def beside(ctx: PageContext) -> tuple[DeltaGenerator, DeltaGenerator]:
-    """Where a step's chart and its notes go: side by side in presenter mode (the slide keeps
-    to one screen), one below the other for students."""
-    if ctx.presenter:
-        chart_col, notes_col = st.columns([3, 2])
-        return chart_col, notes_col
-    return st.container(), st.container()
-
-
-def heading(ctx: PageContext, title: str) -> None:
-    """A step's heading, for students; in presenter mode the step bar already names it."""
-    if not ctx.presenter:
-        st.subheader(title)
 
 
 def chart_room(ctx: PageContext, height: int) -> charts.Room:

@@ -133,21 +133,6 @@ def vector(values: np.ndarray) -> str:
     return ", ".join(num(v) for v in values)
 
 
-def beside(ctx: PageContext) -> tuple[DeltaGenerator, DeltaGenerator]:
-    """Where a step's chart and its notes go: side by side in presenter mode (the slide keeps
-    to one screen), one below the other for students."""
-    if ctx.presenter:
-        chart_col, notes_col = st.columns([3, 2])
-        return chart_col, notes_col
-    return st.container(), st.container()
-
-
-def heading(ctx: PageContext, title: str) -> None:
-    """A step's heading, for students; in presenter mode the step bar already names it."""
-    if not ctx.presenter:
-        st.subheader(title)
-
-
 def chart_room(ctx: PageContext, height: int, share: float = 0.6) -> charts.Room:
     """The room of a chart: ``share`` of the width (its column of :func:`beside`) and
     ``height`` px in presenter mode, the page width for students."""
