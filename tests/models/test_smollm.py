@@ -151,3 +151,28 @@ def test_weights_are_read_only_views_without_copies():
     layer = model().weights.layers[0]
     assert not layer.w_q.flags.writeable and not model().weights.embed.flags.writeable
     assert layer.w_q.base is not None  # the transpose of the stored matrix, not a copy
+
+
+def test_fast_reader_gives_the_libraries_fields_and_tensors_exactly():
+    import gguf
+
+    ours_reader, stock = smollm._Reader(smollm.model_path()), gguf.GGUFReader(smollm.model_path())
+    assert list(ours_reader.fields) == list(stock.fields)
+    for key, field in ours_reader.fields.items():
+        ref = stock.fields[key]
+        assert (field.offset, field.data, field.types) == (ref.offset, ref.data, ref.types), key
+        assert len(field.parts) == len(ref.parts), key
+        assert all(
+            a.dtype == b.dtype and np.array_equal(a, b)
+            for a, b in zip(field.parts, ref.parts, strict=True)
+        ), key
+        assert field.contents() == ref.contents(), key
+    q4_1 = 0
+    for mine, theirs in zip(ours_reader.tensors, stock.tensors, strict=True):
+        assert mine.name == theirs.name and mine.data_offset == theirs.data_offset
+        if mine.tensor_type == gguf.GGMLQuantizationType.Q4_1:
+            q4_1 += 1
+            ref = gguf.quants.dequantize(theirs.data, theirs.tensor_type)
+            got = smollm._dequantize(mine)
+            assert got.dtype == np.float32 and np.array_equal(got, ref), mine.name
+    assert q4_1 > 100  # the fast path was exercised, not only the library's
