@@ -15,6 +15,7 @@ slowest control.
 """
 
 import argparse
+import contextlib
 import cProfile
 import io
 import os
@@ -60,7 +61,9 @@ def _controls(at) -> list[tuple[str, str, list]]:
         )
     for w in at.toggle:
         found.append(("toggle", w.key, [not w.value]))
-    for kind in ("segmented_control", "selectbox", "radio"):
+    for w in at.selectbox:
+        found.append(("selectbox", w.key, [v for v in _raw_options(w) if v != w.value]))
+    for kind in ("segmented_control", "radio"):
         for w in getattr(at, kind):
             found.append((kind, w.key, [o for o in w.options if o != w.value]))
     for w in at.text_input:
@@ -68,7 +71,23 @@ def _controls(at) -> list[tuple[str, str, list]]:
             found.append(("text_input", w.key, list(SENTENCES)))
         elif w.key.startswith("logits"):
             found.append(("text_input", w.key, ["3, 1, 0.5, -1", "0.7, 0.1, 2.5, 1.5, 0.0, -0.3"]))
-    return [c for c in found if c[1] and c[1] not in SHELL_KEYS]
+    disabled = {w.key for kind in ("slider", "number_input", "toggle", "selectbox", "radio",
+                                   "segmented_control", "text_input")
+                for w in getattr(at, kind) if w.proto.disabled}  # fmt: skip
+    return [c for c in found if c[1] and c[1] not in SHELL_KEYS and c[1] not in disabled]
+
+
+def _raw_options(w) -> list:
+    """A selectbox's option values. AppTest lists only their labels (after ``format_func``)
+    and sets a value by label as if it were a value, so labels like "H0" would be formatted
+    again ("HH0"); recover the values from integers and labels that format to a label."""
+    pool = [*range(4 * len(w.options)), *map(str, range(4 * len(w.options))), *w.options]
+    labels = {}
+    for v in reversed(pool):
+        if type(v) is type(w.value):
+            with contextlib.suppress(ValueError, KeyError, IndexError, TypeError):  # not a value
+                labels[str(w.format_func(v))] = v
+    return [labels[o] for o in w.options if o in labels]
 
 
 def _widget(at, kind: str, key: str):
@@ -79,8 +98,6 @@ def _set(at, kind: str, key: str, value) -> None:
     w = _widget(at, kind, key)
     if kind == "text_input":
         w.input(value)
-    elif kind in ("segmented_control", "selectbox", "radio"):
-        w.set_value(value)
     else:
         w.set_value(value)
 
