@@ -29,6 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
+
 import core.llama as llama  # noqa: E402
 from models import smollm  # noqa: E402
 
@@ -54,6 +56,22 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def memory_floor(weights: llama.LlamaWeights) -> list[tuple[str, str, str, str]]:
+    """A decode step reads every weight once (one token: matrix-vector products). How fast
+    this machine streams float32 weights, measured on the output layer's product with the
+    tied embedding, bounds the step from below."""
+    step_bytes = weights.embed.nbytes + weights.out_norm.nbytes
+    step_bytes += sum(a.nbytes for layer in weights.layers for a in vars(layer).values())
+    x = np.ones((1, weights.config.d_model), np.float32)
+    wall, _ = timed(lambda: x @ weights.embed.T, repeats=9)
+    speed = weights.embed.nbytes / wall  # bytes per second
+    return [
+        ("weights read per decode step", f"{step_bytes / 1e6:.0f} MB", "", ""),
+        ("streaming speed (x @ embedding.T)", f"{speed / 1e9:.1f} GB/s", "", ""),
+        ("so a decode step takes at least", f"{step_bytes / speed * 1e3:.0f} ms", "", ""),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
@@ -73,6 +91,7 @@ def main() -> None:
     _, _, caches = llama.decode(weights, ids[:16], llama.empty_caches(model.config))
     wall, cpu = timed(lambda: llama.decode(weights, [ids[16]], caches), repeats=15)
     rows.append(("cached decode step", f"{wall * 1e3:.0f} ms", f"{cpu * 1e3:.0f} ms", "<= 50 ms"))
+    rows += memory_floor(weights)
     for use_cache in (True, False):
         wall, cpu = timed(
             lambda u=use_cache: list(llama.generate_steps(weights, ids[:13], 12, use_cache=u)),

@@ -48,17 +48,33 @@ class LlamaConfig:
 
 @dataclass(frozen=True)
 class LayerWeights:
-    """One decoder block's parameters (row-vector convention: ``x @ W``)."""
+    """One decoder block's parameters (row-vector convention: ``x @ W``).
+
+    Q, K and V are one matrix side by side, and so are the gate and up matrices: decoding
+    one token reads every weight once, and one wide product streams them faster than
+    several narrow ones (:func:`blocks`; :meth:`of` builds them from separate matrices).
+    """
 
     attn_norm: np.ndarray  # (d_model,)
-    w_q: np.ndarray  # (d_model, h · d_head)
-    w_k: np.ndarray  # (d_model, h_kv · d_head)
-    w_v: np.ndarray  # (d_model, h_kv · d_head)
+    w_qkv: np.ndarray  # (d_model, (h + 2 h_kv) · d_head): W_Q | W_K | W_V
     w_o: np.ndarray  # (h · d_head, d_model)
     ffn_norm: np.ndarray  # (d_model,)
-    w_gate: np.ndarray  # (d_model, d_ff)
-    w_up: np.ndarray  # (d_model, d_ff)
+    w_gate_up: np.ndarray  # (d_model, 2 d_ff): W_gate | W_up
     w_down: np.ndarray  # (d_ff, d_model)
+
+    @classmethod
+    def of(
+        cls,
+        attn_norm: np.ndarray,
+        qkv: tuple[np.ndarray, np.ndarray, np.ndarray],
+        w_o: np.ndarray,
+        ffn_norm: np.ndarray,
+        gate_up: tuple[np.ndarray, np.ndarray],
+        w_down: np.ndarray,
+    ) -> "LayerWeights":
+        """From separate ``(d_in, d_out)`` matrices (``qkv`` = W_Q, W_K, W_V; ``gate_up`` =
+        W_gate, W_up)."""
+        return cls(attn_norm, np.hstack(qkv), w_o, ffn_norm, np.hstack(gate_up), w_down)
 
 
 @dataclass(frozen=True)
@@ -111,14 +127,27 @@ def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     return out
 
 
+def blocks(x: np.ndarray, w: np.ndarray, ends: list[int]) -> list[np.ndarray]:
+    """``x @ w`` cut into column blocks at ``ends``. One token (decoding) takes one wide
+    product: it reads each weight once, and streaming them is the cost there. Several
+    tokens take the blocks one by one, so their rounding is that of separate matrices (the
+    reference's; a wider product blocks its sums differently).
+
+    Shapes: ``x`` ``(n, d_in)``, ``w`` ``(d_in, d_out)`` -> ``[(n, d_i)]``.
+    """
+    if x.shape[0] == 1:
+        return np.split(x @ w, ends, axis=-1)
+    return [x @ block for block in np.split(w, ends, axis=-1)]
+
+
 def swiglu(x: np.ndarray, layer: LayerWeights) -> np.ndarray:
     """The feed-forward ``(silu(x W_gate) ⊙ x W_up) W_down``.
 
     Shapes: ``x`` ``(n, d_model)`` -> ``(n, d_model)``.
     """
-    gate = x @ layer.w_gate  # (n, d_ff)
+    gate, up = blocks(x, layer.w_gate_up, [layer.w_gate_up.shape[1] // 2])  # (n, d_ff) each
     silu = gate / (1.0 + np.exp(-gate))
-    return (silu * (x @ layer.w_up)) @ layer.w_down
+    return (silu * up) @ layer.w_down
 
 
 def project_qkv(
@@ -131,10 +160,11 @@ def project_qkv(
     """
     xn = rms_norm(x, layer.attn_norm, config.eps)  # (n, d_model)
     cos, sin = rope_angles(positions, config.d_head, config.rope_base)
-    q = apply_rope(split_heads(xn @ layer.w_q, config.n_heads), cos, sin)  # (h, n, d_head)
-    k = apply_rope(split_heads(xn @ layer.w_k, config.n_kv_heads), cos, sin)  # (h_kv, n, d)
-    v = split_heads(xn @ layer.w_v, config.n_kv_heads)  # (h_kv, n, d_head)
-    return q, k, v
+    q_end = config.n_heads * config.d_head
+    q, k, v = blocks(xn, layer.w_qkv, [q_end, q_end + config.n_kv_heads * config.d_head])
+    q = apply_rope(split_heads(q, config.n_heads), cos, sin)  # (h, n, d_head)
+    k = apply_rope(split_heads(k, config.n_kv_heads), cos, sin)  # (h_kv, n, d_head)
+    return q, k, split_heads(v, config.n_kv_heads)  # v: (h_kv, n, d_head)
 
 
 def finish_block(

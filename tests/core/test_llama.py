@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core.llama as llama
+from core.multihead import split_heads
 
 CFG = llama.LlamaConfig(
     n_layers=3, d_model=24, n_heads=6, n_kv_heads=2, d_ff=40, vocab=50, eps=1e-5, rope_base=1e4
@@ -26,10 +27,11 @@ def tiny() -> llama.LlamaWeights:
         return rng.normal(0, 0.3, shape)
 
     layers = tuple(
-        llama.LayerWeights(
-            attn_norm=1 + w(d) * 0.1, w_q=w(d, CFG.n_heads * hd), w_k=w(d, CFG.n_kv_heads * hd),
-            w_v=w(d, CFG.n_kv_heads * hd), w_o=w(CFG.n_heads * hd, d), ffn_norm=1 + w(d) * 0.1,
-            w_gate=w(d, f), w_up=w(d, f), w_down=w(f, d),
+        llama.LayerWeights.of(
+            attn_norm=1 + w(d) * 0.1,
+            qkv=(w(d, CFG.n_heads * hd), w(d, CFG.n_kv_heads * hd), w(d, CFG.n_kv_heads * hd)),
+            w_o=w(CFG.n_heads * hd, d), ffn_norm=1 + w(d) * 0.1,
+            gate_up=(w(d, f), w(d, f)), w_down=w(f, d),
         )
         for _ in range(CFG.n_layers)
     )  # fmt: skip
@@ -86,6 +88,33 @@ def test_interleaved_rope_on_gguf_rows_equals_rotate_half_on_original_rows():
     ours = llama.apply_rope(x[:, perm], cos, sin)
     theirs = rotate_half_rope(x, np.arange(n).astype(float), 1e4)
     np.testing.assert_allclose(ours, theirs[:, perm], rtol=1e-5, atol=1e-5)
+
+
+def test_side_by_side_projections_equal_the_separate_ones():
+    rng = np.random.default_rng(1)
+    d, f, hd = CFG.d_model, CFG.d_ff, CFG.d_head
+    w_q, w_k, w_v = (rng.normal(size=(d, m * hd)) for m in (6, 2, 2))
+    w_gate, w_up, w_down = rng.normal(size=(d, f)), rng.normal(size=(d, f)), rng.normal(size=(f, d))
+    layer = llama.LayerWeights.of(
+        np.ones(d),
+        (w_q, w_k, w_v),
+        rng.normal(size=(6 * hd, d)),
+        np.ones(d),
+        (w_gate, w_up),
+        w_down,
+    )
+    for n in (5, 1):  # several tokens (blocks one by one), one token (one wide product)
+        x, pos = rng.normal(size=(n, d)), np.arange(n)
+        q, k, v = llama.project_qkv(x, layer, CFG, pos)
+        xn = llama.rms_norm(x, np.ones(d), CFG.eps)
+        cos, sin = llama.rope_angles(pos, hd, CFG.rope_base)
+        rope = llama.apply_rope
+        np.testing.assert_allclose(q, rope(split_heads(xn @ w_q, 6), cos, sin), rtol=1e-12)
+        np.testing.assert_allclose(k, rope(split_heads(xn @ w_k, 2), cos, sin), rtol=1e-12)
+        np.testing.assert_allclose(v, split_heads(xn @ w_v, 2), rtol=1e-12)
+        gate = x @ w_gate
+        expected = (gate / (1 + np.exp(-gate)) * (x @ w_up)) @ w_down
+        np.testing.assert_allclose(llama.swiglu(x, layer), expected, rtol=1e-12)
 
 
 def test_forward_shapes_and_causal_rows():

@@ -43,8 +43,8 @@ def test_config_and_weights_agree_with_the_file():
     assert w.embed.shape == (cfg.vocab, cfg.d_model) and w.embed.dtype == np.float32
     assert len(w.layers) == cfg.n_layers
     layer = w.layers[0]
-    assert layer.w_q.shape == (cfg.d_model, cfg.n_heads * cfg.d_head)
-    assert layer.w_k.shape == layer.w_v.shape == (cfg.d_model, cfg.n_kv_heads * cfg.d_head)
+    assert layer.w_qkv.shape == (cfg.d_model, (cfg.n_heads + 2 * cfg.n_kv_heads) * cfg.d_head)
+    assert layer.w_gate_up.shape == (cfg.d_model, 2 * cfg.d_ff)
     assert layer.w_down.shape == (cfg.d_ff, cfg.d_model)
     assert model().tokenizer.get_vocab_size() == cfg.vocab
 
@@ -149,8 +149,26 @@ def test_decoder_attention_entry_point_and_the_lesson_it_row():
 
 def test_weights_are_read_only_views_without_copies():
     layer = model().weights.layers[0]
-    assert not layer.w_q.flags.writeable and not model().weights.embed.flags.writeable
-    assert layer.w_q.base is not None  # the transpose of the stored matrix, not a copy
+    assert not layer.w_qkv.flags.writeable and not model().weights.embed.flags.writeable
+    assert layer.w_qkv.base is not None  # the transpose of the stored matrix, not a copy
+
+
+def test_side_by_side_matrices_hold_the_files_tensors_in_order():
+    import gguf
+
+    cfg, layer = model().config, model().weights.layers[7]
+    tensors = {t.name: t for t in smollm._Reader(smollm.model_path()).tensors}
+
+    def stored(name: str) -> np.ndarray:  # (d_in, d_out), as core uses it
+        t = tensors[f"blk.7.{name}.weight"]
+        return np.asarray(gguf.quants.dequantize(t.data, t.tensor_type)).T
+
+    q, kv = cfg.n_heads * cfg.d_head, cfg.n_kv_heads * cfg.d_head
+    assert np.array_equal(
+        layer.w_qkv, np.hstack([stored("attn_q"), stored("attn_k"), stored("attn_v")])
+    )
+    assert np.array_equal(layer.w_qkv[:, q : q + kv], stored("attn_k"))
+    assert np.array_equal(layer.w_gate_up, np.hstack([stored("ffn_gate"), stored("ffn_up")]))
 
 
 def test_fast_reader_gives_the_libraries_fields_and_tensors_exactly():
