@@ -1,0 +1,103 @@
+# ruff: noqa: E501
+"""A fresh page load per page in Chromium: navigation -> the page stops changing (a
+benchmark, not a test; issue 8 asks for first loads under 2 s).
+
+    python bench/bench_load.py [--repeats 3] [--pages qkv,softmax] [--write]
+
+One server; each page is opened once to warm it (a real model loads on its page's first
+visit: that cold load is reported too), then ``--repeats`` times in a brand-new browser
+context (a new session, as a student opening a prepared link). A load ends at the last DOM
+change of the main area once the script has finished and nothing changed for 150 ms
+(the same rule as ``../shared/tools/lab_bench.py``). 1920×1080, English.
+"""
+
+import argparse
+import os
+import re
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_step import INIT_JS, QUIET, start  # noqa: E402
+
+from ui.pages import PAGES  # noqa: E402
+
+HEADING = "## app: fresh page load in Chromium"
+RESULTS = ROOT / "bench" / "RESULTS.md"
+CHROMIUM = "/usr/bin/chromium"
+
+LOADED_JS = r"""
+(q) => {
+  const d = window.__d;
+  const app = document.querySelector("[data-testid='stApp']");
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  const main = document.querySelector("[data-testid='stMain']");
+  if (!d.msgs.length || !main || !main.querySelector('h1')) return false;
+  if (main.querySelector("[data-stale='true'], [data-testid='stSkeleton']")) return false;
+  if (performance.now() - d.lastMut < q || performance.now() - d.msgs[d.msgs.length - 1] < q) return false;
+  return d.lastMut;
+}
+"""
+
+
+def load_ms(browser, url: str) -> float:
+    """Milliseconds from navigation start to the last change of the main area."""
+    ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
+    ctx.add_init_script(INIT_JS)
+    page = ctx.new_page()
+    page.goto(url, wait_until="commit")
+    ms = page.wait_for_function(LOADED_JS, arg=QUIET, timeout=300_000, polling=20).json_value()
+    ctx.close()
+    return float(ms)
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--pages", default="")
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args()
+    wanted = [p for p in args.pages.split(",") if p]
+    pages = [p for p in PAGES if not wanted or p.id in wanted]
+    proc, url = start(ROOT, "dashboard.py")
+    rows = []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            for info in pages:
+                link = f"{url.rstrip('/')}{info.url_path}?lang=en"
+                cold = load_ms(browser, link)
+                warm = [load_ms(browser, link) for _ in range(args.repeats)]
+                rows.append((info.id, cold, statistics.median(warm), max(warm)))
+                print(f"{info.id:13s} first visit {cold:6.0f} ms | fresh session median "
+                      f"{statistics.median(warm):6.0f} max {max(warm):6.0f} ms", flush=True)  # fmt: skip
+            browser.close()
+    finally:
+        proc.terminate()
+    table = "\n".join(
+        ["| page | first visit after start, ms | new session median, ms | max, ms | under 2 s |",
+         "|---|---:|---:|---:|---|",
+         *(f"| {p} | {c:.0f} | {m:.0f} | {x:.0f} | {'yes' if x < 2000 else 'NO'} |"
+           for p, c, m, x in rows)]
+    )  # fmt: skip
+    machine = (
+        f"{os.cpu_count()} cores, 1-min load average {os.getloadavg()[0]:.1f} when written, "
+        f"{args.repeats} new sessions per page"
+    )
+    print(table, machine, sep="\n")
+    if args.write:
+        section = f"{HEADING}\n\n{machine}\n\n{table}\n"
+        text = RESULTS.read_text()
+        pattern = re.compile(rf"^{re.escape(HEADING)}\n.*?(?=^## |\Z)", re.S | re.M)
+        text = pattern.sub(section + "\n", text) if pattern.search(text) else text + "\n" + section
+        RESULTS.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
