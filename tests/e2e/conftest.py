@@ -6,6 +6,7 @@ step cannot pass silently.
 """
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -133,6 +134,16 @@ def open_app(browser) -> Iterator[Callable]:
 IDLE = """() => !document.querySelector('[data-testid="stStatusWidget"]')
     && !document.querySelector('[data-testid="stApp"][data-test-script-state="running"]')
     && !document.querySelector('[data-testid="stSkeleton"]')"""
+
+
+def no_error_on_screen(page) -> None:
+    """No exception box, traceback or raw nan/inf anywhere on the page."""
+    assert page.locator('[data-testid="stException"]').count() == 0
+    body = page.locator("body").inner_text()
+    assert "Traceback" not in body
+    # Python's own spelling of a NaN/inf that slipped through formatting. (The softmax page
+    # names "NaN" on purpose when it shows the naive formula overflowing.)
+    assert not re.search(r"\b(nan|inf)\b", body), "no raw nan/inf reaches the screen"
 
 
 def wait_idle(page, settle: float = 0.6) -> None:

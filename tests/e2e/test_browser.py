@@ -1,42 +1,16 @@
-"""The app as a person sees it in Chromium: every page, both languages, presenter mode."""
+"""The app as a person sees it in Chromium: deep links, the language switch, presenter type,
+the clicker and downloads. Every page in both languages, plain and presenter, is opened by
+tests/e2e/test_presenter.py (which checks each for errors on screen)."""
 
-import re
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import href, shot, wait_for_url, wait_idle
+from tests.e2e.conftest import href, no_error_on_screen, shot, wait_for_url, wait_idle
 from ui.i18n import Translator
 from ui.pages import available_pages
 
 PAGES = available_pages()
-
-
-def _no_error_on_screen(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0
-    body = page.locator("body").inner_text()
-    assert "Traceback" not in body
-    # Python's own spelling of a NaN/inf that slipped through formatting. (The softmax page
-    # names "NaN" on purpose when it shows the naive formula overflowing.)
-    assert not re.search(r"\b(nan|inf)\b", body), "no raw nan/inf reaches the screen"
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("info", PAGES, ids=lambda p: p.id)
-def test_every_page_renders_without_error(server, open_app, info, lang) -> None:
-    page = open_app(server, f"{info.url_path}?lang={lang}")
-    _no_error_on_screen(page)
-    t = Translator(lang)
-    assert page.title().startswith(t(f"nav.{info.id}"))
-    assert page.locator("h1").first.inner_text().strip() == t(f"{info.id}.title")
-    shot(page, f"{info.id}_{lang}")
-
-
-@pytest.mark.parametrize("info", PAGES, ids=lambda p: p.id)
-def test_every_page_in_presenter_mode(server, open_app, info) -> None:
-    page = open_app(server, f"{info.url_path}?lang=zh&present=1")
-    _no_error_on_screen(page)
-    shot(page, f"{info.id}_zh_presenter")
 
 
 def test_cold_deep_link_restores_view_and_app_navigation(fresh_server, open_app) -> None:
@@ -74,7 +48,7 @@ def test_cold_deep_link_restores_a_concept_page(fresh_server, open_app) -> None:
     stable = page.get_by_role("radio", name=Translator("zh")("sentence.mode_stable"))
     assert stable.get_attribute("aria-checked") == "true"
     assert page.locator('input[type="text"]').first.input_value() == "我爱注意力"
-    _no_error_on_screen(page)
+    no_error_on_screen(page)
 
 
 def test_a_lesson_example_button_writes_the_url(server, open_app) -> None:
