@@ -53,7 +53,7 @@ class KVView:
     costs: CostCurve  # multiply-adds per step for this sentence's sizes
 
 
-CHART_SHARE = 0.62  # presenter mode, step 1: the cache chart's share, its notes beside it
+CHART_SHARE = 0.55  # presenter mode, step 1: the chart column's share; readouts and notes beside it
 
 
 def intro(ctx: PageContext, title: str, key: str) -> None:
@@ -127,9 +127,10 @@ def token_strip(tokens: list[str], t: int) -> str:
 
 
 def step_metrics(ctx: PageContext, view: KVView, t: int) -> None:
-    """Cache rows, cache-vs-full difference and this step's work, as four metrics."""
+    """Cache rows, cache-vs-full difference and this step's work, as four metrics (two rows
+    of two in presenter mode, in the notes column)."""
     tr = ctx.t
-    c1, c2, c3, c4 = st.columns(4)
+    c1, c2, c3, c4 = [*st.columns(2), *st.columns(2)] if ctx.presenter else st.columns(4)
     c1.metric(tr("kv_cache.rows"), t + 1, delta=tr("kv_cache.rows_delta"), delta_color="off")
     c2.metric(tr("kv_cache.diff"), sci(cached_diff(view, t)))
     c3.metric(tr("kv_cache.work_with"), count(view.costs.with_cache[t]))
