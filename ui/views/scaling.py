@@ -41,6 +41,7 @@ SAMPLES = Int("samples", 2_000, 1_000, 20_000)
 EXP_SEED = Int("exp_seed", 0, 0, 2**32 - 1)
 N_KEYS = Int("n_keys", 8, 2, 64)
 HIST_DK = Choice("hist_dk", "64", options_of(D_KS))
+BINS = 40  # per series: ~50 samples a bin on average at the default sample count
 RAW_COLOR, SCALED_COLOR = charts.QUERY_COLOR, charts.KEY_COLOR
 SHARE = 0.6  # presenter mode: the chart column's share of the width (ui.blocks.beside)
 
@@ -69,7 +70,7 @@ def saturation_data(n_keys: int, seed: int) -> tuple[SaturationCurve, Saturation
 @st.cache_data(max_entries=64, show_spinner=False)
 def histogram_data(samples: int, seed: int, index: int) -> tuple[np.ndarray, ...]:
     """Counts of q·k and of q·k/√d_k at ``D_KS[index]``, each on its own bins."""
-    return scaled_histograms(variance_data(samples, seed).samples[index], D_KS[index])
+    return scaled_histograms(variance_data(samples, seed).samples[index], D_KS[index], BINS)
 
 
 def projections(s: Sentence, unit: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -451,7 +452,7 @@ def show_scores(ctx: PageContext, s: Sentence, unit: bool) -> None:
     matrices = (c.raw, c.scaled, c.raw_weights, c.scaled_weights)
     with f.main:
         shown = charts.show_cached(
-            ctx, score_chart, t, matrices, tuple(s.tokens), s.d_k, space=f.room(ctx, 460)
+            ctx, score_chart, t, matrices, tuple(s.tokens), s.d_k, space=f.room(ctx, 600)
         )
     with f.notes:
         notice(ctx, score_notices(t, s.d_k, c, unit, raw, scaled, ctx.presenter))
