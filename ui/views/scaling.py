@@ -212,11 +212,6 @@ def variance_frame(t: Translator, exp: VarianceExperiment) -> pd.DataFrame:
     )
 
 
-def _rows(frame: pd.DataFrame) -> list[dict]:
-    """A table as Vega-Lite inline rows."""
-    return charts.records({c: frame[c].to_numpy() for c in frame.columns})
-
-
 def variance_layout(t: Translator, presenter: bool) -> dict:
     """The variance chart without its data (built once per language): histogram of the
     samples (dataset "hist", left; :func:`variance_chart` titles it) and variance vs d_k on
@@ -253,8 +248,8 @@ def variance_chart(t: Translator, presenter: bool, samples: int, seed: int, inde
         ]
     )
     data = {
-        "hist": _rows(bars),
-        "variance": _rows(variance_frame(t, variance_data(samples, seed))),
+        "hist": bars.to_dict("records"),
+        "variance": variance_frame(t, variance_data(samples, seed)).to_dict("records"),
         "now": [{"d_k": D_KS[index]}],
     }
     spec = charts.build(variance_layout, t, presenter)
@@ -312,7 +307,10 @@ def saturation_layout(t: Translator, presenter: bool) -> dict:
 def saturation_chart(t: Translator, presenter: bool, n_keys: int, seed: int) -> dict:
     """:func:`saturation_layout` with the curves for ``n_keys`` keys per row."""
     data = saturation_frame(t, *saturation_data(n_keys, seed))
-    return {**charts.build(saturation_layout, t, presenter), "datasets": {"curves": _rows(data)}}
+    return {
+        **charts.build(saturation_layout, t, presenter),
+        "datasets": {"curves": data.to_dict("records")},
+    }
 
 
 def gradient_frame(t: Translator, raw: SaturationCurve, scaled: SaturationCurve) -> pd.DataFrame:
@@ -329,7 +327,10 @@ def gradient_layout(t: Translator, presenter: bool) -> dict:
 def gradient_chart(t: Translator, presenter: bool, n_keys: int, seed: int) -> dict:
     """:func:`gradient_layout` with the curves for ``n_keys`` keys per row."""
     data = gradient_frame(t, *saturation_data(n_keys, seed))
-    return {**charts.build(gradient_layout, t, presenter), "datasets": {"curves": _rows(data)}}
+    return {
+        **charts.build(gradient_layout, t, presenter),
+        "datasets": {"curves": data.to_dict("records")},
+    }
 
 
 def curve_arrays(raw: SaturationCurve, scaled: SaturationCurve, *fields: str) -> dict:
