@@ -9,15 +9,38 @@ from core.projections import init_projections, xavier_std
 from core.softmax import softmax
 
 
+def prefix_scores(
+    d_ks: np.ndarray | list[int], n_rows: int, n_keys: int = 1, seed: int = 0
+) -> np.ndarray:
+    """Scores ``q·k_j`` of random vectors with i.i.d. N(0, 1) entries, for every ``d_k``.
+
+    Each row has one query and ``n_keys`` keys, all ``max(d_ks)`` wide; the score at ``d_k``
+    adds up the products of their first ``d_k`` entries, so it is exactly a dot product of
+    ``d_k``-wide random vectors. The ``d_k``s share those first entries (a wider vector
+    extends a narrower one): one draw serves every width, half the random numbers of a
+    fresh draw per width. Rows are independent; so are the keys of a row.
+
+    Shapes: ``d_ks`` ``(m,)`` strictly increasing -> ``(m, n_rows, n_keys)``.
+    """
+    d = np.asarray(d_ks, dtype=int)
+    if d.size == 0 or d[0] < 1 or np.any(np.diff(d) <= 0):
+        raise ValueError(f"d_ks must be positive and strictly increasing, got {d.tolist()}")
+    rng = np.random.default_rng(seed)
+    parts, lo = [], 0
+    for hi in d.tolist():  # entries lo .. hi - 1: what d_k = hi adds to the previous width
+        q = rng.standard_normal((n_rows, hi - lo, 1))  # (n_rows, hi - lo, 1)
+        k = rng.standard_normal((n_rows, n_keys, hi - lo))  # (n_rows, n_keys, hi - lo)
+        parts.append((k @ q)[..., 0])  # (n_rows, n_keys)
+        lo = hi
+    return np.cumsum(np.stack(parts), axis=0)  # (m, n_rows, n_keys)
+
+
 def dot_product_samples(d_k: int, n_samples: int, seed: int = 0) -> np.ndarray:
     """Dot products ``q·k`` of random vectors with i.i.d. N(0, 1) entries.
 
     Shapes: -> ``(n_samples,)``. Their variance is ``d_k`` in theory.
     """
-    rng = np.random.default_rng(seed)
-    q = rng.standard_normal((n_samples, d_k))
-    k = rng.standard_normal((n_samples, d_k))
-    return np.einsum("sd,sd->s", q, k)  # (n_samples,)
+    return prefix_scores([d_k], n_samples, 1, seed)[0, :, 0]  # (n_samples,)
 
 
 def dot_variance_curve(
@@ -27,10 +50,8 @@ def dot_variance_curve(
 
     Shapes: ``d_ks`` ``(m,)`` -> ``(raw (m,), scaled (m,))``; theory: ``d_k`` and 1.
     """
-    raw = np.array(
-        [np.var(dot_product_samples(int(d), n_samples, seed + i)) for i, d in enumerate(d_ks)]
-    )
-    return raw, raw / np.asarray(d_ks, dtype=float)
+    exp = variance_experiment(d_ks, n_samples, seed)
+    return exp.raw_var, exp.scaled_var
 
 
 def entropy(p: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -50,9 +71,16 @@ def softmax_jacobian(p: np.ndarray) -> np.ndarray:
 def softmax_jacobian_norm(p: np.ndarray) -> np.ndarray:
     """Frobenius norm of the softmax Jacobian: how much gradient can flow back.
 
-    Shapes: ``(..., n)`` -> ``(...)``. It is 0 for a one-hot (saturated) ``p``.
+    Shapes: ``(..., n)`` -> ``(...)``. It is 0 for a one-hot (saturated) ``p``. Computed
+    without building the ``n × n`` matrix: ``‖J‖² = Σ_i p_i²(1 − p_i)² + Σ_{i≠j} p_i² p_j²``,
+    the second sum as ``2 Σ_i p_i² · (the smaller p_j² before it)`` over sorted squares, so
+    no large terms cancel (a nearly one-hot row keeps its tiny norm).
     """
-    return np.linalg.norm(softmax_jacobian(p), axis=(-2, -1))
+    sq = np.sort(p * p, axis=-1)  # (..., n) ascending
+    before = np.cumsum(sq[..., :-1], axis=-1)  # (..., n - 1): sums of the smaller squares
+    off = 2 * np.sum(sq[..., 1:] * before, axis=-1)  # (...)
+    diag = np.sum((p * (1 - p)) ** 2, axis=-1)  # (...)
+    return np.sqrt(diag + off)
 
 
 @dataclass(frozen=True)
@@ -65,16 +93,31 @@ class SaturationCurve:
     jacobian_norm: np.ndarray  # (m,)
 
 
-def _random_rows(d_k: int, n_keys: int, n_trials: int, scale: bool, seed: int) -> np.ndarray:
-    """Softmax rows of ``q·k`` scores for random N(0, 1) vectors.
+def _row_statistics(d_ks: np.ndarray, rows: np.ndarray) -> SaturationCurve:
+    """Means over the trials of softmax rows ``(m, n_trials, n_keys)``."""
+    return SaturationCurve(
+        d_ks,
+        rows.max(axis=-1).mean(axis=-1),
+        entropy(rows).mean(axis=-1),
+        softmax_jacobian_norm(rows).mean(axis=-1),
+    )
 
-    Shapes: -> ``(n_trials, n_keys)``.
+
+def saturation_curves(
+    d_ks: np.ndarray | list[int], n_keys: int = 8, n_trials: int = 200, seed: int = 0
+) -> tuple[SaturationCurve, SaturationCurve]:
+    """How peaked a softmax row gets as ``d_k`` grows: without and with ÷√d_k.
+
+    For each ``d_k``: the mean over ``n_trials`` rows of ``n_keys`` random scores
+    (:func:`prefix_scores`; both curves score the same vectors) of the max weight, the
+    entropy and the softmax Jacobian norm (gradient size). Unscaled rows saturate
+    (max → 1, entropy → 0, gradient → 0); scaled rows stay put.
+    Shapes: ``d_ks`` ``(m,)`` -> two curves of ``(m,)`` statistics.
     """
-    rng = np.random.default_rng(seed)
-    q = rng.standard_normal((n_trials, 1, d_k))
-    k = rng.standard_normal((n_trials, n_keys, d_k))
-    scores = np.sum(q * k, axis=-1)  # (n_trials, n_keys)
-    return softmax(scores / np.sqrt(d_k) if scale else scores)
+    d = np.asarray(d_ks)
+    scores = prefix_scores(d, n_trials, n_keys, seed)  # (m, n_trials, n_keys)
+    scaled = scores / np.sqrt(d)[:, None, None]  # (m, n_trials, n_keys)
+    return _row_statistics(d, softmax(scores)), _row_statistics(d, softmax(scaled))
 
 
 def saturation_curve(
@@ -84,19 +127,8 @@ def saturation_curve(
     n_trials: int = 200,
     seed: int = 0,
 ) -> SaturationCurve:
-    """How peaked a softmax row gets as ``d_k`` grows, with or without ÷√d_k.
-
-    For each ``d_k``: the mean over ``n_trials`` rows of the max weight, the entropy and the
-    softmax Jacobian norm (gradient size). Unscaled rows saturate (max → 1, entropy → 0,
-    gradient → 0); scaled rows stay put.
-    """
-    rows = [_random_rows(int(d), n_keys, n_trials, scale, seed + i) for i, d in enumerate(d_ks)]
-    return SaturationCurve(
-        np.asarray(d_ks),
-        np.array([r.max(axis=-1).mean() for r in rows]),
-        np.array([entropy(r).mean() for r in rows]),
-        np.array([softmax_jacobian_norm(r).mean() for r in rows]),
-    )
+    """One of :func:`saturation_curves`: with ÷√d_k if ``scale``, else without."""
+    return saturation_curves(d_ks, n_keys, n_trials, seed)[int(scale)]
 
 
 def gradient_curve(
@@ -106,8 +138,8 @@ def gradient_curve(
 
     Shapes: ``(m,)`` -> ``(unscaled (m,), scaled (m,))``.
     """
-    raw = saturation_curve(d_ks, False, n_keys, n_trials, seed).jacobian_norm
-    return raw, saturation_curve(d_ks, True, n_keys, n_trials, seed).jacobian_norm
+    raw, scaled = saturation_curves(d_ks, n_keys, n_trials, seed)
+    return raw.jacobian_norm, scaled.jacobian_norm
 
 
 def path_lengths(max_distance: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -126,7 +158,7 @@ class VarianceExperiment:
     """Samples of ``q·k`` for several ``d_k`` and their variance, measured and in theory."""
 
     d_ks: np.ndarray  # (m,)
-    samples: np.ndarray  # (m, n_samples)  raw q·k, row i drawn with seed + i
+    samples: np.ndarray  # (m, n_samples)  raw q·k (:func:`prefix_scores`, one key per row)
     raw_var: np.ndarray  # (m,)
     scaled_var: np.ndarray  # (m,)  variance of q·k / √d_k
     theory_raw: np.ndarray  # (m,)  = d_k
@@ -136,13 +168,12 @@ class VarianceExperiment:
 def variance_experiment(
     d_ks: np.ndarray | list[int], n_samples: int, seed: int = 0
 ) -> VarianceExperiment:
-    """The samples behind :func:`dot_variance_curve` (same seeds, same numbers), kept.
+    """``n_samples`` random pairs ``q·k`` per ``d_k`` (:func:`prefix_scores`), kept, and
+    their variance without and with ÷√d_k.
 
     Shapes: ``d_ks`` ``(m,)`` -> samples ``(m, n_samples)``, every curve ``(m,)``.
     """
-    samples = np.stack(
-        [dot_product_samples(int(d), n_samples, seed + i) for i, d in enumerate(d_ks)]
-    )  # (m, n_samples)
+    samples = prefix_scores(d_ks, n_samples, 1, seed)[..., 0]  # (m, n_samples)
     d = np.asarray(d_ks, dtype=float)
     raw = samples.var(axis=-1)
     return VarianceExperiment(d, samples, raw, raw / d, d.copy(), np.ones_like(d))

@@ -19,34 +19,37 @@ steps = stepper(ctx, titles)
 
 @st.fragment
 def decode_step() -> None:
-    """Step 1 (a fragment: its controls rerun only this step)."""
+    """Step 1 (a fragment: its controls rerun only this step). Presenter mode: the step
+    slider and the cache chart beside the readouts and notes."""
     kv.intro(ctx, titles[0], "kv_cache.s1_text")
     sentence = kv.controls(ctx)
     view = kv.compute(sentence)
-    step = kv.step_control(ctx, len(view.tokens))
-    st.markdown(t("kv_cache.strip", strip=kv.token_strip(view.tokens, step)))
-    kv.step_metrics(ctx, view, step)
     left, right = kv.beside(ctx, kv.CHART_SHARE)
-    right.latex(
-        r"\alpha_t=\mathrm{softmax}\!\left(\frac{q_t\,K_{0..t}^\top}{\sqrt{d_k}}\right),\quad "
-        r"o_t=\alpha_t V_{0..t}"
-    )
     with left:
-        room = kv.room(ctx, kv.CHART_SHARE, 420)
+        step = kv.step_control(ctx, len(view.tokens))
+        st.markdown(t("kv_cache.strip", strip=kv.token_strip(view.tokens, step)))
+    with right if ctx.presenter else left:
+        kv.step_metrics(ctx, view, step)
+    with left:
+        room = kv.room(ctx, kv.CHART_SHARE, 480)
         chart = charts.show_cached(
             ctx, kv.cache_chart, t, sentence, step, ctx.presenter, space=room
+        )
+        st.latex(
+            r"\alpha_t=\mathrm{softmax}\!\left(\frac{q_t\,K_{0..t}^\top}{\sqrt{d_k}}\right),\quad "
+            r"o_t=\alpha_t V_{0..t}"
         )
     with right:
         items = kv.step_notice(ctx, view, step)
         notice(ctx, items[1:2] if ctx.presenter else items)  # presenter: the metrics show the rest
         untrained(ctx)
-    export_panel(
-        ctx,
-        "kv_cache_step",
-        chart,
-        arrays=kv.cache_arrays(view, step),
-        text=kv.weights_text(view),
-    )
+        export_panel(
+            ctx,
+            "kv_cache_step",
+            chart,
+            arrays=kv.cache_arrays(view, step),
+            text=kv.weights_text(view),
+        )
 
 
 @st.fragment

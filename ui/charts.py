@@ -190,10 +190,10 @@ def heatmap(
     The cells (``panel``, ``row``, ``col``, ``i``, ``j``, ``value``, ``text``) are the
     dataset ``name``.
 
-    ``live_domain=True`` (one panel, a diverging kind, no fixed ``domain``): the symmetric
-    colour domain and the white-ink threshold are computed in the browser from the cells,
-    so new values of the same shape leave the spec unchanged and the chart on screen only
-    swaps its data instead of being compiled and drawn again.
+    ``live_domain=True`` (a diverging kind, no fixed ``domain``): the symmetric colour
+    domain and the white-ink threshold are computed in the browser from the cells (of all
+    panels together), so new values of the same shape leave the spec unchanged and the
+    chart on screen only swaps its data instead of being compiled and drawn again.
     """
     rows, cols = unique_labels(list(rows)), unique_labels(list(cols))
     n_r, n_c = len(rows), len(cols)
@@ -201,7 +201,8 @@ def heatmap(
     mats = {p: np.asarray(m, dtype=float) for p, m in panels.items()}
     cells = [_cells(m, rows, cols, p) for p, m in mats.items()]
     data = records({k: [x for c in cells for x in c[k]] for k in cells[0]})
-    live = live_domain and kind != "weights" and domain is None and len(mats) == 1
+    live = live_domain and kind != "weights" and domain is None
+    facet = len(mats) > 1
     if kind == "weights":
         scale, dark = {"domain": list(domain or [0, 1]), "scheme": "blues"}, 0.55
     elif live:  # domain: an invisible layer holds ±max|value| (below); ink: 0.6 × that
@@ -230,7 +231,7 @@ def heatmap(
         ink = {"test": f"{_VALID} && abs(datum.value) > {dark}", "value": "white"}
         layers.append(
             {
-                **({"transform": peak} if live else {}),
+                **({"transform": peak} if live and not facet else {}),  # facets: on top
                 "mark": {"type": "text", "fontSize": int(np.clip(cell / 2.5, 9, 15))},
                 "encoding": {
                     "text": {"field": "text", "type": "nominal"},
@@ -282,13 +283,14 @@ def heatmap(
         "layer": layers,
     }  # fmt: skip
     head = {"datasets": {name: data}, "data": {"name": name}}
-    if len(mats) == 1:
+    if not facet:
         ((panel, m),) = mats.items()
         return {**head, "title": shape_title(panel, m.shape) if title is None else title, **view}
     if max_width:
         columns = max(1, min(columns, max_width // (cell * n_c + 20)))
     return {
         **head,
+        **({"transform": peak} if live else {}),  # before faceting: max|value| of all panels
         "facet": {"field": "panel", "type": "nominal", "sort": list(mats), "title": None},
         "columns": columns,
         "spec": view,
@@ -492,6 +494,19 @@ def lines(
     return chart.properties(title=title) if title else chart
 
 
+def histogram_rows(edges: np.ndarray, counts: Mapping[str, np.ndarray]) -> pd.DataFrame:
+    """The bars of :func:`histogram`: one row (``start``, ``end``, ``count``, ``series``) per
+    bin and series."""
+    return pd.DataFrame(
+        {
+            "start": np.tile(edges[:-1], len(counts)),
+            "end": np.tile(edges[1:], len(counts)),
+            "count": np.concatenate(list(counts.values())),
+            "series": np.repeat(list(counts), len(edges) - 1),
+        }
+    )
+
+
 def histogram(
     edges: np.ndarray,
     counts: Mapping[str, np.ndarray],
@@ -504,17 +519,8 @@ def histogram(
 ) -> alt.Chart:
     """Counts per bin of one or more series on the same bins (``edges``: one more than each
     ``counts``), overlaid half-transparent; colours follow the order of ``counts``."""
-    bins = len(edges) - 1
-    data = pd.DataFrame(
-        {
-            "start": np.tile(edges[:-1], len(counts)),
-            "end": np.tile(edges[1:], len(counts)),
-            "count": np.concatenate(list(counts.values())),
-            "series": np.repeat(list(counts), bins),
-        }
-    )
     return (
-        alt.Chart(data)
+        alt.Chart(histogram_rows(edges, counts))
         .mark_bar(opacity=0.6, binSpacing=0)
         .encode(
             x=alt.X("start:Q", title=x_title),

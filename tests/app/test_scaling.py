@@ -155,7 +155,7 @@ def test_bad_params_together_in_chinese_warn_in_chinese(page):
     at = page(PAGE, lang="zh", samples="abc", exp_seed="-1", hist_dk="1e99")
     assert not at.exception
     assert len(at.warning) == 3
-    expected = ZH("params.invalid", name="samples", value="abc", default="10000")
+    expected = ZH("params.invalid", name="samples", value="abc", default="2000")
     assert expected in [w.value for w in at.warning]
 
 

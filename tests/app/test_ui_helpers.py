@@ -416,3 +416,21 @@ def test_live_domain_strip_keeps_its_spec_when_only_the_values_change() -> None:
     limits = x["layer"][-1]  # invisible cells at ±max|value| span the symmetric domain
     assert limits["mark"]["opacity"] == 0 and limits["encoding"]["color"]["field"] == "_limit"
     assert {"calculate": "-datum._top", "as": "_low"} in limits["transform"]
+
+
+def test_live_domain_panels_share_one_browser_domain_and_keep_their_spec() -> None:
+    rows = ["a", "b"]
+
+    def panels(m: np.ndarray) -> dict:
+        return _spec(charts.heatmap({"A": m, "B": m / 2}, rows, rows, "scores", live_domain=True))
+
+    small, large = panels(np.eye(2)), panels(np.array([[-30.0, 1.0], [2.0, 4.0]]))
+    assert {k: v for k, v in small.items() if k != "datasets"} == {
+        k: v for k, v in large.items() if k != "datasets"
+    }  # the browser only swaps the data
+    # max|value| is taken before faceting, so the ink threshold is the same in both panels
+    top = {"joinaggregate": [{"op": "max", "field": "_abs", "as": "_top"}]}
+    assert top in small["transform"]
+    (text,) = [layer for layer in small["spec"]["layer"] if layer["mark"]["type"] == "text"]
+    assert "transform" not in text and "datum._top" in json.dumps(text["encoding"]["color"])
+    assert "domain" not in small["spec"]["layer"][0]["encoding"]["color"]["scale"]

@@ -21,6 +21,8 @@ from core import (
 from core.experiments import (
     compare_scaling,
     entry_variance,
+    prefix_scores,
+    saturation_curves,
     scaled_histograms,
     summarize_rows,
     unit_variance_projections,
@@ -153,3 +155,49 @@ def test_summarize_rows_by_hand():
     assert s.score_std == 1.0
     assert s.max_weight == 0.75
     np.testing.assert_allclose(s.entropy, np.log(2) / 2)
+
+
+def test_prefix_scores_are_dot_products_of_the_first_d_k_entries():
+    # the same generator calls, by hand: per block of entries one query, then the keys
+    rng = np.random.default_rng(5)
+    q1, k1 = rng.standard_normal((3, 1, 1)), rng.standard_normal((3, 2, 1))
+    q2, k2 = rng.standard_normal((3, 2, 1)), rng.standard_normal((3, 2, 2))
+    q, k = np.concatenate([q1, q2], axis=1)[..., 0], np.concatenate([k1, k2], axis=2)
+    scores = prefix_scores([1, 3], 3, 2, seed=5)
+    assert scores.shape == (2, 3, 2)
+    np.testing.assert_allclose(scores[0], np.einsum("td,tkd->tk", q[:, :1], k[..., :1]))
+    np.testing.assert_allclose(scores[1], np.einsum("td,tkd->tk", q, k))
+
+
+@pytest.mark.parametrize("d_ks", [[4, 2], [0, 3], [2, 2], []])
+def test_prefix_scores_reject_d_ks_that_are_not_increasing(d_ks):
+    with pytest.raises(ValueError):
+        prefix_scores(d_ks, 3)
+
+
+def test_dot_product_samples_are_the_single_width_case():
+    np.testing.assert_array_equal(
+        dot_product_samples(8, 50, seed=2), variance_experiment([8], 50, seed=2).samples[0]
+    )
+
+
+def test_scaled_and_unscaled_curves_agree_at_d_k_one_and_match_one_curve_at_a_time():
+    raw, scaled = saturation_curves([1, 64], n_keys=5, n_trials=50, seed=3)
+    for field in ("max_weight", "entropy", "jacobian_norm"):
+        assert getattr(raw, field)[0] == pytest.approx(getattr(scaled, field)[0])  # √1 = 1
+    np.testing.assert_array_equal(
+        saturation_curve([1, 64], True, 5, 50, 3).max_weight, scaled.max_weight
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=12).filter(lambda v: sum(v) > 0))
+def test_jacobian_norm_equals_the_norm_of_the_full_matrix(values):
+    p = np.array(values) / sum(values)
+    full = np.linalg.norm(softmax_jacobian(p))
+    assert softmax_jacobian_norm(p) == pytest.approx(full, rel=1e-9, abs=1e-15)
+
+
+def test_jacobian_norm_of_a_nearly_one_hot_row_keeps_its_tiny_size():
+    eps = 1e-10  # p = (1 − ε, ε): ‖J‖ = 2 ε (1 − ε) exactly; no cancellation to ~1e-8
+    assert softmax_jacobian_norm(np.array([1 - eps, eps])) == pytest.approx(2 * eps, rel=1e-6)

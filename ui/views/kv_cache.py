@@ -53,7 +53,7 @@ class KVView:
     costs: CostCurve  # multiply-adds per step for this sentence's sizes
 
 
-CHART_SHARE = 0.62  # presenter mode, step 1: the cache chart's share, its notes beside it
+CHART_SHARE = 0.55  # presenter mode, step 1: the chart column's share; readouts and notes beside it
 
 
 def intro(ctx: PageContext, title: str, key: str) -> None:
@@ -127,9 +127,10 @@ def token_strip(tokens: list[str], t: int) -> str:
 
 
 def step_metrics(ctx: PageContext, view: KVView, t: int) -> None:
-    """Cache rows, cache-vs-full difference and this step's work, as four metrics."""
+    """Cache rows, cache-vs-full difference and this step's work, as four metrics (two rows
+    of two in presenter mode, in the notes column)."""
     tr = ctx.t
-    c1, c2, c3, c4 = st.columns(4)
+    c1, c2, c3, c4 = [*st.columns(2), *st.columns(2)] if ctx.presenter else st.columns(4)
     c1.metric(tr("kv_cache.rows"), t + 1, delta=tr("kv_cache.rows_delta"), delta_color="off")
     c2.metric(tr("kv_cache.diff"), sci(cached_diff(view, t)))
     c3.metric(tr("kv_cache.work_with"), count(view.costs.with_cache[t]))
@@ -296,45 +297,47 @@ def cost_frame(tr: Translator, cv: CostView) -> pd.DataFrame:
     )
 
 
-def cost_chart(
-    t: Translator, n: int, width: int, layers: int, log: bool, presenter: bool
-) -> alt.HConcatChart:
-    """Per step | cumulative (with vs without the cache) | cache memory: lines with SI-prefixed
-    y labels (1e10 -> "10G") and the same colours in both languages."""
-    data = cost_frame(t, cost_view(n, width, layers))
+COST_PANELS = ("per_step", "cumulative", "memory")  # the cost chart's panels (and datasets)
+
+
+def cost_layout(t: Translator, log: bool, presenter: bool) -> dict:
+    """Per step | cumulative (with vs without the cache) | cache memory, without their data
+    (built once per language and axis type; :func:`cost_chart` adds the data, so a new size
+    only swaps the data in the browser): lines with SI-prefixed y labels (1e10 -> "10G")
+    and the same colours in both languages."""
     with_, without = t("kv_cache.with"), t("kv_cache.without")
     panels = []
-    for name, y_title in (
-        (t("kv_cache.per_step"), t("kv_cache.madds")),
-        (t("kv_cache.cumulative"), t("kv_cache.madds")),
-        (t("kv_cache.memory"), t("kv_cache.bytes")),
-    ):
-        memory = name == t("kv_cache.memory")
-        order = ["float32", "float16"] if memory else [with_, without]
-        colors = (
-            [charts.VALUE_COLOR, charts.ACCENT]
-            if memory
-            else [charts.KEY_COLOR, charts.QUERY_COLOR]
-        )
+    for key in COST_PANELS:
+        memory = key == "memory"
         panels.append(
             charts.lines(
-                data[data["panel"] == name],
+                alt.NamedData(key),
                 "tokens",
                 "value",
                 "series",
-                title=name,
+                title=t(f"kv_cache.{key}"),
                 log_x=log,
                 log_y=log,
                 x_title=t("kv_cache.tokens_axis"),
-                y_title=y_title,
+                y_title=t("kv_cache.bytes" if memory else "kv_cache.madds"),
                 width=420 if presenter else 330,
                 height=340 if presenter else 280,
-                color_domain=order,
-                colors=colors,
+                color_domain=["float32", "float16"] if memory else [with_, without],
+                colors=[charts.VALUE_COLOR, charts.ACCENT]
+                if memory
+                else [charts.KEY_COLOR, charts.QUERY_COLOR],
                 y_format="~s",
             )
         )
-    return alt.hconcat(*panels, spacing=30).resolve_scale(color="independent")
+    chart = alt.hconcat(*panels, spacing=30).resolve_scale(color="independent")
+    return chart.to_dict(validate=False)
+
+
+def cost_chart(t: Translator, n: int, width: int, layers: int, log: bool, presenter: bool) -> dict:
+    """:func:`cost_layout` with the curves of ``n`` tokens at this model size."""
+    data = cost_frame(t, cost_view(n, width, layers))
+    sets = {k: data[data["panel"] == t(f"kv_cache.{k}")].to_dict("records") for k in COST_PANELS}
+    return {**charts.build(cost_layout, t, log, presenter), "datasets": sets}
 
 
 def cost_notice(ctx: PageContext, cv: CostView, n: int, width: int, layers: int) -> list[str]:

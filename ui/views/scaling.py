@@ -8,32 +8,42 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core import saturation_curve, text_heatmap
+from core import text_heatmap
 from core.experiments import (
     RowSummary,
     SaturationCurve,
     ScoreComparison,
     VarianceExperiment,
+    compare_scaling,
     entry_variance,
+    saturation_curves,
     scaled_histograms,
     softmax_jacobian_norm,
+    summarize_rows,
     unit_variance_projections,
     variance_experiment,
 )
 from ui import charts
+from ui.blocks import beside, link, notice
+from ui.exports import export_panel
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Int, number, options_of, select, slider, toggle
 from ui.sentence import Sentence, settings_box
 from ui.shell import PageContext
+from ui.views.notes import untrained
 
 D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # the d_k axis of every experiment
-TRIALS = 300  # random softmax rows averaged per point of the saturation curves
+TRIALS = 200  # random softmax rows averaged per point of the saturation curves
 UNIT_QK = Flag("unit_qk", False)  # a toggle: select() would put translated labels in the URL
-SAMPLES = Int("samples", 10_000, 1_000, 20_000)  # 50 000 took 2.8 s a rerun: capped
+# Samples per d_k: 2000 estimate a variance within ~3 % (6 % at d_k = 1) and fill the
+# histogram's bins; every 1000 more cost ~20 ms of CPU a change, so 20 000 is the cap.
+SAMPLES = Int("samples", 2_000, 1_000, 20_000)
 EXP_SEED = Int("exp_seed", 0, 0, 2**32 - 1)
 N_KEYS = Int("n_keys", 8, 2, 64)
 HIST_DK = Choice("hist_dk", "64", options_of(D_KS))
+BINS = 40  # per series: ~50 samples a bin on average at the default sample count
 RAW_COLOR, SCALED_COLOR = charts.QUERY_COLOR, charts.KEY_COLOR
+SHARE = 0.6  # presenter mode: the chart column's share of the width (ui.blocks.beside)
 
 
 @dataclass(frozen=True)
@@ -47,20 +57,20 @@ class Settings:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def variance_data(samples: int, seed: int) -> VarianceExperiment:
-    """The variance experiment over :data:`D_KS` (about 0.1 s per 1000 samples)."""
+    """The variance experiment over :data:`D_KS` (~20 ms of CPU per 1000 samples)."""
     return variance_experiment(list(D_KS), samples, seed)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def saturation_data(n_keys: int, seed: int) -> tuple[SaturationCurve, SaturationCurve]:
     """Saturation curves over :data:`D_KS`, without and with scaling."""
-    return tuple(saturation_curve(list(D_KS), s, n_keys, TRIALS, seed) for s in (False, True))
+    return saturation_curves(list(D_KS), n_keys, TRIALS, seed)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def histogram_data(samples: int, seed: int, index: int) -> tuple[np.ndarray, ...]:
     """Counts of q·k and of q·k/√d_k at ``D_KS[index]``, each on its own bins."""
-    return scaled_histograms(variance_data(samples, seed).samples[index], D_KS[index])
+    return scaled_histograms(variance_data(samples, seed).samples[index], D_KS[index], BINS)
 
 
 def projections(s: Sentence, unit: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -84,7 +94,13 @@ def experiment_controls(ctx: PageContext) -> Settings:
             st.markdown(f"**{t('scaling.settings')}**")
         c1, c2, c3 = st.columns(3)
         with c1:
-            samples = slider(ctx, SAMPLES, t("scaling.samples"), step=1000)
+            samples = slider(
+                ctx,
+                SAMPLES,
+                t("scaling.samples"),
+                step=1000,
+                help=t("scaling.samples_help", d_max=D_KS[-1]),
+            )
         with c2:
             seed = number(ctx, EXP_SEED, t("scaling.exp_seed"))
         with c3:
@@ -97,23 +113,32 @@ def hist_control(ctx: PageContext) -> int:
     return D_KS.index(int(select(ctx, HIST_DK, ctx.t("scaling.hist_dk"))))
 
 
-Split = tuple[DeltaGenerator, DeltaGenerator] | None
+@dataclass(frozen=True)
+class Frame:
+    """Where one step's parts go. Presenter mode: ``main`` (controls, chart) and ``notes``
+    (text, "what to notice") side by side, so that the step fits one screen; for students
+    one below the other: ``intro``, ``slot`` (the experiment settings), ``main``, ``notes``."""
+
+    intro: DeltaGenerator | None
+    slot: DeltaGenerator | None
+    main: DeltaGenerator
+    notes: DeltaGenerator
+    split: bool
+
+    def room(self, ctx: PageContext, height: int = 600) -> charts.Room:
+        """The chart's room: the chart column of the presenter page (at most ``height`` px) in
+        split mode, else the page width."""
+        return charts.room(ctx, SHARE, height) if self.split else charts.room(ctx)
 
 
-def split(ctx: PageContext) -> Split:
-    """Presenter mode: two equal columns (chart | text) so that a step fits one screen;
-    otherwise None (everything in one column, in the order it is written)."""
-    return tuple(st.columns(2, gap="large")) if ctx.presenter else None
-
-
-def place(cols: Split, index: int) -> DeltaGenerator:
-    """Column ``index`` of ``cols`` (0 chart, 1 text), or a container right here."""
-    return cols[index] if cols else st.container()
-
-
-def space(ctx: PageContext, cols: Split, height: int = 600) -> charts.Room:
-    """The chart's room: half the presenter width in split mode, else the page width."""
-    return charts.room(ctx, share=0.5, height=height) if cols else charts.room(ctx)
+def frame(ctx: PageContext, section: DeltaGenerator, title: str) -> Frame:
+    """Draw a step's heading in ``section`` and lay out its places (see :class:`Frame`)."""
+    with section:
+        st.subheader(title)
+        if ctx.presenter:
+            main, notes = beside(ctx)
+            return Frame(notes, st.container(), main, notes, split=True)
+        return Frame(st.container(), st.container(), *beside(ctx), split=False)
 
 
 def metrics(ctx: PageContext, items: list[tuple[str, str]]) -> None:
@@ -135,7 +160,9 @@ def score_chart(
     weights = {t("scaling.panel_raw_w"): raw_w, t("scaling.panel_scaled_w", d_k=d_k): scaled_w}
     return charts.concat(
         [
-            charts.heatmap(scores, tokens, tokens, "scores", columns=2, name="scores"),
+            charts.heatmap(
+                scores, tokens, tokens, "scores", columns=2, name="scores", live_domain=True
+            ),
             charts.heatmap(weights, tokens, tokens, "weights", columns=2, name="weights"),
         ],
         direction="vconcat",
@@ -185,31 +212,49 @@ def variance_frame(t: Translator, exp: VarianceExperiment) -> pd.DataFrame:
     )
 
 
-def variance_chart(
-    t: Translator, presenter: bool, samples: int, seed: int, index: int
-) -> alt.HConcatChart:
-    """Histogram of the samples at ``D_KS[index]`` (left) and variance vs d_k on log axes,
-    theory dashed, that d_k marked (right)."""
+def variance_layout(t: Translator, presenter: bool) -> dict:
+    """The variance chart without its data (built once per language): histogram of the
+    samples (dataset "hist", left; :func:`variance_chart` titles it) and variance vs d_k on
+    log axes (dataset "variance"), theory dashed, the histogram's d_k marked (dataset "now",
+    right). The data change with every setting, this layout does not: the browser only
+    swaps the data."""
     w, h = _size(presenter, 520)
     series = [t("scaling.series_raw"), t("scaling.series_scaled")]
-    raw_edges, raw_counts, scaled_edges, scaled_counts = histogram_data(samples, seed, index)
-    none = np.zeros_like(raw_counts)  # each layer names both series: one shared colour scale
-    title = t("scaling.hist_title", d_k=D_KS[index])
-    hist = alt.layer(*(
-        charts.histogram(
-            edges, dict(zip(series, pair, strict=True)), title, t("scaling.hist_x"),
-            t("scaling.hist_y"), colors=[RAW_COLOR, SCALED_COLOR], width=w, height=h,
-        )
-        for edges, pair in ((raw_edges, (raw_counts, none)), (scaled_edges, (none, scaled_counts)))
-    )).properties(title=title)  # fmt: skip
+    none = {name: np.zeros(1) for name in series}  # names both series: one colour scale
+    hist = charts.histogram(
+        np.arange(2.0), none, t("scaling.hist_title", d_k="d_k"), t("scaling.hist_x"),
+        t("scaling.hist_y"), colors=[RAW_COLOR, SCALED_COLOR], width=w, height=h,
+    ).properties(data=alt.NamedData("hist"))  # fmt: skip
     curves = charts.lines(
-        variance_frame(t, variance_data(samples, seed)), "d_k", "variance", "series",
-        log_x=True, log_y=True, x_title="d_k", y_title=t("scaling.var_y"), dashed="theory",
-        width=w, height=h, color_domain=series, colors=[RAW_COLOR, SCALED_COLOR],
+        alt.NamedData("variance"), "d_k", "variance", "series", log_x=True, log_y=True,
+        x_title="d_k", y_title=t("scaling.var_y"), dashed="theory", width=w, height=h,
+        color_domain=series, colors=[RAW_COLOR, SCALED_COLOR],
     )  # fmt: skip
-    now = alt.Chart(pd.DataFrame({"d_k": [D_KS[index]]})).mark_rule(color="#888").encode(x="d_k:Q")
+    now = alt.Chart(alt.NamedData("now")).mark_rule(color="#888").encode(x="d_k:Q")
     variance = alt.layer(curves, now).properties(title=t("scaling.var_title"))
-    return alt.hconcat(hist, variance, spacing=36).resolve_legend(color="shared")
+    chart = alt.hconcat(hist, variance, spacing=36).resolve_legend(color="shared")
+    return chart.to_dict(validate=False)
+
+
+def variance_chart(t: Translator, presenter: bool, samples: int, seed: int, index: int) -> dict:
+    """:func:`variance_layout` with the samples at ``D_KS[index]`` (each series on its own
+    bins) and the variance at every d_k."""
+    raw, scaled = t("scaling.series_raw"), t("scaling.series_scaled")
+    raw_edges, raw_counts, scaled_edges, scaled_counts = histogram_data(samples, seed, index)
+    bars = pd.concat(
+        [
+            charts.histogram_rows(raw_edges, {raw: raw_counts}),
+            charts.histogram_rows(scaled_edges, {scaled: scaled_counts}),
+        ]
+    )
+    data = {
+        "hist": bars.to_dict("records"),
+        "variance": variance_frame(t, variance_data(samples, seed)).to_dict("records"),
+        "now": [{"d_k": D_KS[index]}],
+    }
+    spec = charts.build(variance_layout, t, presenter)
+    spec["hconcat"][0]["title"] = t("scaling.hist_title", d_k=D_KS[index])  # the histogram
+    return {**spec, "datasets": data}
 
 
 def curve_frame(t: Translator, name: str, unscaled: np.ndarray, scaled: np.ndarray) -> pd.DataFrame:
@@ -229,14 +274,13 @@ def _size(presenter: bool, width: int) -> tuple[int, int]:
     return (int(width * 1.4), 380) if presenter else (width, 280)
 
 
-def _row_lines(
-    t: Translator, presenter: bool, data: pd.DataFrame, y: str, title: str, width: int = 560
-) -> alt.Chart:
+def _row_lines(t: Translator, presenter: bool, y: str, title: str, width: int = 560) -> alt.Chart:
+    """One statistic of the saturation curves vs d_k (dataset "curves")."""
     w, h = _size(presenter, width)
     series = [t("scaling.series_raw_row"), t("scaling.series_scaled_row")]
     return charts.lines(
-        data, "d_k", y, "series", title=title, log_x=True, x_title="d_k", width=w, height=h,
-        color_domain=series, colors=[RAW_COLOR, SCALED_COLOR],
+        alt.NamedData("curves"), "d_k", y, "series", title=title, log_x=True, x_title="d_k",
+        width=w, height=h, color_domain=series, colors=[RAW_COLOR, SCALED_COLOR],
     )  # fmt: skip
 
 
@@ -246,14 +290,27 @@ def saturation_frame(t: Translator, raw: SaturationCurve, scaled: SaturationCurv
     return top.assign(entropy=np.concatenate([raw.entropy, scaled.entropy]))
 
 
-def saturation_chart(t: Translator, presenter: bool, n_keys: int, seed: int) -> alt.HConcatChart:
-    """Mean top weight (left) and mean entropy (right) of a softmax row vs d_k."""
+def saturation_layout(t: Translator, presenter: bool) -> dict:
+    """Mean top weight (left) and mean entropy (right) of a softmax row vs d_k, without
+    their data (built once per language)."""
+    return (
+        alt.hconcat(
+            _row_lines(t, presenter, "max_weight", t("scaling.max_title")),
+            _row_lines(t, presenter, "entropy", t("scaling.entropy_title")),
+            spacing=36,
+        )
+        .resolve_legend(color="shared")
+        .to_dict(validate=False)
+    )
+
+
+def saturation_chart(t: Translator, presenter: bool, n_keys: int, seed: int) -> dict:
+    """:func:`saturation_layout` with the curves for ``n_keys`` keys per row."""
     data = saturation_frame(t, *saturation_data(n_keys, seed))
-    return alt.hconcat(
-        _row_lines(t, presenter, data, "max_weight", t("scaling.max_title")),
-        _row_lines(t, presenter, data, "entropy", t("scaling.entropy_title")),
-        spacing=36,
-    ).resolve_legend(color="shared")
+    return {
+        **charts.build(saturation_layout, t, presenter),
+        "datasets": {"curves": data.to_dict("records")},
+    }
 
 
 def gradient_frame(t: Translator, raw: SaturationCurve, scaled: SaturationCurve) -> pd.DataFrame:
@@ -261,10 +318,19 @@ def gradient_frame(t: Translator, raw: SaturationCurve, scaled: SaturationCurve)
     return curve_frame(t, "jacobian_norm", raw.jacobian_norm, scaled.jacobian_norm)
 
 
-def gradient_chart(t: Translator, presenter: bool, n_keys: int, seed: int) -> alt.Chart:
-    """Mean softmax Jacobian norm (gradient size) vs d_k."""
+def gradient_layout(t: Translator, presenter: bool) -> dict:
+    """Mean softmax Jacobian norm (gradient size) vs d_k, without its data."""
+    chart = _row_lines(t, presenter, "jacobian_norm", t("scaling.grad_title"), width=720)
+    return chart.to_dict(validate=False)
+
+
+def gradient_chart(t: Translator, presenter: bool, n_keys: int, seed: int) -> dict:
+    """:func:`gradient_layout` with the curves for ``n_keys`` keys per row."""
     data = gradient_frame(t, *saturation_data(n_keys, seed))
-    return _row_lines(t, presenter, data, "jacobian_norm", t("scaling.grad_title"), width=720)
+    return {
+        **charts.build(gradient_layout, t, presenter),
+        "datasets": {"curves": data.to_dict("records")},
+    }
 
 
 def curve_arrays(raw: SaturationCurve, scaled: SaturationCurve, *fields: str) -> dict:
@@ -365,3 +431,123 @@ def gradient_notices(
     if g_scaled[-1] > even:
         items.append(t("scaling.n_grad_even", scaled=nums["scaled"], uniform=charts.fmt(even, 3)))
     return items if short else [*items, t("scaling.n_grad_story")]
+
+
+def show_scores(ctx: PageContext, s: Sentence, unit: bool) -> None:
+    """Step 1 below its settings: the sentence's scores and weights, unscaled and scaled,
+    their readouts, "what to notice" and exports (presenter mode: chart | notes)."""
+    t = ctx.t
+    w_q, w_k = projections(s, unit)
+    c = compare_scaling(s.x, w_q, w_k)
+    raw, scaled = summarize_rows(c.raw, c.raw_weights), summarize_rows(c.scaled, c.scaled_weights)
+    metrics(
+        ctx,
+        [
+            (t("scaling.m_std_raw"), charts.fmt(raw.score_std)),
+            (t("scaling.m_std_scaled", d_k=s.d_k), charts.fmt(scaled.score_std)),
+            (t("scaling.m_max_raw"), charts.fmt(raw.max_weight, 3)),
+            (t("scaling.m_max_scaled"), charts.fmt(scaled.max_weight, 3)),
+        ],
+    )
+    f = Frame(None, None, *beside(ctx), split=ctx.presenter)
+    matrices = (c.raw, c.scaled, c.raw_weights, c.scaled_weights)
+    with f.main:
+        shown = charts.show_cached(
+            ctx, score_chart, t, matrices, tuple(s.tokens), s.d_k, space=f.room(ctx, 600)
+        )
+    with f.notes:
+        notice(ctx, score_notices(t, s.d_k, c, unit, raw, scaled, ctx.presenter))
+        untrained(ctx)
+    with f.main:
+        arrays = score_arrays(s, w_q, w_k, c)
+        export_panel(
+            ctx, "scaling_scores", shown, arrays=arrays, text=weights_text(t, c, s.tokens, s.d_k)
+        )
+        link(ctx, "qkv", t("scaling.link_qkv"))
+
+
+def variance_step(ctx: PageContext, f: Frame, cfg: Settings) -> None:
+    """Step 2: the histogram of q·k at one d_k and the variance at every d_k."""
+    t = ctx.t
+    with f.intro:
+        st.markdown(t("scaling.variance_text"))
+        st.latex(r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k")
+    exp = variance_data(cfg.samples, cfg.seed)
+    with f.main:
+        i = hist_control(ctx)
+        d_k = D_KS[i]
+        metrics(
+            ctx,
+            [
+                (t("scaling.m_var_raw", d_k=d_k), charts.fmt(exp.raw_var[i])),
+                (t("scaling.m_var_theory"), charts.fmt(exp.theory_raw[i], 0)),
+                (t("scaling.m_var_scaled", d_k=d_k), charts.fmt(exp.scaled_var[i], 3)),
+            ],
+        )
+        shown = charts.show_cached(
+            ctx, variance_chart, t, ctx.presenter, cfg.samples, cfg.seed, i,
+            space=f.room(ctx, 560),
+        )  # fmt: skip
+        st.caption(t("scaling.variance_caption", n=cfg.samples))
+    with f.notes:
+        notice(ctx, variance_notices(t, exp, i, cfg.samples))
+        data = variance_frame(t, exp)
+        export_panel(ctx, "scaling_variance", shown, data, variance_arrays(exp, i))
+
+
+def saturation_step(ctx: PageContext, f: Frame, cfg: Settings) -> None:
+    """Step 3: mean top weight and entropy of a softmax row vs d_k."""
+    t, d_max = ctx.t, D_KS[-1]
+    f.intro.markdown(t("scaling.saturation_text", n=cfg.n_keys, trials=TRIALS))
+    raw, scaled = saturation_data(cfg.n_keys, cfg.seed)
+    top, top_s = charts.fmt(raw.max_weight[-1], 3), charts.fmt(scaled.max_weight[-1], 3)
+    ent, ent_s = charts.fmt(raw.entropy[-1], 3), charts.fmt(scaled.entropy[-1], 3)
+    with f.main:
+        metrics(
+            ctx,
+            [
+                (t("scaling.m_top_raw", d_k=d_max), top),
+                (t("scaling.m_top_scaled", d_k=d_max), top_s),
+                (t("scaling.m_ent_raw", d_k=d_max), ent),
+                (t("scaling.m_ent_scaled", d_k=d_max), ent_s),
+            ],
+        )
+        shown = charts.show_cached(
+            ctx, saturation_chart, t, ctx.presenter, cfg.n_keys, cfg.seed, space=f.room(ctx)
+        )
+    first = charts.fmt(raw.entropy[0], 3)
+    with f.notes:
+        notice(
+            ctx,
+            [
+                t("scaling.n_top", d_k=d_max, raw=top, scaled=top_s),
+                t("scaling.n_entropy", first=first, d_k=d_max, raw=ent, scaled=ent_s),
+            ],
+        )
+        arrays = curve_arrays(raw, scaled, "max_weight", "entropy")
+        export_panel(ctx, "scaling_saturation", shown, arrays=arrays)
+        link(ctx, "softmax", t("scaling.link_softmax"))
+
+
+def gradient_step(ctx: PageContext, f: Frame, cfg: Settings) -> None:
+    """Step 4: the size of the softmax Jacobian (the gradient that reaches W_Q, W_K) vs d_k."""
+    t, d_max = ctx.t, D_KS[-1]
+    uniform, half = (charts.fmt(v, 3) for v in even_row_norms(cfg.n_keys))
+    f.intro.markdown(t("scaling.gradient_text", n=cfg.n_keys, uniform=uniform, half=half))
+    raw, scaled = saturation_data(cfg.n_keys, cfg.seed)
+    with f.main:
+        st.latex(r"\frac{\partial p}{\partial s}=\operatorname{diag}(p)-p\,p^\top")
+        metrics(
+            ctx,
+            [
+                (t("scaling.m_grad_raw", d_k=d_max), charts.fmt(raw.jacobian_norm[-1], 4)),
+                (t("scaling.m_grad_scaled", d_k=d_max), charts.fmt(scaled.jacobian_norm[-1], 4)),
+            ],
+        )
+        shown = charts.show_cached(
+            ctx, gradient_chart, t, ctx.presenter, cfg.n_keys, cfg.seed, space=f.room(ctx, 520)
+        )
+    with f.notes:
+        notice(ctx, gradient_notices(t, raw, scaled, cfg.n_keys, ctx.presenter))
+        arrays = curve_arrays(raw, scaled, "jacobian_norm")
+        export_panel(ctx, "scaling_gradient", shown, arrays=arrays)
