@@ -654,7 +654,7 @@ def _extent(
                 widths = [max(sizes[i][0] for i in range(c, len(sizes), cols)) for c in range(cols)]
                 w, h = sum(widths) + gap * (cols - 1), sum(max(h for _, h in r) for r in grid)
             if node.get("title"):
-                h += font * 1.25 + 10
+                h += _title_height(node["title"], font)
                 w = max(w, _text_width(node["title"], font * 1.25) if titles else 0)
             return w + 16, h + 16
     if "facet" in node and "spec" in node:
@@ -687,6 +687,12 @@ def _text_width(text: object, font: float, em: float = 0.5) -> float:
     return max((_chars(str(s)) for s in lines), default=0) * font * em
 
 
+def _title_height(title: object, font: float) -> float:
+    """Estimated px of a chart title (a list of strings: one line each) and its offset."""
+    text = title.get("text", "") if isinstance(title, Mapping) else title
+    return (len(text) if isinstance(text, list) else 1) * (font * 1.25 + 2) + 8
+
+
 def _chars(text: str) -> int:
     return sum(2 if ord(c) > 0x2E80 else 1 for c in text)
 
@@ -698,7 +704,7 @@ def _unit_box(node: Mapping, rows: list | None, font: float) -> _Box:
     x, y = enc.get("x", {}), enc.get("y", {})
     top = bottom = right = title_w = 0.0
     if node.get("title"):
-        top += font * 1.25 + 10
+        top += _title_height(node["title"], font)
         title_w = _text_width(node["title"], font * 1.25)
     left = _axis_depth(y, rows, font, across=True)
     if isinstance(y, Mapping) and y.get("title"):  # horizontal, above the axis
@@ -750,7 +756,7 @@ def _facet_extent(
     w += max((_text_width(s, header) + 10 for s in row_names), default=0)  # row labels
     h = box.top + n_rows * (box.view_h + header + 10) + gap * (n_rows - 1) + box.bottom
     if node.get("title"):
-        h += font * 1.25 + 10
+        h += _title_height(node["title"], font)
         w = max(w, _text_width(node["title"], font * 1.25) if titles else 0)
     return max(w, box.title_w if titles else 0) + 16, h + 16
 
