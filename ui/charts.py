@@ -659,6 +659,10 @@ def _extent(
             return w + 16, h + 16
     if "facet" in node and "spec" in node:
         return _facet_extent(node, datasets, rows, font, titles)
+    for layer in node.get("layer", []) if rows is None else []:  # layers with their own data
+        rows = _data_rows(layer, datasets, None)
+        if rows:
+            break
     box = _unit_box(node, rows, font)
     w = max(box.left + box.view_w + box.right, box.title_w if titles else 0)
     return w + 16, box.top + box.view_h + box.bottom + 16  # + padding
@@ -821,6 +825,27 @@ def _wrap(spec: dict, width: int, datasets: Mapping) -> dict:
     return spec
 
 
+def _wrapped(spec: dict, width: int, datasets: Mapping) -> list[dict]:
+    """Ways to wrap ``spec``: side-by-side parts or facet panels in every number of columns
+    that gives a different number of rows (the caller keeps the one that can be drawn
+    largest), or stacked parts each wrapped to fit ``width`` (:func:`_wrap`)."""
+    wrapped = _wrap(spec, width, datasets)
+    if "hconcat" in spec and len(spec["hconcat"]) > 1:
+        n = len(spec["hconcat"])
+    elif "facet" in wrapped and "columns" in wrapped:
+        n = len(_distinct(_data_rows(spec, datasets, None), wrapped["facet"]["field"])) or 1
+    else:
+        return [wrapped]
+    layouts = []
+    for cols in sorted({math.ceil(n / r) for r in range(2, n + 1)}, reverse=True):
+        if "hconcat" in spec:
+            rest = {k: v for k, v in spec.items() if k != "hconcat"}
+            layouts.append({**rest, "concat": spec["hconcat"], "columns": cols})
+        else:
+            layouts.append({**wrapped, "columns": cols})
+    return layouts
+
+
 _SCALED = ("width", "height")
 _POSITION = ("x", "x2", "y", "y2")
 
@@ -950,7 +975,7 @@ def fit(spec: Mapping, space: Room) -> dict:
     out = _fixed_facets(spec, datasets)
     layouts = [out]
     if _extent(out, datasets)[0] * WRAP_BELOW > space.width:  # too small if only shrunk
-        layouts.append(_wrap(out, int(space.width / WRAP_BELOW), datasets))
+        layouts += _wrapped(out, int(space.width / WRAP_BELOW), datasets)
     if space.height and "vconcat" in out and len(out["vconcat"]) > 1:
         side = {**{k: v for k, v in out.items() if k != "vconcat"}, "hconcat": out["vconcat"]}
         layouts.append(side)
