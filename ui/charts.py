@@ -328,6 +328,16 @@ def concat(
     return {**spec, "datasets": datasets} if datasets else spec
 
 
+def larger_numbers(spec: dict, cell: float) -> dict:
+    """A weights heatmap (:func:`heatmap`, one panel or faceted) with its cell numbers a size
+    larger, for the projector: 0.42 × the ``cell`` size (weights have no minus sign, so
+    "0.75" still fits its cell)."""
+    for layer in (spec.get("spec") or spec)["layer"]:
+        if layer["mark"]["type"] == "text":
+            layer["mark"]["fontSize"] = round(cell * 0.42)
+    return spec
+
+
 def matrix_strip(
     items: Sequence[Panel],
     *,
@@ -564,7 +574,7 @@ def theme_config(presenter: bool) -> dict:
         "axis": {"labelFontSize": label, "titleFontSize": label + 1, "labelLimit": 220},
         "axisY": {"titleAngle": 0, "titleAlign": "left", "titleAnchor": "end",
                   "titleBaseline": "bottom", "titleX": 0, "titleY": -8},
-        "legend": {"labelFontSize": label, "titleFontSize": label,
+        "legend": {"labelFontSize": label, "titleFontSize": label, "labelLimit": 400,
                    "symbolSize": 180 if presenter else 100},
         "header": {"labelFontSize": label + 1, "titleFontSize": label + 1,
                    "labelFont": FONT, "titleFont": FONT},
@@ -687,6 +697,8 @@ def _text_width(text: object, font: float, em: float = 0.5) -> float:
     """Estimated px of a title or label: ``em`` × ``font`` a character (CJK: twice that)."""
     if isinstance(text, Mapping):
         text = text.get("text", "")
+    if isinstance(text, Mapping):  # an expression: its text is known only in the browser
+        return 0.0
     lines = text if isinstance(text, list) else [text]
     return max((_chars(str(s)) for s in lines), default=0) * font * em
 

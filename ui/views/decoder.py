@@ -224,15 +224,6 @@ def query_rows(attention: np.ndarray, query: int) -> np.ndarray:
     return np.where(np.arange(n) <= query, rows, np.nan)
 
 
-def _larger_numbers(spec: dict, cell: int) -> dict:
-    """A weights heatmap's cell numbers a size larger for the projector: 0.42 × the cell
-    (weights have no minus sign, so "0.75" still fits its cell)."""
-    for layer in spec["layer"]:
-        if layer["mark"]["type"] == "text":
-            layer["mark"]["fontSize"] = round(cell * 0.42)
-    return spec
-
-
 def head_chart(
     t: Translator,
     labels: list[str],
@@ -263,7 +254,7 @@ def head_chart(
         legend=False,
     )
     if presenter:
-        _larger_numbers(head, cell)
+        charts.larger_numbers(head, cell)
     overview_title = [  # two lines: one would be wider than the panel
         t("decoder.overview", q=names[query]),
         charts.shape_title(t("decoder.overview_mean", heads=heads), overview.shape),
@@ -375,7 +366,7 @@ def why_chart(t: Translator, w: Why, rows: list[str], presenter: bool) -> dict:
         ),
     ]
     return charts.concat(
-        [_larger_numbers(p, cell) for p in parts] if presenter else parts, spacing=40
+        [charts.larger_numbers(p, cell) for p in parts] if presenter else parts, spacing=40
     )
 
 
