@@ -30,14 +30,15 @@ result = dv.run(prompt.ids)
 with steps.section(0):
     st.subheader(titles[0])
     dv.step_text(ctx, 1, **sz)
-    layer, head, query = dv.head_controls(ctx, model, prompt)
+    box = dv.layout(ctx, (2, 1))
+    with box.controls:
+        layer, head, query = dv.head_controls(ctx, model, prompt)
     overview = dv.query_rows(result.attention, query)
     title = t("decoder.head_title", layer=layer, head=head)
-    box = dv.layout(ctx)
     with box.chart:
         chart = charts.show_cached(
             ctx, dv.head_chart, t, prompt.labels, result.attention[layer, head], query, overview,
-            title, model.config.n_heads, space=charts.room(ctx, 0.58, 610),
+            title, model.config.n_heads, ctx.presenter, space=charts.room(ctx, 0.64, 720),
         )  # fmt: skip
     with box.side:
         notice(ctx, dv.head_notice(ctx, prompt, result, layer, head, query))
@@ -54,7 +55,8 @@ with steps.section(1):
     ]
     box = dv.layout(ctx, (1, 1))
     with box.chart:
-        chart = charts.show_cached(ctx, dv.why_chart, t, why, rows, space=charts.room(ctx, 0.48))
+        space = charts.room(ctx, 0.48)
+        chart = charts.show_cached(ctx, dv.why_chart, t, why, rows, ctx.presenter, space=space)
     with box.side:
         notice(ctx, dv.why_notice(ctx, why, layer, head, adj_layer, adj_head, sz))
     with box.chart if ctx.presenter else box.side:  # the projector: room below the chart
@@ -74,7 +76,7 @@ with steps.section(2):
     if shares:
         panels = {t("decoder.sink_title", first=p.labels[0]): s for p, s in shares}
         with box.chart:
-            space = charts.room(ctx, 0.58, 640)
+            space = charts.room(ctx, 0.58, 720)
             chart = charts.show_cached(ctx, dv.sink_chart, t, panels, space=space)
         with box.side:
             notice(ctx, dv.sink_notice(ctx, shares))

@@ -41,7 +41,8 @@ with steps.section(0):
         runs = tuple(tv.start(c) for c in cfgs)
     trained = pressed or tv.is_trained()
     if steps.show(0) and not pressed:
-        charts.show_cached(ctx, tv.run_chart, t, runs, None, ctx.presenter)
+        space = tv.chart_room(ctx, runs, snapshot=False)
+        charts.show_cached(ctx, tv.run_chart, t, runs, None, ctx.presenter, space=space)
     if trained:
         lines = tv.summary(ctx, runs)
         (st.warning if tv.diverged(runs) else st.markdown)("\n".join(f"- {x}" for x in lines))
@@ -55,7 +56,8 @@ if ctx.presenter:  # one slide per snapshot stop: PageDown walks through the lea
                 st.subheader(titles[k])
                 with st.spinner(t("training.running")):
                     done = tuple(tv.finished(c) for c in cfgs)
-                charts.show_cached(ctx, tv.run_chart, t, done, index, True)
+                space = tv.chart_room(ctx, done, snapshot=True)
+                charts.show_cached(ctx, tv.run_chart, t, done, index, True, space=space)
                 tv.metrics(ctx, done, index)
                 notice(ctx, tv.snapshot_notice(ctx, done, index))
 else:

@@ -39,7 +39,7 @@ with steps.section(0):
     st.latex(r"p_i = \frac{e^{x_i/T}}{\sum_j e^{x_j/T}}")
     sums = {"A": views.total(probs_a), "B": views.total(probs_b)}
     examples = (("A", logits_a, probs_a), ("B", logits_b, probs_b))
-    room = views.chart_room(ctx, 300, share=1.0)
+    room = views.chart_room(ctx, 380, share=1.0)
     chart = charts.show_cached(ctx, views.bars_chart, t, examples, sums, space=room)
     if not ctx.presenter:  # the bars carry the same numbers
         st.markdown(
@@ -73,7 +73,8 @@ with steps.section(1):
             tokens,
             t("softmax.keys"),
             t("softmax.queries"),
-            space=views.chart_room(ctx, 460),
+            ctx.presenter,
+            space=views.chart_room(ctx, 560),
         )
     with right:
         notice(ctx, views.matrix_notices(t, mats, temp))
@@ -116,6 +117,7 @@ def stable_step() -> None:
             scale,
             EXP_OVERFLOW,
             limit,
+            ctx.presenter,
             space=views.chart_room(ctx, 420),
         )
     with right:
@@ -140,7 +142,9 @@ def mask_step() -> None:
     left, right = beside(ctx)
     with left:
         room = views.chart_room(ctx, 440)
-        chart = charts.show_cached(ctx, views.mask_chart, t, masked, probs_b, after, space=room)
+        chart = charts.show_cached(
+            ctx, views.mask_chart, t, masked, probs_b, after, ctx.presenter, space=room
+        )
     with right:
         notice(ctx, views.mask_notices(t, masked, after))
         arrays = {"masked_logits": masked, "probs_before": probs_b, "probs_after": after}

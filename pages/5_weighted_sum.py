@@ -5,7 +5,7 @@ import streamlit as st
 import core
 from core.attention import mix_row, top_terms
 from ui import charts
-from ui.blocks import header, link, notice
+from ui.blocks import header, notice
 from ui.exports import export_panel
 from ui.safe import plain
 from ui.sentence import sentence_controls, settings_box, token_picker
@@ -31,7 +31,7 @@ titles = [
 ]
 steps = stepper(ctx, titles)
 live = {"presenter": ctx.presenter, "live_domain": True}  # new values: data swapped, no redraw
-room = view.chart_room(ctx, 560)  # presenter mode: beside the step's notes
+room = view.chart_room(ctx, 540)  # presenter mode: beside the step's notes
 i = token_picker(ctx, s.tokens, t("weighted_sum.token"))
 mix = mix_row(tr.weights[i], tr.v)
 token = plain(s.tokens[i])
@@ -128,6 +128,8 @@ with steps.section(3):
     right.markdown(t("weighted_sum.output_row", token=token, i=i, row=short_list(tr.output[i])))
     with right:
         view.step_notice(ctx, notes, 2)
+        if ctx.presenter:  # beside the chart: below it the step would not fit one screen
+            view.next_links(ctx)
     text = core.text_heatmap(tr.weights, labels)
     export_panel(
         ctx,
@@ -140,6 +142,4 @@ with steps.section(3):
 if not ctx.presenter:  # presenter mode shows them beside each step's chart
     notice(ctx, notes)
     untrained(ctx)
-if steps.show(3):
-    link(ctx, "softmax", t("weighted_sum.back_link"))
-    link(ctx, "masking", t("weighted_sum.next_link"))
+    view.next_links(ctx)

@@ -330,6 +330,16 @@ def concat(
     return {**spec, "datasets": datasets} if datasets else spec
 
 
+def larger_numbers(spec: dict, cell: float) -> dict:
+    """A weights heatmap (:func:`heatmap`, one panel or faceted) with its cell numbers a size
+    larger, for the projector: 0.42 × the ``cell`` size (weights have no minus sign, so
+    "0.75" still fits its cell)."""
+    for layer in (spec.get("spec") or spec)["layer"]:
+        if layer["mark"]["type"] == "text":
+            layer["mark"]["fontSize"] = round(cell * 0.42)
+    return spec
+
+
 def matrix_strip(
     items: Sequence[Panel],
     *,
@@ -570,7 +580,7 @@ def theme_config(presenter: bool) -> dict:
         "axis": {"labelFontSize": label, "titleFontSize": label + 1, "labelLimit": 220},
         "axisY": {"titleAngle": 0, "titleAlign": "left", "titleAnchor": "end",
                   "titleBaseline": "bottom", "titleX": 0, "titleY": -8},
-        "legend": {"labelFontSize": label, "titleFontSize": label,
+        "legend": {"labelFontSize": label, "titleFontSize": label, "labelLimit": 400,
                    "symbolSize": 180 if presenter else 100},
         "header": {"labelFontSize": label + 1, "titleFontSize": label + 1,
                    "labelFont": FONT, "titleFont": FONT},
@@ -631,52 +641,146 @@ def _distinct(rows: list | None, field: str | None) -> list:
 
 
 def _extent(
-    node: Mapping, datasets: Mapping, rows: list | None = None, font: float | None = None
+    node: Mapping,
+    datasets: Mapping,
+    rows: list | None = None,
+    font: float | None = None,
+    titles: bool = True,
 ) -> tuple[float, float]:
-    """Estimated px (width, height) of a Vega-Lite (sub)spec with its axes and legends
-    (``font``: the axis label size, read from the spec's config)."""
+    """Estimated px (width, height) of a Vega-Lite (sub)spec with its axes, legends and
+    titles (``font``: the axis label size, read from the spec's config; ``titles=False``:
+    leave out how wide the title texts are, so the width is linear in the view sizes)."""
     rows = _data_rows(node, datasets, rows)
     font = font or node.get("config", {}).get("axis", {}).get("labelFontSize", 12)
     gap = node.get("spacing", 20)
     for key in ("hconcat", "vconcat", "concat"):
         if key in node:
-            sizes = [_extent(p, datasets, rows, font) for p in node[key]]
+            # the padding (16 px) goes round the whole chart, not round each part
+            sizes = [
+                (w - 16, h - 16)
+                for w, h in (_extent(p, datasets, rows, font, titles) for p in node[key])
+            ]
             if key == "hconcat":
-                return sum(w for w, _ in sizes) + gap * (len(sizes) - 1), max(h for _, h in sizes)
-            if key == "vconcat":
-                return max(w for w, _ in sizes), sum(h for _, h in sizes) + gap * (len(sizes) - 1)
-            cols = max(1, min(node.get("columns") or len(sizes), len(sizes)))
-            grid = [sizes[i : i + cols] for i in range(0, len(sizes), cols)]
-            widths = [max(sizes[i][0] for i in range(c, len(sizes), cols)) for c in range(cols)]
-            return sum(widths) + gap * (cols - 1), sum(max(h for _, h in r) for r in grid)
+                w, h = sum(w for w, _ in sizes) + gap * (len(sizes) - 1), max(h for _, h in sizes)
+            elif key == "vconcat":
+                w, h = max(w for w, _ in sizes), sum(h for _, h in sizes) + gap * (len(sizes) - 1)
+            else:
+                cols = max(1, min(node.get("columns") or len(sizes), len(sizes)))
+                grid = [sizes[i : i + cols] for i in range(0, len(sizes), cols)]
+                widths = [max(sizes[i][0] for i in range(c, len(sizes), cols)) for c in range(cols)]
+                w, h = sum(widths) + gap * (cols - 1), sum(max(h for _, h in r) for r in grid)
+            if node.get("title"):
+                h += _title_height(node["title"], font)
+                w = max(w, _text_width(node["title"], font * 1.25) if titles else 0)
+            return w + 16, h + 16
     if "facet" in node and "spec" in node:
-        w, h = _extent(node["spec"], datasets, rows, font)
-        facet = node["facet"]
-        if "field" in facet:
-            n = max(1, len(_distinct(rows, facet["field"])))
-            cols = max(1, min(node.get("columns") or n, n))
-            n_rows = math.ceil(n / cols)
-        else:
-            cols = max(1, len(_distinct(rows, facet.get("column", {}).get("field"))))
-            n_rows = max(1, len(_distinct(rows, facet.get("row", {}).get("field"))))
-        return cols * w + gap * (cols - 1), n_rows * (h + font + 12)
+        return _facet_extent(node, datasets, rows, font, titles)
+    for layer in node.get("layer", []) if rows is None else []:  # layers with their own data
+        rows = _data_rows(layer, datasets, None)
+        if rows:
+            break
+    box = _unit_box(node, rows, font)
+    w = max(box.left + box.view_w + box.right, box.title_w if titles else 0)
+    return w + 16, box.top + box.view_h + box.bottom + 16  # + padding
+
+
+@dataclass(frozen=True)
+class _Box:
+    """Estimated px of one view (``view_w`` × ``view_h``) and what stands around it: the y
+    axis (``left``), the x axis (``bottom``, with a legend below), the legend on the right,
+    the title and a horizontal y title (``top``), and the width of the title text."""
+
+    view_w: float
+    view_h: float
+    left: float
+    bottom: float
+    right: float
+    top: float
+    title_w: float
+
+
+def _text_width(text: object, font: float, em: float = 0.5) -> float:
+    """Estimated px of a title or label: ``em`` × ``font`` a character (CJK: twice that)."""
+    if isinstance(text, Mapping):
+        text = text.get("text", "")
+    if isinstance(text, Mapping):  # an expression: its text is known only in the browser
+        return 0.0
+    lines = text if isinstance(text, list) else [text]
+    return max((_chars(str(s)) for s in lines), default=0) * font * em
+
+
+def _title_height(title: object, font: float) -> float:
+    """Estimated px of a chart title (a list of strings: one line each) and its offset."""
+    text = title.get("text", "") if isinstance(title, Mapping) else title
+    return (len(text) if isinstance(text, list) else 1) * (font * 1.25 + 2) + 8
+
+
+def _chars(text: str) -> int:
+    return sum(2 if ord(c) > 0x2E80 else 1 for c in text)
+
+
+def _unit_box(node: Mapping, rows: list | None, font: float) -> _Box:
     enc = node.get("encoding", {})
     for layer in node.get("layer", []):
         enc = {**layer.get("encoding", {}), **enc}
     x, y = enc.get("x", {}), enc.get("y", {})
-    w = _view_length(node.get("width"), x, rows) + _axis_depth(y, rows, font, across=True)
-    h = _view_length(node.get("height"), y, rows) + _axis_depth(x, rows, font, across=False)
+    top = bottom = right = title_w = 0.0
     if node.get("title"):
-        h += font * 1.25 + 10
+        top += _title_height(node["title"], font)
+        title_w = _text_width(node["title"], font * 1.25)
+    left = _axis_depth(y, rows, font, across=True)
     if isinstance(y, Mapping) and y.get("title"):  # horizontal, above the axis
-        h += font + 8
+        top += font + 8
+        if (y.get("axis") or {}).get("titleAlign") != "right":  # it stands over the view
+            title_w = max(title_w, left + _text_width(y["title"], font))
     legend = enc.get("color", {})
     if isinstance(legend, Mapping) and "field" in legend and legend.get("legend", {}) is not None:
         if legend.get("legend", {}).get("orient", "right") in ("right", "left"):
-            w += 30 + _label_chars(legend, rows, quantitative_chars=4) * font * 0.55
+            right = 30 + _label_chars(legend, rows, quantitative_chars=4) * font * 0.55
         else:
-            h += font + 16
-    return w + 16, h + 16  # + padding
+            bottom += font + 16
+    bottom += _axis_depth(x, rows, font, across=False)
+    return _Box(
+        _view_length(node.get("width"), x, rows),
+        _view_length(node.get("height"), y, rows),
+        left,
+        bottom,
+        right,
+        top,
+        title_w,
+    )
+
+
+def _facet_extent(
+    node: Mapping, datasets: Mapping, rows: list | None, font: float, titles: bool
+) -> tuple[float, float]:
+    """A facet's px: the panels in a grid that share one y axis per row (on the left), one x
+    axis per column (at the bottom), one legend, and a header label above each panel."""
+    inner = node["spec"]
+    rows = _data_rows(inner, datasets, rows)
+    if "facet" in inner or any(k in inner for k in ("hconcat", "vconcat", "concat")):
+        w, h = _extent(inner, datasets, rows, font, titles)  # nested: each panel in full
+        box = _Box(w - 16, h - 16, 0, 0, 0, 0, 0)
+    else:
+        box = _unit_box(inner, rows, font)
+    facet, gap = node["facet"], node.get("spacing", 20)
+    header = font + 1  # the theme's header labels are one px larger than the axis labels
+    if "field" in facet:
+        names = _distinct(rows, facet["field"]) or [""]
+        cols = max(1, min(node.get("columns") or len(names), len(names)))
+        n_rows, row_names = math.ceil(len(names) / cols), []
+    else:
+        names = _distinct(rows, facet.get("column", {}).get("field")) or [""]
+        row_names = _distinct(rows, facet.get("row", {}).get("field"))
+        cols, n_rows = len(names), max(1, len(row_names))
+    col_w = max(box.view_w, max(_text_width(s, header) for s in names) if titles else 0)
+    w = box.left + cols * col_w + gap * (cols - 1) + box.right
+    w += max((_text_width(s, header) + 10 for s in row_names), default=0)  # row labels
+    h = box.top + n_rows * (box.view_h + header + 10) + gap * (n_rows - 1) + box.bottom
+    if node.get("title"):
+        h += _title_height(node["title"], font)
+        w = max(w, _text_width(node["title"], font * 1.25) if titles else 0)
+    return max(w, box.title_w if titles else 0) + 16, h + 16
 
 
 def _label_chars(channel: object, rows: list | None, quantitative_chars: int = 5) -> int:
@@ -686,7 +790,7 @@ def _label_chars(channel: object, rows: list | None, quantitative_chars: int = 5
     if channel.get("type") not in ("nominal", "ordinal"):
         return quantitative_chars
     labels = [str(v) for v in _distinct(rows, channel["field"])] or ["xxxx"]
-    return max(sum(2 if ord(c) > 0x2E80 else 1 for c in s) for s in labels)
+    return max(_chars(s) for s in labels)
 
 
 def _axis_depth(channel: object, rows: list | None, font: float, across: bool) -> float:
@@ -694,8 +798,9 @@ def _axis_depth(channel: object, rows: list | None, font: float, across: bool) -
     if not isinstance(channel, Mapping) or "field" not in channel:
         return 0.0
     text = _label_chars(channel, rows) * font * 0.55
-    if across:
-        return text + 12
+    if across:  # a y title put beside the labels (facets: see _facet_titles) may be wider
+        beside = (channel.get("axis") or {}).get("titleAlign") == "right"
+        return max(text, _text_width(channel.get("title") or "", font) if beside else 0) + 12
     angle = (channel.get("axis") or {}).get("labelAngle", 0)
     depth = text * 0.71 + font * 0.71 if angle else font
     return depth + 12 + (font + 8 if channel.get("title") else 0)
@@ -736,6 +841,27 @@ def _wrap(spec: dict, width: int, datasets: Mapping) -> dict:
                 cols -= 1
             return {**spec, "columns": cols}
     return spec
+
+
+def _wrapped(spec: dict, width: int, datasets: Mapping) -> list[dict]:
+    """Ways to wrap ``spec``: side-by-side parts or facet panels in every number of columns
+    that gives a different number of rows (the caller keeps the one that can be drawn
+    largest), or stacked parts each wrapped to fit ``width`` (:func:`_wrap`)."""
+    wrapped = _wrap(spec, width, datasets)
+    if "hconcat" in spec and len(spec["hconcat"]) > 1:
+        n = len(spec["hconcat"])
+    elif "facet" in wrapped and "columns" in wrapped:
+        n = len(_distinct(_data_rows(spec, datasets, None), wrapped["facet"]["field"])) or 1
+    else:
+        return [wrapped]
+    layouts = []
+    for cols in sorted({math.ceil(n / r) for r in range(2, n + 1)}, reverse=True):
+        if "hconcat" in spec:
+            rest = {k: v for k, v in spec.items() if k != "hconcat"}
+            layouts.append({**rest, "concat": spec["hconcat"], "columns": cols})
+        else:
+            layouts.append({**wrapped, "columns": cols})
+    return layouts
 
 
 _SCALED = ("width", "height")
@@ -781,18 +907,45 @@ def _font(layer: object) -> float:
     return float(size) if isinstance(size, int | float) else math.inf
 
 
-def _fixed_facet_order(node: object, datasets: Mapping, rows: list | None = None) -> object:
+# A facet's y title, horizontal, stands left of the panels' header labels (beside the axis
+# labels, its right end at the axis) instead of above the first panel, where it would run
+# into that panel's header label.
+_Y_TITLE_BESIDE = {"titleAlign": "right", "titleX": -6}
+
+
+def _y_title_beside(spec: Mapping) -> dict:
+    """``spec`` (a facet's panel) with its y title moved beside the axis labels."""
+
+    def moved(enc: object) -> object:
+        y = enc.get("y") if isinstance(enc, Mapping) else None
+        if not isinstance(y, Mapping) or not y.get("title") or y.get("axis", {}) is None:
+            return enc
+        return {**enc, "y": {**y, "axis": {**(y.get("axis") or {}), **_Y_TITLE_BESIDE}}}
+
+    out = {**spec, "encoding": moved(spec["encoding"])} if "encoding" in spec else dict(spec)
+    if isinstance(spec.get("layer"), list):
+        out["layer"] = [
+            {**x, "encoding": moved(x["encoding"])} if isinstance(x, Mapping) and "encoding" in x
+            else x
+            for x in spec["layer"]
+        ]  # fmt: skip
+    return out
+
+
+def _fixed_facets(node: object, datasets: Mapping, rows: list | None = None) -> object:
     """Facets without an explicit order get the order of their data (Vega-Lite would sort
-    the panel labels, so the panels would swap places with the language)."""
+    the panel labels, so the panels would swap places with the language), and their y
+    title goes beside the axis labels (:func:`_y_title_beside`)."""
     if isinstance(node, list):
-        return [_fixed_facet_order(x, datasets, rows) for x in node]
+        return [_fixed_facets(x, datasets, rows) for x in node]
     if not isinstance(node, Mapping):
         return node
     rows = _data_rows(node, datasets, rows)
-    out = {k: v if k in ("datasets", "data", "config") else _fixed_facet_order(v, datasets, rows)
+    out = {k: v if k in ("datasets", "data", "config") else _fixed_facets(v, datasets, rows)
            for k, v in node.items()}  # fmt: skip
     facet = out.get("facet")
-    if isinstance(facet, Mapping) and "spec" in out:
+    if isinstance(facet, Mapping) and isinstance(out.get("spec"), Mapping):
+        out["spec"] = _y_title_beside(out["spec"])
         defs = [facet] if "field" in facet else [facet.get(k) for k in ("row", "column")]
         fixed = {}
         for d in defs:
@@ -807,13 +960,27 @@ def _fixed_facet_order(node: object, datasets: Mapping, rows: list | None = None
 
 def _scale_for(spec: dict, space: Room, datasets: Mapping) -> float:
     """The factor that makes ``spec`` fit ``space`` (or fill it, when ``space.grow``)."""
-    # Axes and legends keep their size, so the extent is linear in the scale: solve for it.
-    w, h = _extent(spec, datasets)
-    w2, h2 = _extent(_scaled(spec, 2.0), datasets)
+    # Axes, legends and titles keep their size, so without the title texts' widths the
+    # extent is linear in the scale: solve for it.
+    w, h = _extent(spec, datasets, titles=False)
+    w2, h2 = _extent(_scaled(spec, 2.0), datasets, titles=False)
     f = 1 + (space.width - w) / max(w2 - w, 1) if (w > space.width or space.grow) else 1.0
     if space.height and (space.grow or h > space.height):
         f = min(f, 1 + (space.height - h) / max(h2 - h, 1))
-    return float(np.clip(f, MIN_SHRINK, MAX_GROWTH if space.grow else 1.0))
+    f = float(np.clip(f, MIN_SHRINK, MAX_GROWTH if space.grow else 1.0))
+
+    def too_wide(g: float) -> bool:
+        return _extent(_scaled(spec, g), datasets)[0] > space.width + 1
+
+    # A title wider than its view widens its part: shrink the views further (bisection)
+    # while that helps; a title wider than the room whatever the scale leaves them be.
+    if not too_wide(f) or too_wide(MIN_SHRINK):
+        return f
+    low = MIN_SHRINK
+    for _ in range(8):
+        mid = (low + f) / 2
+        low, f = (low, mid) if too_wide(mid) else (mid, f)
+    return low
 
 
 def fit(spec: Mapping, space: Room) -> dict:
@@ -823,10 +990,10 @@ def fit(spec: Mapping, space: Room) -> dict:
     down to fit, or up to fill the room when ``space.grow``; facets get a fixed order.
     Sizes are estimated from the spec (axes and legends by rule of thumb)."""
     datasets = spec.get("datasets", {})
-    out = _fixed_facet_order(spec, datasets)
+    out = _fixed_facets(spec, datasets)
     layouts = [out]
     if _extent(out, datasets)[0] * WRAP_BELOW > space.width:  # too small if only shrunk
-        layouts.append(_wrap(out, int(space.width / WRAP_BELOW), datasets))
+        layouts += _wrapped(out, int(space.width / WRAP_BELOW), datasets)
     if space.height and "vconcat" in out and len(out["vconcat"]) > 1:
         side = {**{k: v for k, v in out.items() if k != "vconcat"}, "hconcat": out["vconcat"]}
         layouts.append(side)

@@ -358,6 +358,51 @@ def test_panels_in_one_row_wrap_when_the_row_is_too_wide() -> None:
     assert exports.chart_svg(spec).lstrip().startswith("<svg")
 
 
+def _facet(panels: int, **kw: object) -> dict:
+    m = np.eye(6)
+    chart = charts.heatmap(
+        {f"p{i}": m for i in range(panels)}, list("abcdef"), list("abcdef"), cell=30, **kw
+    )
+    return charts.to_spec(chart, presenter=True)
+
+
+def test_facet_panels_share_one_y_axis_and_one_legend_in_the_size_estimate() -> None:
+    one, four = _facet(1, y_title="query"), _facet(4, y_title="query", columns=4)
+    w1 = charts._extent(one, one["datasets"])[0]
+    w4 = charts._extent(four, four["datasets"])[0]
+    assert w4 - w1 == pytest.approx(3 * (6 * 30 + 20), abs=1), "each panel adds a view and a gap"
+    two_rows = _facet(4, columns=2)
+    h1 = charts._extent(_facet(2, columns=2), two_rows["datasets"])[1]
+    h2 = charts._extent(two_rows, two_rows["datasets"])[1]
+    assert h2 - h1 < 6 * 30 + 20 + 30, "a second row adds its view, header and gap, no x axis"
+
+
+def test_facet_y_title_stands_beside_the_axis_not_over_the_panel_headers() -> None:
+    spec = charts.fit(_facet(3, y_title="提问的位置"), charts.Room(1600, 500, grow=True))
+    axis = spec["spec"]["encoding"]["y"]["axis"]
+    assert axis["titleAlign"] == "right" and axis["titleX"] < 0
+    single = charts.fit(_facet(1, y_title="query"), charts.Room(1600, 500, grow=True))
+    assert "titleAlign" not in single["encoding"]["y"]["axis"], "one view keeps the theme's"
+    assert exports.chart_svg(spec).lstrip().startswith("<svg")
+
+
+def test_a_title_wider_than_the_room_does_not_shrink_the_chart() -> None:
+    title = "a title much longer than the small heatmap under it, " * 3
+    chart = charts.heatmap({"w": np.eye(4)}, list("abcd"), list("abcd"), cell=30, title=title)
+    spec = charts.to_spec(chart, presenter=True)
+    fitted = charts.fit(spec, charts.Room(900, 500, grow=True))
+    assert fitted["width"] > spec["width"], "the views grow; only the title sticks out"
+
+
+def test_a_title_wider_than_its_view_counts_in_the_width() -> None:
+    title = "where the query looks in every layer, averaged over the heads"
+    chart = charts.heatmap({"w": np.eye(4)}, list("abcd"), list("abcd"), cell=20, title=title)
+    spec = charts.to_spec(chart, presenter=True)
+    wide = charts._extent(spec, spec["datasets"])[0]
+    assert wide > len(title) * 23 * 0.45 > spec["width"] + 100
+    assert charts._extent(spec, spec["datasets"], titles=False)[0] < wide
+
+
 def test_csv_export_drops_float_noise_and_keeps_significant_digits() -> None:
     import pandas as pd
 

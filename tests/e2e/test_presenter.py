@@ -198,3 +198,44 @@ def test_every_page_renders_offline_and_nothing_runs_sideways(server, browser, i
         assert not [u for u in failed if _local(u)], f"failed requests: {failed}"
     finally:
         context.close()
+
+
+# What a chart looks like from the back of the hall: its width as a share of the column it
+# stands in, and the rendered px of its axis labels, its cell numbers and its cells.
+READABLE = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+  .filter((e) => e.offsetParent !== null)
+  .map((e) => {
+    const svg = e.querySelector('svg.marks');
+    const box = svg.getBoundingClientRect();
+    const k = box.width / parseFloat(svg.getAttribute('width'));
+    const holder = e.closest('[data-testid="stColumn"]')
+      || e.closest('[data-testid="stVerticalBlock"]');
+    const px = (sel) => [...svg.querySelectorAll(sel)]
+      .map((t) => parseFloat(t.getAttribute('font-size')) * k);
+    const cell = svg.querySelector('g.mark-rect.role-mark path');
+    return {share: box.width / holder.getBoundingClientRect().width,
+            axis: px('g.role-axis-label text'), numbers: px('g.mark-text.role-mark text'),
+            cell: cell ? cell.getBoundingClientRect().width : 0};
+  })"""
+
+# (page, step, least share of its column, least px of the cell numbers, least cell px)
+READABLE_CASES = [
+    pytest.param("/encoder", 2, 0.9, None, 11, id="encoder-72-heads-facet"),
+    pytest.param("/softmax", 2, 0.8, 18, 40, id="softmax-weights-heatmap"),
+]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize(("path", "step", "share", "numbers", "cell"), READABLE_CASES)
+def test_presenter_charts_fill_their_column_with_type_readable_from_the_back(
+    server, open_app, path, step, share, numbers, cell, lang
+) -> None:
+    page = open_app(server, f"{path}?lang={lang}&present=1&step={step}")
+    page.wait_for_selector('[data-testid="stVegaLiteChart"]:visible svg', timeout=60_000)
+    (chart,) = page.evaluate(READABLE)
+    assert chart["share"] >= share, f"the chart takes {chart['share']:.0%} of its column"
+    assert min(chart["axis"]) >= 18, f"axis labels {min(chart['axis']):.1f} px"
+    assert chart["cell"] >= cell, f"cells {chart['cell']:.1f} px"
+    if numbers is not None:
+        assert chart["numbers"], "the cells carry their numbers"
+        assert min(chart["numbers"]) >= numbers, f"cell numbers {min(chart['numbers']):.1f} px"

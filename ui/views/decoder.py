@@ -180,7 +180,11 @@ def head_controls(ctx: PageContext, m: smollm.SmolLM, p: Prompt) -> tuple[int, i
     names = charts.unique_labels(p.labels)
     stripped = [lab.strip() for lab in p.labels]
     default = stripped.index("it") if "it" in stripped else len(p.labels) - 1
-    c1, c2, c3 = st.columns([3, 3, 2], vertical_alignment="bottom")
+    if ctx.presenter:  # beside the chart: the sliders side by side, the token below them
+        c1, c2 = st.columns(2, vertical_alignment="bottom")
+        c3 = st.container()
+    else:
+        c1, c2, c3 = st.columns([3, 3, 2], vertical_alignment="bottom")
     with c1:
         layer = slider(
             ctx,
@@ -228,33 +232,43 @@ def head_chart(
     overview: np.ndarray,
     title: str,
     heads: int,
+    presenter: bool,
 ) -> dict:
     """The selected head's causal weights (numbers in the cells, the query row outlined)
-    next to the query's row in every layer (mean over the heads)."""
+    next to the query's row in every layer (mean over the heads). On a projector the cell
+    numbers are a size larger (weights have no minus sign, so they still fit their cells)."""
     n, n_layers = len(labels), overview.shape[0]
     cell = charts.fit_cell(n, n, 440, 440, lo=5, hi=44)
     rest = charts.PAGE_WIDTH - n * cell - 2 * 70 - 70 - 40  # axes, legend, gap
     small = charts.fit_cell(n, n_layers, max(rest, 4 * n), 440, lo=4, hi=30)
     names = charts.unique_labels(labels)
     keys = t("decoder.keys")
+    head = charts.heatmap(
+        {title: causal_matrix(weights)},
+        labels,
+        labels,
+        x_title=keys,
+        y_title=t("decoder.queries"),
+        cell=cell,
+        frame=query,
+        legend=False,
+    )
+    if presenter:
+        charts.larger_numbers(head, cell)
+    overview_title = [  # two lines: one would be wider than the panel
+        t("decoder.overview", q=names[query]),
+        charts.shape_title(t("decoder.overview_mean", heads=heads), overview.shape),
+    ]
     return charts.concat(
         [
+            head,
             charts.heatmap(
-                {title: causal_matrix(weights)},
-                labels,
-                labels,
-                x_title=keys,
-                y_title=t("decoder.queries"),
-                cell=cell,
-                frame=query,
-                legend=False,
-            ),
-            charts.heatmap(
-                {t("decoder.overview", q=names[query], heads=heads): overview},
+                {"overview": overview},
                 [f"L{i}" for i in range(n_layers)],
                 labels,
                 x_title=keys,
                 y_title=t("decoder.layer_axis"),
+                title=overview_title,
                 cell=small,
                 annotate=False,
             ),
@@ -328,30 +342,31 @@ def why(layer: int, head: int, adj_layer: int, adj_head: int) -> Why:
     )
 
 
-def why_chart(t: Translator, w: Why, rows: list[str]) -> dict:
-    """The two sentences side by side: the "it" row and the adjective row of each."""
+def why_chart(t: Translator, w: Why, rows: list[str], presenter: bool) -> dict:
+    """The two sentences side by side: the "it" row and the adjective row of each (larger
+    numbers on a projector)."""
     n = len(w.labels_a)
     cell = charts.fit_cell(n, 2, 620, hi=48)
     common = {"cell": cell, "x_title": t("decoder.keys")}
+    parts = [
+        charts.heatmap(
+            {t("decoder.sentence_a"): w.rows_a},
+            rows,
+            w.labels_a,
+            legend=False,
+            title=t("decoder.sentence_a"),
+            **common,
+        ),
+        charts.heatmap(
+            {t("decoder.sentence_b"): w.rows_b},
+            rows,
+            w.labels_b,
+            title=t("decoder.sentence_b"),
+            **common,
+        ),
+    ]
     return charts.concat(
-        [
-            charts.heatmap(
-                {t("decoder.sentence_a"): w.rows_a},
-                rows,
-                w.labels_a,
-                legend=False,
-                title=t("decoder.sentence_a"),
-                **common,
-            ),
-            charts.heatmap(
-                {t("decoder.sentence_b"): w.rows_b},
-                rows,
-                w.labels_b,
-                title=t("decoder.sentence_b"),
-                **common,
-            ),
-        ],
-        spacing=40,
+        [charts.larger_numbers(p, cell) for p in parts] if presenter else parts, spacing=40
     )
 
 

@@ -317,9 +317,11 @@ def exponent_chart(
     current: int,
     limit: float,
     limit_label: str,
+    presenter: bool,
 ) -> dict:
     """Largest exp argument per scale of :data:`SWEEP_SCALES` for both versions, the float64
-    limit as a red rule, the slider as a grey one."""
+    limit as a red rule, the slider as a grey one (wider on a projector, whose room is low
+    and wide)."""
     data = exponent_frame(t, SWEEP_SCALES, naive, stable)
     data = data.astype(object).where(data.notna(), None)  # no NaN in JSON (exports)
     versions = [t("softmax.naive"), t("softmax.stable")]
@@ -334,7 +336,7 @@ def exponent_chart(
             "now": [{"scale": int(current)}],
         },
         "title": t("softmax.exponent_chart"),
-        "width": 700,
+        "width": 900 if presenter else 700,
         "height": 300,
         "layer": [
             {
@@ -399,8 +401,11 @@ def mask_frame(
     return pd.concat(rows, ignore_index=True)
 
 
-def mask_chart(t: Translator, masked: np.ndarray, before: np.ndarray, after: np.ndarray) -> dict:
-    """Grouped bars: probability of each entry before and after masking."""
+def mask_chart(
+    t: Translator, masked: np.ndarray, before: np.ndarray, after: np.ndarray, presenter: bool
+) -> dict:
+    """Grouped bars: probability of each entry before and after masking (wider bars and
+    larger numbers on a projector)."""
     data = mask_frame(t, masked, before, after)
     versions = [t("softmax.without_mask"), t("softmax.with_mask")]
     order = list(dict.fromkeys(data["entry"]))
@@ -409,7 +414,7 @@ def mask_chart(t: Translator, masked: np.ndarray, before: np.ndarray, after: np.
         "datasets": {"mask": charts.records({k: data[k].tolist() for k in data.columns})},
         "data": {"name": "mask"},
         "title": t("softmax.mask_chart"),
-        "width": max(320, 90 * len(order)),
+        "width": max(320, (150 if presenter else 90) * len(order)),
         "height": 260,
         "encoding": {
             "x": {"field": "entry", "type": "nominal", "sort": order, "title": None,
@@ -433,7 +438,8 @@ def mask_chart(t: Translator, masked: np.ndarray, before: np.ndarray, after: np.
                 },
             },
             {
-                "mark": {"type": "text", "dy": -8, "color": "#222", "fontSize": 11},
+                "mark": {"type": "text", "dy": -8, "color": "#222",
+                         "fontSize": 16 if presenter else 11},
                 "encoding": {"text": {"field": "text", "type": "nominal"}},
             },
         ],
@@ -446,13 +452,20 @@ def exact_zeros(p: np.ndarray, masked: np.ndarray) -> bool:
 
 
 def matrix_chart(
-    panels: dict[str, np.ndarray], tokens: Sequence[str], x_title: str, y_title: str
+    panels: dict[str, np.ndarray],
+    tokens: Sequence[str],
+    x_title: str,
+    y_title: str,
+    presenter: bool,
 ) -> dict:
-    """Weight heatmaps side by side, one per panel, titled with their shapes (one 0..1 scale)."""
+    """Weight heatmaps side by side, one per panel, titled with their shapes (one 0..1 scale;
+    larger numbers on a projector)."""
     maps = [
         charts.heatmap({name: m}, tokens, tokens, x_title=x_title, y_title=y_title)
         for name, m in panels.items()
     ]
+    if presenter:
+        maps = [charts.larger_numbers(h, h["width"] / len(tokens)) for h in maps]
     spec = charts.concat(maps, spacing=30, resolve={"scale": {"color": "shared"}})
     for part, m in zip(spec["hconcat"], panels.values(), strict=True):
         # The title is read from the panel's own data ("weights at T = 0.50 (6 × 6)"), so a

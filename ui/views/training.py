@@ -34,6 +34,10 @@ UPDATES = 30  # live redraws per run (and snapshots per run)
 FRAME_S = 0.08  # a live run takes at least UPDATES × FRAME_S seconds, so the class sees it
 PLAY_S = 0.6  # seconds per snapshot while playing
 WHY_D_KS = (256, 16)
+# presenter mode: px for the run chart, by task (and number of runs on a snapshot step);
+# the max task with its twin does not fit 1080 px at any readable size (~1160 px tall)
+SNAPSHOT_HEIGHTS = {("recall", 1): 520, ("recall", 2): 330, ("max", 1): 370, ("max", 2): 340}
+FIRST_HEIGHTS = {"recall": 520, "max": 480}
 LETTERS = "ABCDEFGHIJKLMNOP"
 SCALED_COLOR, UNSCALED_COLOR = charts.KEY_COLOR, charts.QUERY_COLOR
 
@@ -203,23 +207,31 @@ def _curve(
 def _probe_heatmap(
     t: Translator, runs: Sequence[tuple[str, History, Snapshot]], presenter: bool
 ) -> dict:
+    """The probe's attention, one heatmap per run (stacked for the one-row recall task, side
+    by side for the max task) titled on two lines: the run, then what the model answers."""
     h0 = runs[0][1]
     cols = token_labels(h0)
     rows = row_labels(t, h0)
-    panels = {f"{label} · {probe_title(t, h, s)}": s.probe_weights for label, h, s in runs}
     recall = h0.config.task == "recall"
     cell = (54 if presenter else 48) if recall else (34 if presenter else 30)
-    return charts.heatmap(
-        panels,
-        rows,
-        cols,
-        x_title=t("training.keys_axis"),
-        y_title="" if recall else t("training.rows_axis"),
-        title=next(iter(panels)) if len(panels) == 1 else None,
-        columns=1 if recall else 2,
-        cell=cell,
-        name="probe",
-    )
+    maps = []
+    for k, (label, h, s) in enumerate(runs):
+        one = charts.heatmap(
+            {label: s.probe_weights},
+            rows,
+            cols,
+            x_title=t("training.keys_axis"),
+            y_title="" if recall or k else t("training.rows_axis"),
+            title=[label, probe_title(t, h, s)],
+            cell=cell,
+            legend=k == len(runs) - 1,
+            name=f"probe{k}",
+        )
+        maps.append(charts.larger_numbers(one, cell) if presenter else one)
+    if len(maps) == 1:
+        return maps[0]
+    shared = {"scale": {"color": "shared"}}
+    return charts.concat(maps, "vconcat" if recall else "hconcat", spacing=20, resolve=shared)
 
 
 def run_chart(
@@ -249,9 +261,9 @@ def run_chart(
     return charts.concat([charts.concat(curves, spacing=28), probe], "vconcat", spacing=16)
 
 
-def draw(ctx: PageContext, spec: dict, slot) -> None:
+def draw(ctx: PageContext, spec: dict, slot, space: charts.Room) -> None:
     """Draw a spec into ``slot`` (a live redraw), themed and fitted like :func:`charts.show`."""
-    fitted = charts.fit(charts.to_spec(spec, ctx.presenter), charts.room(ctx))
+    fitted = charts.fit(charts.to_spec(spec, ctx.presenter), space)
     slot.vega_lite_chart(spec=fitted, theme=None, width="content")
 
 
@@ -274,7 +286,8 @@ def train_live_view(
             min(done / cfgs[0].steps, 1.0),
             text=t("training.progress", step=done, total=cfgs[0].steps),
         )
-        draw(ctx, run_chart(t, tuple(latest), None, ctx.presenter), slot)
+        space = chart_room(ctx, tuple(latest), snapshot=False)
+        draw(ctx, run_chart(t, tuple(latest), None, ctx.presenter), slot, space)
         if all(h.done for h in latest):
             break
         latest = [h if h.done else next(g) for h, g in zip(latest, live, strict=True)]
@@ -347,9 +360,10 @@ def play_step(h: History) -> None:
 
 
 def metrics(ctx: PageContext, runs: tuple[History, ...], index: int) -> None:
-    """Loss, accuracy, weight on the right position, entropy and score spread at a snapshot."""
+    """Loss, accuracy, weight on the right position, entropy and score spread at a snapshot,
+    one row per run (on a projector the second row leaves out the labels above it)."""
     t = ctx.t
-    for h in runs:
+    for k, h in enumerate(runs):
         s = h.snapshots[min(index, len(h.snapshots) - 1)]
         cols = st.columns(6)
         cols[0].markdown(f"**{run_label(t, h.config)}**  \n{t('training.at_step', step=s.step)}")
@@ -360,8 +374,19 @@ def metrics(ctx: PageContext, runs: tuple[History, ...], index: int) -> None:
             (t("training.m_entropy"), f"{s.entropy:.2f}"),
             (t("training.m_std"), f"{s.score_std:.2f}"),
         )
+        shown = "collapsed" if ctx.presenter and k else "visible"
         for col, (label, value) in zip(cols[1:], items, strict=True):
-            col.metric(label, value)
+            col.metric(label, value, label_visibility=shown)
+
+
+def chart_room(ctx: PageContext, runs: tuple[History, ...], snapshot: bool) -> charts.Room:
+    """The room of the run chart on a projector, by what else its step holds (measured at
+    1920 x 1080): a snapshot step has a row of metrics per run and "what to notice" below
+    it (one more item for the max task, whose probe is also taller); the first step, the
+    train button and a line of text."""
+    task = runs[0].config.task
+    height = SNAPSHOT_HEIGHTS[task, len(runs)] if snapshot else FIRST_HEIGHTS[task]
+    return charts.room(ctx, height=height)
 
 
 def snapshot_notice(ctx: PageContext, runs: tuple[History, ...], index: int) -> list[str]:
@@ -498,9 +523,9 @@ def show_why(ctx: PageContext, runs: tuple[History, ...]) -> None:
     chart and the table folds into an expander, so the slide fits one screen."""
     t = ctx.t
     if ctx.presenter:
-        left, right = st.columns([1, 1])
+        left, right = st.columns([3, 2])
         with left:
-            space = charts.room(ctx, share=0.5, height=500)
+            space = charts.room(ctx, share=0.58, height=560)
             charts.show_cached(ctx, why_chart, t, runs, True, space=space)
         with right:
             notice(ctx, why_notice(ctx, runs))

@@ -12,7 +12,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from core.attention import RowMix, other_terms, top_terms
 from ui import charts
-from ui.blocks import notice
+from ui.blocks import link, notice
 from ui.shell import PageContext
 from ui.views.notes import untrained
 from ui.views.qkv import vector_tex
@@ -102,16 +102,27 @@ def stacked(
             "text": charts.fmt_cells(contributions, 3),
         }
     )
-    total = charts.records({"dim": dims, "output": output, "text": charts.fmt_cells(output, 3)})
+    # the output's number stands above the stack (below it when negative), inside its band
+    ends = np.where(output >= 0, contributions.clip(min=0).sum(0), contributions.clip(max=0).sum(0))
+    total = charts.records(
+        {"dim": dims, "output": output, "end": ends, "text": charts.fmt_cells(output, 3)}
+    )
     scale = 1.5 if presenter else 1.0  # a projector gets bigger charts
     step = int(np.clip(1000 / d_v, 14, 150 * scale))
-    x = {"field": "dim", "type": "nominal", "sort": dims, "title": None, "axis": {"labelAngle": 0}}
+    axis = {"labelAngle": 0, **({"labelOverlap": "greedy"} if d_v > 12 else {})}
+    x = {"field": "dim", "type": "nominal", "sort": dims, "title": None, "axis": axis}
     bars = {
         "data": {"name": "parts"},
         "mark": {"type": "bar"},
         "encoding": {
             "x": x,
-            "y": {"field": "contribution", "type": "quantitative", "stack": "zero", "title": "α·v"},
+            "y": {
+                "field": "contribution",
+                "type": "quantitative",
+                "stack": "zero",
+                "title": "α·v",
+                "scale": {"padding": 30 if d_v <= 12 else 0},
+            },  # room for the numbers
             "color": _token_color(labels),
             "order": {"field": "j", "type": "quantitative"},
             "tooltip": [
@@ -133,22 +144,22 @@ def stacked(
             ],
         },
     }
-    text = {
-        "data": {"name": "total"},
-        "mark": {
-            "type": "text",
-            "dx": int(step * 0.45),
-            "align": "left",
-            "fontWeight": "bold",
-            "color": "#111",
-        },
-        "encoding": {
-            "x": x,
-            "y": {"field": "output", "type": "quantitative"},
-            "text": {"field": "text", "type": "nominal"},
-        },
-    }
-    layers = [bars, mark] + ([text] if d_v <= 12 else [])
+
+    def text(sign: str, baseline: str, dy: int) -> dict:
+        return {
+            "data": {"name": "total"},
+            "transform": [{"filter": f"datum.output {sign} 0"}],
+            "mark": {"type": "text", "baseline": baseline, "dy": dy, "fontWeight": "bold",
+                     "color": "#111"},
+            "encoding": {
+                "x": x,
+                "y": {"field": "end", "type": "quantitative"},
+                "text": {"field": "text", "type": "nominal"},
+            },
+        }  # fmt: skip
+
+    numbers = [text(">=", "bottom", -4), text("<", "top", 4)] if d_v <= 12 else []
+    layers = [bars, mark, *numbers]
     return {
         "title": title,
         "datasets": {"parts": parts, "total": total},
@@ -223,6 +234,12 @@ def step_notice(ctx: PageContext, items: list[str], index: int) -> None:
         notice(ctx, [items[index]])
         if index == 0:
             untrained(ctx)
+
+
+def next_links(ctx: PageContext) -> None:
+    """Where to go from here: back to softmax, on to masking."""
+    link(ctx, "softmax", ctx.t("weighted_sum.back_link"))
+    link(ctx, "masking", ctx.t("weighted_sum.next_link"))
 
 
 def heading(ctx: PageContext, title: str) -> None:
