@@ -75,14 +75,19 @@ def tokens_or_default(ctx: PageContext, raw: str) -> list[str]:
 
 
 def sentence_controls(
-    ctx: PageContext, dims: bool = True, key_dims: bool = True, native: bool = False
+    ctx: PageContext,
+    dims: bool = True,
+    key_dims: bool = True,
+    native: bool = False,
+    d_model_step: int = 1,
 ) -> Sentence:
     """Draw the sentence and size controls and embed the sentence.
 
     ``dims=False`` hides d_model/d_k/d_v (defaults are used); ``key_dims=False`` hides only
     d_k and d_v (e.g. multi-head pages derive them from d_model and h). ``native=True``
     (pages about token patterns) starts from a sentence in the reader's language
-    (:data:`NATIVE_TEXT`); the lesson example stays one click away.
+    (:data:`NATIVE_TEXT`); the lesson example stays one click away. ``d_model_step``: the
+    d_model slider offers only multiples of it (multi-head: of h, so h always divides it).
     """
     t = ctx.t
     with st.container(border=True):
@@ -102,7 +107,12 @@ def sentence_controls(
         # a narrow screen (what does not fit moves to the next line).
         with st.container(horizontal=True, vertical_alignment="bottom", gap="medium"):
             if dims:
-                d_model = slider(ctx, D_MODEL, "d_model", width=150)
+                step = d_model_step  # the multiples of step within D_MODEL's range
+                low, top = max(step, D_MODEL.lo), D_MODEL.hi - D_MODEL.hi % step
+                size = replace(
+                    D_MODEL, lo=low, hi=top, default=max(low, D_MODEL.default // step * step)
+                )
+                d_model = slider(ctx, size, "d_model", step=step, width=150)
                 if key_dims:
                     d_k = slider(ctx, D_K, "d_k", width=150)
                     d_v = slider(ctx, D_V, "d_v", width=150)
@@ -116,6 +126,14 @@ def sentence_controls(
     return Sentence(
         tokens, x, d_model, d_k or D_K.default, d_v or D_V.default, int(seed), mode, positions
     )
+
+
+def current_d_model() -> int:
+    """The d_model this run will use, before its slider is drawn: the widget's value, else
+    the link's (when valid), else the default."""
+    if D_MODEL.key in st.session_state:
+        return int(st.session_state[D_MODEL.key])
+    return D_MODEL.parse(st.query_params.get(D_MODEL.key, "")) or D_MODEL.default
 
 
 def settings_box(ctx: PageContext, label: str) -> AbstractContextManager:
