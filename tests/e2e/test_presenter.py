@@ -78,8 +78,6 @@ def test_pagedown_turns_the_step_while_a_slider_has_focus(server, open_app, lang
 # They are expected failures, reported as xfailed; one that starts to fit shows as XPASS
 # and its entry should go.
 STILL_TALL = {
-    "qkv": "step 1 ~1400-1480 px, step 4 1132 px: the matrix strip and its formulas",
-    "multi_head": "step 2 ~1390-1510 px: the heads' panels and three notice bullets",
     "kv_cache": "step 1 ~1180-1220 px: four metrics, the cache heatmaps and the notes",
 }
 
