@@ -30,7 +30,7 @@ def lesson_room(ctx: PageContext) -> charts.Room:
     return charts.room(ctx, share=0.6 if ctx.presenter else 1.0, height=LESSON_HEIGHT)
 
 
-def vector_tex(values: np.ndarray, limit: int = 8, digits: int = 2) -> str:
+def vector_tex(values: np.ndarray, limit: int = 8, digits: int = 3) -> str:
     """A row vector as LaTeX ``[a, b, …]``; longer than ``limit`` entries, the first
     ``limit − 2``, a ``…`` and the last two, so the reader sees where the vector ends."""
     shown = [charts.fmt(float(v), digits).replace("−", "-") for v in values]  # no "-0.00"
@@ -84,9 +84,9 @@ def shapes_tex(x: np.ndarray, ws: Sequence[np.ndarray], outs: Sequence[np.ndarra
 
 def follow_tex(i: int, x_i: np.ndarray, q_i: np.ndarray, k_i: np.ndarray, v_i: np.ndarray) -> str:
     """``x_i`` and its three projections written out with the live numbers."""
-    rows = [rf"x_{{{i}}} &= {vector_tex(x_i)}"]
+    rows = [rf"x_{{{i}}} &= {vector_tex(x_i, digits=2)}"]  # 2 decimals, as the cells below
     for name, vec in (("q", q_i), ("k", k_i), ("v", v_i)):
-        rows.append(rf"{name}_{{{i}}} &= x_{{{i}}}\,W^{name.upper()} = {vector_tex(vec)}")
+        rows.append(rf"{name}_{{{i}}} &= x_{{{i}}}\,W^{name.upper()} = {vector_tex(vec, digits=2)}")
     return r"\begin{aligned}" + r"\\".join(rows) + r"\end{aligned}"
 
 
