@@ -42,9 +42,9 @@ with steps.section(0):
 with steps.section(1):
     st.subheader(t("multi_head.weights_title"))
     chart_col, notes_col = beside(ctx)
-    if not ctx.presenter:  # on a slide the lecturer says it; the notes keep the numbers
-        st.markdown(t("multi_head.weights_text"))
     with chart_col:
+        if not ctx.presenter:  # on a slide the lecturer says it; the notes keep the numbers
+            st.markdown(t("multi_head.weights_text"))
         weights = charts.show_cached(
             ctx, mh.weights_chart, t, ctx.presenter, tr.weights, view.average, tokens,
             space=mh.weights_room(ctx),
@@ -54,7 +54,7 @@ with steps.section(1):
     with notes_col:
         items = mh.notice_items(ctx, view, tokens)
         notice(ctx, items[1:] if ctx.presenter else items)  # a slide: step 1 showed the split
-    with chart_col:  # on a slide, below the chart (the notes column is full)
+    with mh.shorter(ctx, chart_col, notes_col, h):  # on a slide, below the shorter column
         untrained(ctx)
         text = mh.weights_text(ctx, view, tokens)
         export_panel(ctx, "multi_head_weights", weights, arrays=arrays, text=text)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core.multihead import (
     MultiHeadTrace,
@@ -104,7 +105,7 @@ def stage_table(ctx: PageContext, tr: MultiHeadTrace) -> str:
 PAGE_WIDTH = 1250  # px a chart may use: a 1920 px screen with the sidebar open…
 PRESENTER_WIDTH = 1650  # …and without it, on the projector
 WEIGHTS_SHARE = 0.6  # presenter: the heads' chart takes the chart column of ui.blocks.beside
-WEIGHTS_HEIGHT = 640  # presenter px for the heads' panels (the notes are beside them)
+WEIGHTS_HEIGHT = 600  # presenter px for the heads' panels (the notes are beside them)
 SLIDE_FONT = 20  # presenter: cell numbers up to this many px (large cells, back of the hall)
 
 
@@ -122,6 +123,17 @@ def weights_room(ctx: PageContext) -> charts.Room:
     if ctx.presenter:
         return charts.room(ctx, share=WEIGHTS_SHARE, height=WEIGHTS_HEIGHT)
     return charts.room(ctx)
+
+
+def shorter(
+    ctx: PageContext, chart_col: DeltaGenerator, notes_col: DeltaGenerator, h: int
+) -> DeltaGenerator:
+    """Where the weights step's last notes go: on a slide, below the column with room left
+    (the chart's while its panels fit one row, else the notes'); for students, after the
+    "what to notice" box."""
+    shown = min(h, MAX_HEAD_PANELS) + 1  # panels, with the average
+    one_row = panel_columns(shown) == shown
+    return chart_col if ctx.presenter and one_row else notes_col
 
 
 def weights_chart(
