@@ -252,7 +252,12 @@ def heatmap(
         layers.append(
             {
                 "transform": [{"filter": f"datum.i == {int(frame)}"}],
-                "mark": {"type": "rect", "fillOpacity": 0, "stroke": frame_color, "strokeWidth": 3},
+                "mark": {
+                    "type": "rect",
+                    "fillOpacity": 0,
+                    "stroke": frame_color,
+                    "strokeWidth": float(np.clip(cell / 6, 1, 3)),
+                },  # thin rows: thin frame
                 "encoding": {"x": {"value": 0}, "x2": {"value": cell * n_c}},
             }
         )
@@ -355,14 +360,16 @@ def matrix_strip(
     :func:`heatmap` kind (default ``"values"``), ``frames`` a title to the row to frame;
     cells print ``digits`` decimals. ``legends=False``: a matrix whose cells print their
     numbers gets no colour legend (it repeats them; on a slide the room goes to the cells).
-    Cells shrink so the strip fits a 1920 px screen with the sidebar open (without it in
-    presenter mode), and grow up to 26 px (34 px on a projector).
+    Cells shrink (not below 10 px) so the strip fits a 1920 px screen with the sidebar open
+    (without it in presenter mode), and grow up to 26 px (34 px on a projector).
     """
     kinds, frames = kinds or {}, frames or {}
     # px for the strip, largest cell, and the axis labels, legend and gap of one panel
     width, top, overhead = (1650, 34, 100) if presenter else (1350, 26, 80)
     columns, rows = sum(len(c) for *_, c in items), max(len(r) for _, _, r, _ in items)
-    cell = fit_cell(columns, rows, width - overhead * len(items), 900, lo=4, hi=top)
+    # At least 10 px: a wide strip then wraps into rows (see fit) instead of shrinking its
+    # cells to hairlines (d_model = 64: 3 px cells, rows too thin to tell apart).
+    cell = fit_cell(columns, rows, width - overhead * len(items), 900, lo=10, hi=top)
     return concat(
         [
             heatmap(
