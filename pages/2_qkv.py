@@ -5,7 +5,7 @@ import streamlit as st
 import core
 from core.projections import fuse_qkv, fused_differences, fused_project
 from ui import charts
-from ui.blocks import header, link, notice
+from ui.blocks import beside, header, link, notice
 from ui.exports import export_panel
 from ui.safe import plain
 from ui.sentence import sentence_controls, settings_box, token_picker
@@ -35,20 +35,26 @@ titles = [
     t("qkv.lesson_title"),
 ]
 steps = stepper(ctx, titles)
-live = {"presenter": ctx.presenter, "live_domain": True}  # new values: data swapped, no redraw
+# New values: data swapped, no redraw. On a slide, numbered cells instead of colour legends.
+live = {"presenter": ctx.presenter, "live_domain": True, "legends": not ctx.presenter}
 sections = [steps.section(k) for k in range(4)]
 matrices, follow, fused, lesson = sections
 
 with matrices:
     st.subheader(titles[0])
-    st.markdown(t("qkv.matrices_text"))
-    st.latex(view.shapes_tex(tr.x, (w_q, w_k, w_v), (tr.q, tr.k, tr.v)))
+    shapes = view.shapes_tex(tr.x, (w_q, w_k, w_v), (tr.q, tr.k, tr.v))
+    if not ctx.presenter:  # a slide has the formulas and the token below the chart
+        st.markdown(t("qkv.matrices_text"))
+        st.latex(shapes)
+    picker_box, chart_box = st.container(), st.container()
+    text_col, notes_col = beside(ctx, share=0.5)
 with follow:
     st.subheader(titles[1])
-with sections[steps.host(0, 1)]:  # both steps follow the token; shown on the one on screen
+on_slide = notes_col if ctx.presenter else picker_box
+with on_slide if steps.host(0, 1) == 0 else follow:  # both steps follow the token: on screen
     i = token_picker(ctx, s.tokens, t("qkv.token"))
 
-with matrices:
+with chart_box:
     panels = [
         ("X", tr.x, s.tokens, dims),
         ("W_Q", w_q, dims, q_cols),
@@ -59,22 +65,31 @@ with matrices:
         ("V", tr.v, s.tokens, v_cols),
     ]
     framed = {name: i for name in ("X", "Q", "K", "V")}
-    shown = charts.show_cached(ctx, charts.matrix_strip, panels, frames=framed, **live)
-    st.caption(t("qkv.matrices_caption", token=plain(s.tokens[i]), i=i))
-    arrays = {"x": tr.x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "q": tr.q, "k": tr.k, "v": tr.v}
-    export_panel(ctx, "qkv_matrices", shown, arrays=arrays)
-    notice(
-        ctx,
-        [
-            t("qkv.notice_shapes", n=len(s.tokens), d_model=s.d_model, d_k=s.d_k, d_v=s.d_v),
-            t("qkv.notice_rows", token=plain(s.tokens[i]), i=i, q=short_list(tr.q[i], 2)),
-            t(
-                "qkv.notice_fused" if largest_diff != "0" else "qkv.notice_fused_exact",
-                diff=largest_diff,
-            ),
-        ],
+    shown = charts.show_cached(
+        ctx, charts.matrix_strip, panels, frames=framed, space=view.strip_room(ctx), **live
     )
-    untrained(ctx)
+    notes = [
+        t("qkv.notice_shapes", n=len(s.tokens), d_model=s.d_model, d_k=s.d_k, d_v=s.d_v),
+        t("qkv.notice_rows", token=plain(s.tokens[i]), i=i, q=short_list(tr.q[i], 2)),
+        t(
+            "qkv.notice_fused" if largest_diff != "0" else "qkv.notice_fused_exact",
+            diff=largest_diff,
+        ),
+    ]
+arrays = {"x": tr.x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "q": tr.q, "k": tr.k, "v": tr.v}
+if ctx.presenter:  # the text is what the lecturer says; the slide keeps the formulas
+    with text_col:
+        st.latex(r"\small " + shapes)  # smaller than the body text: the note fits below
+        untrained(ctx)
+        export_panel(ctx, "qkv_matrices", shown, arrays=arrays)
+    with notes_col:
+        notice(ctx, notes[:2])  # a slide: the two main points
+else:
+    with chart_box:
+        st.caption(t("qkv.matrices_caption", token=plain(s.tokens[i]), i=i))
+        export_panel(ctx, "qkv_matrices", shown, arrays=arrays)
+        notice(ctx, notes)
+        untrained(ctx)
 
 with follow:
     st.markdown(t(f"qkv.follow_text_{s.mode}", token=plain(s.tokens[i]), i=i))
@@ -105,42 +120,49 @@ with fused:
         ("W_QKV", w_qkv, dims, fused_cols),
         ("X · W_QKV", qkv, s.tokens, fused_cols),
     ]
-    shown = charts.show_cached(ctx, charts.matrix_strip, panels, **live)
+    shown = charts.show_cached(ctx, charts.matrix_strip, panels, space=view.fused_room(ctx), **live)
     cols = st.columns(3)
     for col, name, value in zip(cols, "QKV", (diff_q, diff_k, diff_v), strict=True):
         col.metric(t("qkv.fused_metric", name=name), view.difference_text(value))
-    st.caption(t("qkv.fused_caption", diff=largest_diff))
+    if not ctx.presenter:  # the metrics above say it on a slide
+        st.caption(t("qkv.fused_caption", diff=largest_diff))
     arrays = {"x": tr.x, "w_qkv": w_qkv, "qkv": qkv}
     export_panel(ctx, "qkv_fused", shown, arrays=arrays)
 
 with lesson:
     st.subheader(titles[3])
-    if view.is_lesson(s):
-        st.success(t("qkv.lesson_match"), icon=":material/check_circle:")
-    else:
-        st.info(t("qkv.lesson_differs"), icon=":material/info:")
-    st.markdown(
-        t(
-            "qkv.first_rows",
-            token=plain(s.tokens[0]),
-            weights=short_list(tr.weights[0]),
-            output=short_list(tr.output[0]),
-        )
-    )
     panels = [
         (t("qkv.weights"), tr.weights, s.tokens, s.tokens),
         (t("qkv.output"), tr.output, s.tokens, v_cols),
     ]
     first = {p[0]: 0 for p in panels}
     kinds = {panels[0][0]: "weights"}
-    shown = charts.show_cached(ctx, charts.matrix_strip, panels, kinds=kinds, frames=first, **live)
-    text = core.text_heatmap(tr.weights, labels)
-    export_panel(
-        ctx,
-        "qkv_lesson",
-        shown,
-        arrays={"weights": tr.weights, "output": tr.output},
-        text=text,
-    )
-    link(ctx, "scaling", t("qkv.next_link"))
-    link(ctx, "weighted_sum")
+    chart_col, notes_col = beside(ctx)
+    with chart_col:
+        shown = charts.show_cached(
+            ctx, charts.matrix_strip, panels, kinds=kinds, frames=first, digits=3,
+            space=view.lesson_room(ctx), **live,
+        )  # fmt: skip
+    with notes_col:
+        if view.is_lesson(s):
+            st.success(t("qkv.lesson_match"), icon=":material/check_circle:")
+        else:
+            st.info(t("qkv.lesson_differs"), icon=":material/info:")
+        st.markdown(
+            t(
+                "qkv.first_rows",
+                token=plain(s.tokens[0]),
+                weights=short_list(tr.weights[0]),
+                output=short_list(tr.output[0]),
+            )
+        )
+        text = core.text_heatmap(tr.weights, labels)
+        export_panel(
+            ctx,
+            "qkv_lesson",
+            shown,
+            arrays={"weights": tr.weights, "output": tr.output},
+            text=text,
+        )
+        link(ctx, "scaling", t("qkv.next_link"))
+        link(ctx, "weighted_sum")

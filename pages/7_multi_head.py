@@ -3,9 +3,9 @@
 import streamlit as st
 
 from ui import charts
-from ui.blocks import header, link, notice
+from ui.blocks import beside, header, link, notice
 from ui.exports import export_panel
-from ui.sentence import sentence_controls, settings_box
+from ui.sentence import current_d_model, sentence_controls, settings_box
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import multi_head as mh
@@ -15,11 +15,12 @@ ctx = shell("multi_head")
 t = ctx.t
 header(ctx)
 
-with settings_box(ctx, t("multi_head.settings")):
-    sentence = sentence_controls(ctx, key_dims=False, native=True)  # d_k = d_v = d_model / h
+settings = settings_box(ctx, t("multi_head.settings"))
 left, right = st.columns([2, 3], vertical_alignment="center")
 with left:
-    h = mh.heads_control(ctx, sentence.d_model)
+    h = mh.heads_control(ctx, current_d_model())
+with settings:  # d_model moves in steps of h, so h always divides it; d_k = d_v = d_model / h
+    sentence = sentence_controls(ctx, key_dims=False, native=True, d_model_step=h)
 tokens = sentence.tokens
 view = mh.compute(sentence.x, sentence.d_model, h, sentence.seed)
 tr = view.trace
@@ -40,16 +41,23 @@ with steps.section(0):
 
 with steps.section(1):
     st.subheader(t("multi_head.weights_title"))
-    st.markdown(t("multi_head.weights_text"))
-    weights = charts.show_cached(
-        ctx, mh.weights_chart, t, ctx.presenter, tr.weights, view.average, tokens
-    )
-    if h > mh.MAX_HEAD_PANELS:
-        st.caption(t("multi_head.more_heads", shown=mh.MAX_HEAD_PANELS, h=h))
-    notice(ctx, mh.notice_items(ctx, view, tokens))
-    untrained(ctx)
-    text = mh.weights_text(ctx, view, tokens)
-    export_panel(ctx, "multi_head_weights", weights, arrays=arrays, text=text)
+    chart_col, notes_col = beside(ctx)
+    with chart_col:
+        if not ctx.presenter:  # on a slide the lecturer says it; the notes keep the numbers
+            st.markdown(t("multi_head.weights_text"))
+        weights = charts.show_cached(
+            ctx, mh.weights_chart, t, ctx.presenter, tr.weights, view.average, tokens,
+            space=mh.weights_room(ctx),
+        )  # fmt: skip
+        if h > mh.MAX_HEAD_PANELS:
+            st.caption(t("multi_head.more_heads", shown=mh.MAX_HEAD_PANELS, h=h))
+    with notes_col:
+        items = mh.notice_items(ctx, view, tokens)
+        notice(ctx, items[1:] if ctx.presenter else items)  # a slide: step 1 showed the split
+    with mh.shorter(ctx, chart_col, notes_col, h):  # on a slide, below the shorter column
+        untrained(ctx)
+        text = mh.weights_text(ctx, view, tokens)
+        export_panel(ctx, "multi_head_weights", weights, arrays=arrays, text=text)
 
 with steps.section(2):
     st.subheader(t("multi_head.merge_title"))

@@ -33,11 +33,12 @@ def link(ctx: PageContext, page_id: str, label: str | None = None) -> None:
     )
 
 
-def beside(ctx: PageContext) -> tuple[DeltaGenerator, DeltaGenerator]:
-    """Where a step's chart and its notes go: side by side in presenter mode (the slide keeps
-    to one screen), one below the other for students."""
+def beside(ctx: PageContext, share: float = 0.6) -> tuple[DeltaGenerator, DeltaGenerator]:
+    """Where a step's chart and its notes go: side by side in presenter mode (the chart
+    column ``share`` of the width; the slide keeps to one screen), one below the other for
+    students."""
     if ctx.presenter:
-        chart_col, notes_col = st.columns([3, 2])
+        chart_col, notes_col = st.columns([share, 1 - share])
         return chart_col, notes_col
     return st.container(), st.container()
 

@@ -75,14 +75,20 @@ def tokens_or_default(ctx: PageContext, raw: str) -> list[str]:
 
 
 def sentence_controls(
-    ctx: PageContext, dims: bool = True, key_dims: bool = True, native: bool = False
+    ctx: PageContext,
+    dims: bool = True,
+    key_dims: bool = True,
+    native: bool = False,
+    d_model_step: int = 1,
 ) -> Sentence:
     """Draw the sentence and size controls and embed the sentence.
 
     ``dims=False`` hides d_model/d_k/d_v (defaults are used); ``key_dims=False`` hides only
     d_k and d_v (e.g. multi-head pages derive them from d_model and h). ``native=True``
     (pages about token patterns) starts from a sentence in the reader's language
-    (:data:`NATIVE_TEXT`); the lesson example stays one click away.
+    (:data:`NATIVE_TEXT`); the lesson example stays one click away. ``d_model_step``: a
+    move of the d_model slider lands on a multiple of it (multi-head: of h, so that h still
+    divides d_model), see :func:`snap_d_model`.
     """
     t = ctx.t
     with st.container(border=True):
@@ -102,7 +108,9 @@ def sentence_controls(
         # a narrow screen (what does not fit moves to the next line).
         with st.container(horizontal=True, vertical_alignment="bottom", gap="medium"):
             if dims:
-                d_model = slider(ctx, D_MODEL, "d_model", width=150)
+                snap = {"on_change": snap_d_model, "args": (d_model_step,)}
+                d_model = slider(ctx, D_MODEL, "d_model", width=150, **snap)
+                st.session_state[_PREVIOUS_D_MODEL] = d_model
                 if key_dims:
                     d_k = slider(ctx, D_K, "d_k", width=150)
                     d_v = slider(ctx, D_V, "d_v", width=150)
@@ -116,6 +124,33 @@ def sentence_controls(
     return Sentence(
         tokens, x, d_model, d_k or D_K.default, d_v or D_V.default, int(seed), mode, positions
     )
+
+
+_PREVIOUS_D_MODEL = "_previous_d_model"  # d_model of the last run: the direction of a move
+
+
+def snap_d_model(step: int) -> None:
+    """Slider callback: a d_model that is not a multiple of ``step`` moves on, in the
+    direction the slider went, to the next multiple (8 -> 9 becomes 10 for step 2; 10 -> 9
+    becomes 8), within the slider's range. Nothing moves when the range holds at most one
+    multiple (e.g. step 64): then the page's own fallback explains the clash."""
+    value = int(st.session_state[D_MODEL.key])
+    multiples = [m for m in range(step, D_MODEL.hi + 1, step) if m >= D_MODEL.lo]
+    if value % step == 0 or len(multiples) < 2:
+        return
+    up = value > int(st.session_state.get(_PREVIOUS_D_MODEL, D_MODEL.default))
+    ahead = [m for m in multiples if (m > value if up else m < value)]
+    st.session_state[D_MODEL.key] = (
+        (min(ahead) if up else max(ahead)) if ahead else (multiples[-1] if up else multiples[0])
+    )
+
+
+def current_d_model() -> int:
+    """The d_model this run will use, before its slider is drawn: the widget's value, else
+    the link's (when valid), else the default."""
+    if D_MODEL.key in st.session_state:
+        return int(st.session_state[D_MODEL.key])
+    return D_MODEL.parse(st.query_params.get(D_MODEL.key, "")) or D_MODEL.default
 
 
 def settings_box(ctx: PageContext, label: str) -> AbstractContextManager:

@@ -106,15 +106,17 @@ def test_unusable_heads_in_the_link_warn_and_fall_back(raw):
     assert metrics(at)["max |batched − loop|, output"] < 1e-12
 
 
-def test_shrinking_d_model_drops_a_head_count_that_no_longer_divides_it():
+def test_moving_d_model_keeps_the_head_count_by_landing_on_its_multiples():
     at = page()
-    heads(at).set_value("8").run()
-    assert shapes(at)[3] == "(8, 6, 1)"
-    at.slider(key="d_model").set_value(6).run()
-    assert not at.exception
-    assert "h = 8 does not divide d_model = 6" in at.warning[0].value
-    assert heads(at).value == "2" and heads(at).options == divisors(6)
-    assert shapes(at)[2] == "(6, 2, 3)"
+    heads(at).set_value("4").run()
+    at.slider(key="d_model").set_value(9).run()  # one step up from 8: on to 12, h stays 4
+    assert not at.exception and not at.warning
+    assert at.slider(key="d_model").value == 12 and heads(at).value == "4"
+    assert shapes(at)[2] == "(6, 4, 3)"
+    at.slider(key="d_model").set_value(11).run()  # one step down from 12: on to 8
+    assert at.slider(key="d_model").value == 8 and shapes(at)[2] == "(6, 4, 2)"
+    at.slider(key="d_model").set_value(2).run()  # below h: the smallest multiple, 4
+    assert at.slider(key="d_model").value == 4 and heads(at).value == "4"
 
 
 def test_heads_drive_the_stage_shapes_and_the_panels():

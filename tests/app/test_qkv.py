@@ -18,8 +18,8 @@ STEP_KEYS = ("matrices_title", "follow_title", "fused_title", "lesson_title")
 
 
 def tex_vector(values) -> str:
-    """A vector as the page writes it in LaTeX."""
-    return r"\left[\," + r",\ ".join(f"{v:.3f}" for v in values) + r"\,\right]"
+    """A vector as the page writes it in LaTeX: 2 decimals, as its heatmap cells."""
+    return r"\left[\," + r",\ ".join(f"{v:.2f}" for v in values) + r"\,\right]"
 
 
 def follow_tex(at: AppTest) -> str:

@@ -108,32 +108,8 @@ def test_pagedown_turns_the_step_while_a_slider_has_focus(server, open_app, path
     assert _controls(page) == moved
 
 
-# Presenter steps that were still taller than one 1080 px screen when this was written
-# (issue 8 stays open for them; PageDown scrolls such a step to its end before it turns).
-# They are expected failures, reported as xfailed; one that starts to fit shows as XPASS
-# and its entry should go.
-STILL_TALL = {
-    "qkv": "step 1 ~1400-1480 px, step 4 1132 px: the matrix strip and its formulas",
-    "multi_head": "step 2 ~1390-1510 px: the heads' panels and three notice bullets",
-}
-
-
-def _fit_cases() -> list:
-    return [
-        pytest.param(
-            info,
-            lang,
-            id=f"{info.id}-{lang}",
-            marks=[pytest.mark.xfail(reason=f"issue 8 open: {STILL_TALL[info.id]}")]
-            if info.id in STILL_TALL
-            else [],
-        )
-        for info in PAGES
-        for lang in LANGS
-    ]
-
-
-@pytest.mark.parametrize(("info", "lang"), _fit_cases())
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("info", PAGES, ids=lambda p: p.id)
 def test_every_presenter_step_fits_one_screen(server, open_app, info, lang) -> None:
     page = open_app(server, f"{info.url_path}?lang={lang}&present=1")
     count = max(_step_count(page), 1)

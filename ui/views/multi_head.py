@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core.multihead import (
     MultiHeadTrace,
@@ -103,6 +104,9 @@ def stage_table(ctx: PageContext, tr: MultiHeadTrace) -> str:
 
 PAGE_WIDTH = 1250  # px a chart may use: a 1920 px screen with the sidebar open…
 PRESENTER_WIDTH = 1650  # …and without it, on the projector
+WEIGHTS_SHARE = 0.6  # presenter: the heads' chart takes the chart column of ui.blocks.beside
+WEIGHTS_HEIGHT = 600  # presenter px for the heads' panels (the notes are beside them)
+SLIDE_FONT = 20  # presenter: cell numbers up to this many px (large cells, back of the hall)
 
 
 def head_panels(
@@ -114,21 +118,40 @@ def head_panels(
     return panels | (extra or {})
 
 
+def weights_room(ctx: PageContext) -> charts.Room:
+    """Room for the heads' panels: the page width, or the chart column on a slide."""
+    if ctx.presenter:
+        return charts.room(ctx, share=WEIGHTS_SHARE, height=WEIGHTS_HEIGHT)
+    return charts.room(ctx)
+
+
+def shorter(
+    ctx: PageContext, chart_col: DeltaGenerator, notes_col: DeltaGenerator, h: int
+) -> DeltaGenerator:
+    """Where the weights step's last notes go: on a slide, below the column with room left
+    (the chart's while its panels fit one row, else the notes'); for students, after the
+    "what to notice" box."""
+    shown = min(h, MAX_HEAD_PANELS) + 1  # panels, with the average
+    one_row = panel_columns(shown) == shown
+    return chart_col if ctx.presenter and one_row else notes_col
+
+
 def weights_chart(
     t: Translator, presenter: bool, weights: np.ndarray, average: np.ndarray, tokens: list[str]
 ) -> dict:
     """Per-head attention weights (``weights``: (h, n, n)) next to their average, as small
-    multiples that wrap to the page width (up to 5 in a row)."""
+    multiples in rows of equal length (up to 5 in a row), titled with what rows and columns
+    are (a y-axis title would collide with the panel headers)."""
     panels = head_panels(t, weights, {t("multi_head.average"): average})
-    n, zoom = len(tokens), 1.35 if presenter else 1.0
-    room = charts.PRESENTER_WIDTH if presenter else charts.PAGE_WIDTH  # what the page wraps to
+    room = int(charts.PRESENTER_WIDTH * WEIGHTS_SHARE) if presenter else charts.PAGE_WIDTH
     columns = panel_columns(len(panels))
     per_panel = (room - 20 * (columns - 1)) / columns - 70  # minus the gaps and each axis
-    cell = charts.fit_cell(n, width=min(300 * zoom, per_panel), lo=8)
-    titles = {"x_title": t("multi_head.keys"), "y_title": t("multi_head.queries")}
-    return charts.heatmap(
-        panels, tokens, tokens, columns=columns, cell=cell, max_width=room, name="weights", **titles
+    cell = charts.fit_cell(len(tokens), width=min(300, per_panel), lo=8)
+    font = SLIDE_FONT if presenter else 15
+    spec = charts.heatmap(
+        panels, tokens, tokens, columns=columns, cell=cell, name="weights", max_font=font
     )
+    return {**spec, "title": t("multi_head.axes")}
 
 
 def output_chart(
@@ -148,20 +171,21 @@ def output_chart(
     width = (PRESENTER_WIDTH if presenter else PAGE_WIDTH) - 350  # minus labels and legends
     height = 330 * (1.35 if presenter else 1.0)
     cell = charts.fit_cell(3 * d_model, max(len(tokens), d_model), width, height, lo=4)
+    font = SLIDE_FONT if presenter else 15
     items = [
         ("concat", t("multi_head.concat"), concat, tokens, concat_cols),
         ("w_o", "W_O", w_o, concat_cols, dims),
         ("output", t("multi_head.output"), output, tokens, dims),
     ]
     maps = [
-        charts.heatmap({title: m}, r, c, "values", cell=cell, name=key)
+        charts.heatmap({title: m}, r, c, "values", cell=cell, name=key, max_font=font)
         for key, title, m, r, c in items
     ]
     return charts.concat(maps)
 
 
 def _concat_labels(h: int, d_v: int) -> list[str]:
-    """Column labels of the concatenation: ``h1·0 … h1·3 h2·0 …`` (head, column in head)."""
+    """Column labels of the concatenation: ``h0·0 … h0·3 h1·0 …`` (head, column in head)."""
     return [f"h{i}·{j}" for i in range(h) for j in range(d_v)]
 
 

@@ -8,12 +8,32 @@ import core
 from ui import charts
 from ui import sentence as shared
 from ui.sentence import LESSON_SETTINGS, Sentence
+from ui.shell import PageContext
+
+STRIP_HEIGHT = 330  # presenter px for the X -> Q, K, V strip: text and notes sit below it
+FUSED_HEIGHT = 440  # presenter px for X, W_QKV and X · W_QKV (the metrics sit below)
+LESSON_HEIGHT = 560  # presenter px for the weights and output of step 4 (notes beside them)
+
+
+def strip_room(ctx: PageContext) -> charts.Room:
+    """Room for the X -> Q, K, V strip: the page width, :data:`STRIP_HEIGHT` on a slide."""
+    return charts.room(ctx, height=STRIP_HEIGHT)
+
+
+def fused_room(ctx: PageContext) -> charts.Room:
+    """Room for the fused-projection strip: the page width, :data:`FUSED_HEIGHT` on a slide."""
+    return charts.room(ctx, height=FUSED_HEIGHT)
+
+
+def lesson_room(ctx: PageContext) -> charts.Room:
+    """Room for the step-4 heatmaps: the chart column of :func:`ui.blocks.beside`."""
+    return charts.room(ctx, share=0.6 if ctx.presenter else 1.0, height=LESSON_HEIGHT)
 
 
 def vector_tex(values: np.ndarray, limit: int = 8, digits: int = 3) -> str:
     """A row vector as LaTeX ``[a, b, …]``; longer than ``limit`` entries, the first
     ``limit − 2``, a ``…`` and the last two, so the reader sees where the vector ends."""
-    shown = [f"{v:.{digits}f}" for v in values]
+    shown = [charts.fmt(float(v), digits).replace("−", "-") for v in values]  # no "-0.00"
     if len(values) > limit:
         shown = [*shown[: limit - 2], r"\dots", *shown[-2:]]
     return r"\left[\," + r",\ ".join(shown) + r"\,\right]"
@@ -64,9 +84,9 @@ def shapes_tex(x: np.ndarray, ws: Sequence[np.ndarray], outs: Sequence[np.ndarra
 
 def follow_tex(i: int, x_i: np.ndarray, q_i: np.ndarray, k_i: np.ndarray, v_i: np.ndarray) -> str:
     """``x_i`` and its three projections written out with the live numbers."""
-    rows = [rf"x_{{{i}}} &= {vector_tex(x_i)}"]
+    rows = [rf"x_{{{i}}} &= {vector_tex(x_i, digits=2)}"]  # 2 decimals, as the cells below
     for name, vec in (("q", q_i), ("k", k_i), ("v", v_i)):
-        rows.append(rf"{name}_{{{i}}} &= x_{{{i}}}\,W^{name.upper()} = {vector_tex(vec)}")
+        rows.append(rf"{name}_{{{i}}} &= x_{{{i}}}\,W^{name.upper()} = {vector_tex(vec, digits=2)}")
     return r"\begin{aligned}" + r"\\".join(rows) + r"\end{aligned}"
 
 
