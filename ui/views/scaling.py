@@ -453,7 +453,7 @@ def show_scores(ctx: PageContext, s: Sentence, unit: bool) -> None:
     matrices = (c.raw, c.scaled, c.raw_weights, c.scaled_weights)
     with f.main:
         shown = charts.show_cached(
-            ctx, score_chart, t, matrices, tuple(s.tokens), s.d_k, space=f.room(ctx, 600)
+            ctx, score_chart, t, matrices, tuple(s.tokens), s.d_k, space=f.room(ctx, 560)
         )
     with f.notes:
         notice(ctx, score_notices(t, s.d_k, c, unit, raw, scaled, ctx.presenter))
