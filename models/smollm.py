@@ -110,13 +110,15 @@ def _dequantize(tensor: gguf.ReaderTensor, out: np.ndarray | None = None) -> np.
     other types go to the library."""
     shape = tuple(int(n) for n in reversed(tensor.shape))
     out = np.empty(shape, np.float32) if out is None else out
+    if not out.flags.c_contiguous:  # written through a reshaped view below
+        raise ValueError("out must be C-contiguous")
     if tensor.tensor_type != gguf.GGMLQuantizationType.Q4_1:
         out[...] = gguf.quants.dequantize(tensor.data, tensor.tensor_type)
         return out
     # A block: float16 scale d, float16 minimum m, 16 bytes of 4-bit values (low nibbles
     # are elements 0-15, high nibbles 16-31); value = d · q + m.
     blocks = np.asarray(tensor.data).reshape(-1, _Q4_1_BLOCK_BYTES)
-    values = out.reshape(blocks.shape[0], 2, 16)  # a view: out is contiguous
+    values = out.reshape(blocks.shape[0], 2, 16)  # a view (out is contiguous)
     for start in range(0, blocks.shape[0], _CHUNK_BLOCKS):
         block = blocks[start : start + _CHUNK_BLOCKS]
         part = values[start : start + _CHUNK_BLOCKS]
