@@ -166,7 +166,7 @@ def _weights(reader: gguf.GGUFReader, config: llama.LlamaConfig) -> llama.LlamaW
         parts = [tensors[n] for n in names]
         rows = [int(t.shape[1]) if len(t.shape) > 1 else 1 for t in parts]
         out = np.empty((sum(rows), int(parts[0].shape[0])), np.float32)
-        for t, start, n in zip(parts, np.cumsum([0, *rows]), rows, strict=False):
+        for t, start, n in zip(parts, np.cumsum([0, *rows[:-1]]), rows, strict=True):
             _dequantize(t, out[start : start + n])
         out.setflags(write=False)
         return out
