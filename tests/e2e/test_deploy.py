@@ -25,6 +25,9 @@ from tests.e2e.conftest import ROOT, wait_idle
 from ui.i18n import Translator
 
 SERVE = ROOT / "deploy" / "serve"
+# Under pytest-xdist, this module's tests share one deployment: they run on one worker.
+pytestmark = pytest.mark.xdist_group("deploy")
+
 LOG_LINE = re.compile(r'"(?P<method>\S+) (?P<path>\S+) [^"]*" (?P<status>\d+) \S+ '
                       r"route=(?P<route>\S*) upstream=(?P<upstream>.*?) time=")  # fmt: skip
 
