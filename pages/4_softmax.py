@@ -79,8 +79,13 @@ with steps.section(1):
     with right:
         notice(ctx, views.matrix_notices(t, mats, temp))
         untrained(ctx)
-        text = core.text_heatmap(mats["weights_t"], tokens)
-        export_panel(ctx, "softmax_matrix", chart, arrays=mats, text=text)
+        export_panel(
+            ctx,
+            "softmax_matrix",
+            chart,
+            arrays=mats,
+            text=lambda: core.text_heatmap(mats["weights_t"], tokens),
+        )
 
 
 @st.fragment
@@ -126,7 +131,7 @@ def stable_step() -> None:
             ctx,
             "softmax_stability",
             chart,
-            views.exponent_frame(t, views.SWEEP_SCALES, naive, stable),
+            lambda: views.exponent_frame(t, views.SWEEP_SCALES, naive, stable),
             {"logits": logits_a, "scale": scale, "naive_p": naive_p, "stable_p": stable_p},
         )
 

@@ -130,13 +130,12 @@ with steps.section(3):
         view.step_notice(ctx, notes, 2)
         if ctx.presenter:  # beside the chart: below it the step would not fit one screen
             view.next_links(ctx)
-    text = core.text_heatmap(tr.weights, labels)
     export_panel(
         ctx,
         "weighted_sum_matrix",
         shown,
         arrays={"weights": tr.weights, "v": tr.v, "output": tr.output},
-        text=text,
+        text=lambda: core.text_heatmap(tr.weights, labels),
     )
 
 if not ctx.presenter:  # presenter mode shows them beside each step's chart

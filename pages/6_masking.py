@@ -36,7 +36,13 @@ with steps.section(0):
         notice(ctx, mv.mask_notice(ctx, view))
     with side:
         untrained(ctx)
-        export_panel(ctx, "masking", chart, arrays=mv.mask_arrays(view), text=mv.weights_text(view))
+        export_panel(
+            ctx,
+            "masking",
+            chart,
+            arrays=lambda: mv.mask_arrays(view),
+            text=lambda: mv.weights_text(view),
+        )
 
 
 @st.fragment
@@ -74,7 +80,7 @@ def fill_step() -> None:
             st.markdown(t("masking.app_policy"))
     with side:
         notice(ctx, mv.fill_notice(ctx, view, fv, dtype, temp))
-        export_panel(ctx, "masking_fill", chart, arrays=mv.fill_arrays(view, fv))
+        export_panel(ctx, "masking_fill", chart, arrays=lambda: mv.fill_arrays(view, fv))
     with main, st.container(horizontal=True):
         link(ctx, "softmax")
         link(ctx, "kv_cache")
