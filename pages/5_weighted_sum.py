@@ -5,7 +5,7 @@ import streamlit as st
 import core
 from core.attention import mix_row, top_terms
 from ui import charts
-from ui.blocks import header, notice
+from ui.blocks import folded, header, notice
 from ui.exports import export_panel
 from ui.safe import plain
 from ui.sentence import sentence_controls, settings_box, token_picker
@@ -94,7 +94,12 @@ with steps.section(2):
         )  # fmt: skip
     with right:
         st.caption(t("weighted_sum.sum_caption", i=i))
-        view.folded_latex(ctx, view.sum_tex(i, mix, tr.v), t("weighted_sum.sum_terms"))
+        folded(
+            ctx,
+            t("weighted_sum.sum_terms"),
+            "sum_terms",
+            lambda: st.latex(view.sum_tex(i, mix, tr.v)),
+        )
         rest = view.rest_of_sum(mix, tr.v)
         if rest is not None:
             st.caption(t("weighted_sum.rest_caption", count=rest[0], weight=f"{rest[1]:.3f}"))

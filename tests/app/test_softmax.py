@@ -219,3 +219,13 @@ def test_exports_are_built_only_while_their_box_is_open(page, present):
         assert on_screen and all(k.endswith("_softmax_bars") for k in on_screen)
     at.slider(key="scale").set_value(500).run()  # an open box stays open (in a fragment)
     assert len(at.get("download_button")) == len(labels)
+
+
+def test_a_presenter_fold_draws_its_table_only_once_opened(page):
+    at = page(PAGE, lang="en", present="1", step="3", scale="800")
+    label = "The numbers exp sees, entry by entry"
+    assert not next(e for e in at.expander if e.label == label).children
+    at.session_state["fold_stability_table"] = True
+    at.run()
+    table = next(e for e in at.expander if e.label == label).markdown
+    assert table and "naive: eᶻ" in table[0].value and "+∞" in table[0].value  # scale 800
