@@ -4,7 +4,7 @@ token, generation and a real KV cache."""
 import streamlit as st
 
 from ui import charts
-from ui.blocks import link, notice
+from ui.blocks import folded, link, notice
 from ui.exports import export_panel
 from ui.sentence import settings_box
 from ui.shell import shell
@@ -123,6 +123,12 @@ with steps.section(4):
             space = charts.room(ctx, 0.58)
             chart = charts.show_cached(ctx, dv.timing_chart, t, frame, space=space)
             notice(ctx, dv.compare_notice(ctx, model, on, off))
-        with right, dv.folded(ctx, t("decoder.cache_table")):
-            st.dataframe(dv.cache_table(ctx, model, on), hide_index=True)
+        with right:
+            folded(
+                ctx,
+                t("decoder.cache_table"),
+                "cache_table",
+                lambda: dv.cache_box(ctx, model, on),
+                icon=":material/table:",
+            )
     link(ctx, "kv_cache")

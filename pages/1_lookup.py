@@ -75,9 +75,9 @@ with steps.section(1):
             ctx,
             "lookup",
             chart,
-            views.table_frame(t, countries, capitals, keys, values, scores, weights),
+            lambda: views.table_frame(t, countries, capitals, keys, values, scores, weights),
             {**arrays, "blended": blended, "hard_value": hard_value},
-            text_heatmap(weights[None, :], ["q"], countries),
+            lambda: text_heatmap(weights[None, :], ["q"], countries),
         )
     untrained(ctx)
 
@@ -85,7 +85,6 @@ with steps.section(2):
     heading(ctx, t("lookup.step_temperature"))
     temps, sweep = temperature_sweep(query, keys)
     st.markdown(t("lookup.sweep_text", m=len(ids), u=views.num(views.uniform(len(ids)), 3)))
-    data = views.sweep_frame(countries, temps, sweep)
     left, right = beside(ctx)
     with left:
         chart = charts.show_cached(
@@ -100,14 +99,13 @@ with steps.section(2):
         )
     with right:
         notice(ctx, views.sweep_notices(t, countries, temps, sweep, hard_index))
-    rows, labels = views.sweep_text_rows(temps, sweep)
     export_panel(
         ctx,
         "lookup_temperature",
         chart,
-        data,
+        lambda: views.sweep_frame(countries, temps, sweep),
         {**arrays, "temperatures": temps, "sweep_weights": sweep},
-        text_heatmap(rows, labels, countries),
+        lambda: text_heatmap(*views.sweep_text_rows(temps, sweep), countries),
     )
     link(ctx, "softmax", t("lookup.softmax_link"))
     link(ctx, "qkv", t("lookup.qkv_link"))

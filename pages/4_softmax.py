@@ -5,7 +5,7 @@ import streamlit as st
 import core
 from core.softmax import EXP_OVERFLOW, exp_terms, mask_last, scale_sweep
 from ui import charts
-from ui.blocks import beside, header, heading, link, notice
+from ui.blocks import beside, folded, header, heading, link, notice
 from ui.exports import export_panel
 from ui.params import Int, select, slider
 from ui.shell import shell
@@ -51,8 +51,7 @@ with steps.section(0):
             )
         )
     notice(ctx, views.bars_notices(t, sums, temp, probs_a, core.softmax(logits_a)))
-    with views.folded(ctx, t("softmax.lesson_fold")):
-        st.info(views.lesson_note(t, core.softmax(views.LESSON_LOGITS)), icon=":material/school:")
+    folded(ctx, t("softmax.lesson_fold"), "lesson", lambda: views.lesson_box(t))
     arrays = {"logits_a": logits_a, "probs_a": probs_a, "logits_b": logits_b, "probs_b": probs_b}
     export_panel(ctx, "softmax_bars", chart, arrays=arrays)
 
@@ -79,8 +78,13 @@ with steps.section(1):
     with right:
         notice(ctx, views.matrix_notices(t, mats, temp))
         untrained(ctx)
-        text = core.text_heatmap(mats["weights_t"], tokens)
-        export_panel(ctx, "softmax_matrix", chart, arrays=mats, text=text)
+        export_panel(
+            ctx,
+            "softmax_matrix",
+            chart,
+            arrays=mats,
+            text=lambda: core.text_heatmap(mats["weights_t"], tokens),
+        )
 
 
 @st.fragment
@@ -93,16 +97,12 @@ def stable_step() -> None:
         st.markdown(t("softmax.stable_text"))
     scale = slider(ctx, SCALE, t("softmax.scale"))
     naive_p, stable_p = (rows[0] for rows in scale_sweep(logits_a, [scale]))
-    with views.folded(ctx, t("softmax.table_fold")):
-        st.markdown(
-            views.stability_table(
-                t,
-                exp_terms(logits_a, scale, stable=False),
-                exp_terms(logits_a, scale, stable=True),
-                naive_p,
-                stable_p,
-            )
-        )
+
+    def table() -> None:
+        naive_e, stable_e = (exp_terms(logits_a, scale, stable=s) for s in (False, True))
+        st.markdown(views.stability_table(t, naive_e, stable_e, naive_p, stable_p))
+
+    folded(ctx, t("softmax.table_fold"), "stability_table", table)
     sweep = views.stability_sweep(tuple(logits_a))
     naive, stable = sweep["naive"], sweep["stable"]
     limit = t("softmax.limit", v=f"{EXP_OVERFLOW:.2f}")
@@ -126,7 +126,7 @@ def stable_step() -> None:
             ctx,
             "softmax_stability",
             chart,
-            views.exponent_frame(t, views.SWEEP_SCALES, naive, stable),
+            lambda: views.exponent_frame(t, views.SWEEP_SCALES, naive, stable),
             {"logits": logits_a, "scale": scale, "naive_p": naive_p, "stable_p": stable_p},
         )
 

@@ -5,7 +5,7 @@ import streamlit as st
 import core
 from core.attention import mix_row, top_terms
 from ui import charts
-from ui.blocks import header, notice
+from ui.blocks import folded, header, notice
 from ui.exports import export_panel
 from ui.safe import plain
 from ui.sentence import sentence_controls, settings_box, token_picker
@@ -94,7 +94,12 @@ with steps.section(2):
         )  # fmt: skip
     with right:
         st.caption(t("weighted_sum.sum_caption", i=i))
-        view.folded_latex(ctx, view.sum_tex(i, mix, tr.v), t("weighted_sum.sum_terms"))
+        folded(
+            ctx,
+            t("weighted_sum.sum_terms"),
+            "sum_terms",
+            lambda: st.latex(view.sum_tex(i, mix, tr.v)),
+        )
         rest = view.rest_of_sum(mix, tr.v)
         if rest is not None:
             st.caption(t("weighted_sum.rest_caption", count=rest[0], weight=f"{rest[1]:.3f}"))
@@ -130,13 +135,12 @@ with steps.section(3):
         view.step_notice(ctx, notes, 2)
         if ctx.presenter:  # beside the chart: below it the step would not fit one screen
             view.next_links(ctx)
-    text = core.text_heatmap(tr.weights, labels)
     export_panel(
         ctx,
         "weighted_sum_matrix",
         shown,
         arrays={"weights": tr.weights, "v": tr.v, "output": tr.output},
-        text=text,
+        text=lambda: core.text_heatmap(tr.weights, labels),
     )
 
 if not ctx.presenter:  # presenter mode shows them beside each step's chart

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui import charts
-from ui.blocks import header, link, notice
+from ui.blocks import folded, header, link, notice
 from ui.exports import export_panel
 from ui.shell import shell
 from ui.steps import stepper
@@ -36,7 +36,13 @@ with steps.section(0):
         notice(ctx, mv.mask_notice(ctx, view))
     with side:
         untrained(ctx)
-        export_panel(ctx, "masking", chart, arrays=mv.mask_arrays(view), text=mv.weights_text(view))
+        export_panel(
+            ctx,
+            "masking",
+            chart,
+            arrays=lambda: mv.mask_arrays(view),
+            text=lambda: mv.weights_text(view),
+        )
 
 
 @st.fragment
@@ -69,12 +75,16 @@ def fill_step() -> None:
             ctx, mv.fill_chart, t, view.tokens, row, fv.weights, fv.blank, ctx.presenter,
             space=space,
         )  # fmt: skip
-        with mv.details_box(ctx):
-            st.table(mv.fill_table(ctx, fv), hide_index=True)
-            st.markdown(t("masking.app_policy"))
+        folded(
+            ctx,
+            t("masking.details"),
+            "fill_details",
+            lambda: mv.fill_details(ctx, fv),
+            icon=":material/table:",
+        )
     with side:
         notice(ctx, mv.fill_notice(ctx, view, fv, dtype, temp))
-        export_panel(ctx, "masking_fill", chart, arrays=mv.fill_arrays(view, fv))
+        export_panel(ctx, "masking_fill", chart, arrays=lambda: mv.fill_arrays(view, fv))
     with main, st.container(horizontal=True):
         link(ctx, "softmax")
         link(ctx, "kv_cache")

@@ -1,4 +1,7 @@
-"""Small repeated page elements: the page header and the "what to notice" box."""
+"""Small repeated page elements: the page header, the "what to notice" box, links to other
+pages, the two-column step layout and folded secondary material."""
+
+from collections.abc import Callable
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -47,3 +50,22 @@ def heading(ctx: PageContext, title: str) -> None:
     """A step's heading, for students; in presenter mode the step bar already names it."""
     if not ctx.presenter:
         st.subheader(title)
+
+
+def folded(
+    ctx: PageContext, label: str, key: str, draw: Callable[[], None], icon: str | None = None
+) -> None:
+    """Secondary material of a step (a table, a long formula, a side note): ``draw()`` in
+    place for students; on the projector in a closed expander whose content is drawn only
+    once it is opened (opening it reruns the page), so a slide pays nothing for it.
+
+    Never for controls: a widget inside a closed lazy box is not drawn, so it would drop out
+    of the URL.
+    """
+    if not ctx.presenter:
+        draw()
+        return
+    box = st.expander(label, icon=icon, key=f"fold_{key}", on_change="rerun")
+    if box.open:
+        with box:
+            draw()

@@ -21,7 +21,10 @@ Nothing here switches Altair's global theme or data transformer (``st.altair_cha
 under a lock): charts are converted with the defaults and drawn with ``st.vega_lite_chart``.
 """
 
+import hashlib
+import io
 import math
+import pickle
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -1063,12 +1066,37 @@ def show(
 Builder = Callable[..., dict | alt.TopLevelMixin]  # a chart builder: inputs -> chart
 
 
-@st.cache_data(max_entries=256, show_spinner=False, hash_funcs={Translator: lambda t: t.lang})
-def _built(name: str, _builder: Builder, args: tuple, kwargs: dict) -> tuple[dict, dict]:
-    """``_builder(*args, **kwargs)`` as a Vega-Lite dict, once per (builder ``name``, inputs),
-    and the same spec with its datasets already in the Arrow form ``st.vega_lite_chart``
-    sends (it passes bytes through instead of converting every dataset on every rerun)."""
-    return _make(_builder, args, kwargs)
+class _KeyPickler(pickle.Pickler):
+    """Pickles a chart's inputs for :func:`_input_key`; a :class:`Translator` as its language."""
+
+    def reducer_override(self, obj: object) -> object:
+        if isinstance(obj, Translator):
+            return Translator, (obj.lang,)
+        return NotImplemented
+
+
+def _input_key(builder: Builder, *inputs: object) -> str:
+    """One short key for a builder and its inputs (arrays, labels, tables, a Translator…).
+
+    Streamlit's own argument hashing walks every argument in Python (and looks the
+    function's signature up once per argument): ~1–2 ms a chart on every rerun. A pickle is
+    made in C and is a faithful copy of the values, so equal keys mean equal inputs.
+    """
+    buf = io.BytesIO()
+    try:
+        _KeyPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(inputs)
+    except (pickle.PicklingError, TypeError, AttributeError) as e:
+        raise TypeError(f"the inputs of {_key(builder)} must be plain values: {e}") from e
+    return f"{_key(builder)}:{hashlib.blake2b(buf.getbuffer(), digest_size=20).hexdigest()}"
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _built(key: str, _job: tuple[Builder, tuple, dict]) -> tuple[dict, dict]:
+    """``builder(*args, **kwargs)`` of ``_job`` as a Vega-Lite dict, once per ``key`` (the
+    builder and its inputs, :func:`_input_key`), and the same spec with its datasets already
+    in the Arrow form ``st.vega_lite_chart`` sends (it passes bytes through instead of
+    converting every dataset on every rerun)."""
+    return _make(*_job)
 
 
 def _make(builder: Builder, args: tuple, kwargs: dict) -> tuple[dict, dict]:
@@ -1090,14 +1118,14 @@ def _arrow(values: object) -> bytes:
     return dataframe_util.convert_anything_to_arrow_bytes(values)
 
 
-@st.cache_data(max_entries=256, show_spinner=False, hash_funcs={Translator: lambda t: t.lang})
-def _fitted(
-    name: str, _builder: Builder, args: tuple, kwargs: dict, presenter: bool, space: Room
-) -> tuple[dict, dict]:
-    """The chart of :func:`_built` themed and :func:`fit` to ``space`` (the spec as drawn,
+@st.cache_data(max_entries=256, show_spinner=False)
+def _fitted(key: str, _job: tuple[Builder, tuple, dict, bool, Room]) -> tuple[dict, dict]:
+    """The chart of :func:`_built` themed and :func:`fit` to the room (the spec as drawn,
     data inline, for the exports) and the same with its datasets in Arrow form (what is
-    sent): once per input, as fitting a chart cost as much as building it (~10 ms)."""
-    spec, arrow = _make(_builder, args, kwargs)
+    sent): once per ``key`` (builder, inputs, presenter flag and room), as fitting a chart
+    cost as much as building it (~10 ms)."""
+    builder, args, kwargs, presenter, space = _job
+    spec, arrow = _make(builder, args, kwargs)
     fitted = fit(to_spec(spec, presenter), space)
     return fitted, {**fitted, "datasets": arrow["datasets"]} if "datasets" in arrow else fitted
 
@@ -1113,10 +1141,10 @@ def build(builder: Builder, *args: object, **kwargs: object) -> dict:
     """``builder(*args, **kwargs)`` as a Vega-Lite dict, built once per distinct input.
 
     ``builder`` is a module-level function (its module and name identify it in the cache)
-    of hashable inputs: arrays, tables, labels, translated titles, a :class:`Translator`.
+    of picklable inputs: arrays, tables, labels, translated titles, a :class:`Translator`.
     Each call returns a fresh copy, so callers may change it.
     """
-    return _built(_key(builder), builder, args, kwargs)[0]
+    return _built(_input_key(builder, args, kwargs), (builder, args, kwargs))[0]
 
 
 def show_cached(
@@ -1130,6 +1158,7 @@ def show_cached(
     for the browser) once per input: see :func:`build`. ``space`` is where it must fit
     (default: :func:`room`, the page width). Returns the themed spec as drawn, data inline,
     for the exports."""
-    fitted, drawn = _fitted(_key(builder), builder, args, kwargs, ctx.presenter, space or room(ctx))
+    job = (builder, args, kwargs, ctx.presenter, space or room(ctx))
+    fitted, drawn = _fitted(_input_key(builder, *job[1:]), job)
     _draw(drawn, None)
     return fitted

@@ -1,16 +1,19 @@
 """Downloads for slides and homework: CSV, PNG, SVG, NPZ and the text heatmap.
 
-PNG and SVG are rendered on the server with vl-convert (no internet needed) and only when
-the button is clicked (the download data is a callable), as is a CSV made from the chart's
-own data, so exports cost next to nothing per rerun. A ``caption`` (the view's settings,
-e.g. "T = 0.5, query = Russia") is printed under the title of the PNG and SVG, so a figure
-pasted into slides says what it shows. In presenter mode the buttons sit in one small
-popover instead of a box.
+The buttons sit in a closed box below each view (in presenter mode, one small popover),
+and the box is lazy: its buttons are built, and sent to the browser, only while it is open
+(opening it reruns the page, or just the fragment it is in). A page with a dozen views
+therefore costs no button at all on a slider step. PNG and SVG are rendered on the server
+with vl-convert (no internet needed) and only when a button is clicked (the download data
+is a callable), as is a CSV made from the chart's own data. A ``caption`` (the view's
+settings, e.g. "T = 0.5, query = Russia") is printed under the title of the PNG and SVG,
+so a figure pasted into slides says what it shows.
 """
 
 import io
 import json
 from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 import altair as alt
 import numpy as np
@@ -95,42 +98,68 @@ def _button(label: str, data: Callable[[], bytes | str], name: str, mime: str, k
     )
 
 
+T = TypeVar("T")
+Lazy = T | Callable[[], T]  # a value, or a function that makes it when the box is opened
+KEY_PREFIX = "exports_"  # the boxes' widget keys: exports_<name>, exports_pop_<name>
+
+
+def _now(value: "Lazy[T]") -> T:
+    return value() if callable(value) else value
+
+
 def export_panel(
     ctx: PageContext,
     name: str,
     chart: alt.TopLevelMixin | dict | None = None,
-    data: pd.DataFrame | None = None,
-    arrays: Mapping[str, np.ndarray] | None = None,
-    text: str | None = None,
+    data: Lazy[pd.DataFrame] | None = None,
+    arrays: Lazy[Mapping[str, np.ndarray]] | None = None,
+    text: Lazy[str] | None = None,
     caption: str | None = None,
 ) -> None:
     """A row of download buttons for one view: in a closed box below the view, or in
     presenter mode a small "Export" popover (a lecturer prepares slides from there too).
+    Nothing inside is built until the box is opened.
 
     ``name`` becomes the file stem (``attention-lab_<name>.png``) and keeps widget keys unique.
     The CSV holds ``data``, or else the data of ``chart`` (a spec dict) as drawn.
+    ``data``, ``arrays`` and ``text`` may be functions that make them: called only when the
+    box is open, so a view pays nothing for exports it does not show.
     ``caption`` (the view's settings, e.g. ``"T = 0.5, query = Russia"``) goes under the
     title of the PNG and SVG.
     """
+    if ctx.presenter:
+        box = st.popover(
+            ctx.t("exports.short"),
+            icon=":material/ios_share:",
+            type="tertiary",
+            key=f"{KEY_PREFIX}pop_{name}",
+            on_change="rerun",
+        )
+    else:
+        box = st.expander(
+            ctx.t("exports.title"),
+            icon=":material/ios_share:",
+            key=f"{KEY_PREFIX}{name}",
+            on_change="rerun",
+        )
+    if not box.open:
+        return
     stem = f"attention-lab_{name}"
+    table_data, arrays, text = _now(data), _now(arrays), _now(text)
 
     def csv() -> str:  # made only when the button is clicked
-        return csv_text(table(chart) if data is None else data)
+        return csv_text(table(chart) if table_data is None else table_data)
 
     buttons: list[tuple[str, Callable[[], bytes | str], str]] = []
     if chart is not None:
         buttons.append(("PNG", lambda: chart_png(chart, caption=caption), "image/png"))
         buttons.append(("SVG", lambda: chart_svg(chart, caption=caption), "image/svg+xml"))
-    if data is not None or isinstance(chart, dict):
+    if table_data is not None or isinstance(chart, dict):
         buttons.append(("CSV", csv, "text/csv"))
     if arrays:
         buttons.append(("NPZ", lambda: npz_bytes(arrays), "application/octet-stream"))
     if text is not None:
         buttons.append(("TXT", lambda: text, "text/plain"))
-    if ctx.presenter:
-        box = st.popover(ctx.t("exports.short"), icon=":material/ios_share:", type="tertiary")
-    else:
-        box = st.expander(ctx.t("exports.title"), icon=":material/ios_share:")
     with box:
         with st.container(horizontal=True, gap="small"):
             for fmt, make, mime in buttons:

@@ -5,6 +5,7 @@ A later issue adds a page by adding its file under ``pages/`` and one entry here
 """
 
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,8 +46,10 @@ PAGES = (
 SECTIONS = ("start", "concepts", "practice", "models", "exercises", "reference")
 
 
+@cache
 def available_pages() -> tuple[PageInfo, ...]:
-    """The registered pages whose script exists."""
+    """The registered pages whose script exists (looked up once per process: the sidebar and
+    the links between pages ask on every rerun)."""
     return tuple(p for p in PAGES if (ROOT / p.file).exists())
 
 

@@ -6,7 +6,9 @@ navigation link carries them along.
 """
 
 from dataclasses import dataclass
+from html import escape
 from pathlib import Path
+from urllib.parse import urlencode
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -51,6 +53,41 @@ BASE_CSS = """
 [data-testid="stLayoutWrapper"]:has(> [class*="st-key-hidden_step_"]) { display: none; }
 [data-testid="stVegaLiteChart"] { max-width: 100%; overflow-x: auto; overflow-y: hidden; }
 [data-testid="stWidgetLabel"] p { white-space: normal; overflow-wrap: anywhere; }
+</style>
+"""
+
+
+# The navigation is plain links (one HTML element, see _navigation); a left click on one is
+# turned into the app's own in-page navigation: the address changes (history.pushState) and
+# the app is told, as for the browser's Back and Forward buttons (a popstate event), so the
+# session, its caches and its websocket stay. Ctrl/middle click still opens a new tab.
+NAV_JS = """
+<script>
+(() => {
+  if (window.__attentionLabNav) return;
+  window.__attentionLabNav = true;
+  window.document.addEventListener("click", (event) => {
+    const link = event.target.closest && event.target.closest("a.lab-nav-link");
+    if (!link || event.button !== 0) return;
+    if (event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    window.history.pushState(null, "", link.href);
+    window.dispatchEvent(new PopStateEvent("popstate"));
+  }, true);
+})();
+</script>
+"""
+NAV_CSS = """
+<style>
+.lab-nav { display: flex; flex-direction: column; gap: 0.15rem; }
+.lab-nav-section { font-size: 0.875rem; opacity: 0.6; margin: 0.7rem 0 0.1rem 0; }
+.lab-nav-link { display: flex; align-items: center; gap: 0.5rem; padding: 0.1rem 0.5rem;
+  border-radius: 0.5rem; color: inherit; text-decoration: none; line-height: 1.7; }
+a.lab-nav-link:hover, a.lab-nav-link:focus-visible { background: rgba(151, 166, 195, 0.15);
+  color: inherit; text-decoration: none; }
+.lab-nav-link[aria-current] { opacity: 0.55; }
+.lab-nav-icon { font-family: "Material Symbols Rounded"; font-size: 1.1rem; line-height: 1;
+  font-feature-settings: "liga"; }
 </style>
 """
 
@@ -127,21 +164,33 @@ def _sidebar(page: str, lang: str, presenter: bool, t: Translator) -> None:
             on_change=_on_presenter_change,
             help=t("shell.presenter_help"),
         )
-        carry = {"lang": lang, **({"present": "1"} if presenter else {})}
-        pages = available_pages()
-        for section in SECTIONS:
-            members = [p for p in pages if p.section == section]
-            if not members:
-                continue
-            st.caption(t(f"nav.section.{section}"))
-            for p in members:
-                st.page_link(
-                    p.file,
-                    label=t(f"nav.{p.id}"),
-                    icon=p.icon,
-                    query_params=carry,
-                    disabled=p.id == page,
-                )
+        st.html(_navigation(page, lang, presenter, t), unsafe_allow_javascript=True)
+
+
+def _navigation(page: str, lang: str, presenter: bool, t: Translator) -> str:
+    """The sectioned page links as one HTML block (one element a rerun instead of a
+    ``st.page_link`` per page and a caption per section), plus :data:`NAV_JS`."""
+    query = urlencode({"lang": lang, **({"present": "1"} if presenter else {})})
+    base = "/" + st.get_option("server.baseUrlPath").strip("/")
+    parts = ['<nav class="lab-nav">']
+    pages = available_pages()
+    for section in SECTIONS:
+        members = [p for p in pages if p.section == section]
+        if not members:
+            continue
+        parts.append(f'<p class="lab-nav-section">{escape(t(f"nav.section.{section}"))}</p>')
+        for p in members:
+            icon = p.icon.removeprefix(":material/").removesuffix(":")
+            body = (
+                f'<span class="lab-nav-icon">{icon}</span><span>{escape(t(f"nav.{p.id}"))}</span>'
+            )
+            if p.id == page:
+                parts.append(f'<span class="lab-nav-link" aria-current="page">{body}</span>')
+            else:
+                href = f"{base.rstrip('/')}{p.url_path}?{query}"
+                parts.append(f'<a class="lab-nav-link" href="{escape(href)}">{body}</a>')
+    parts.append("</nav>")
+    return "".join(parts) + NAV_JS
 
 
 def shell(page: str) -> PageContext:
@@ -158,7 +207,7 @@ def shell(page: str) -> PageContext:
         layout="wide",
         initial_sidebar_state="collapsed" if presenter else "auto",
     )
-    st.html(BASE_CSS + (PRESENTER_CSS if presenter else ""))
+    st.html(BASE_CSS + NAV_CSS + (PRESENTER_CSS if presenter else ""))
     _set_url("lang", lang, "")
     _set_url("present", "1" if presenter else "0", "0")
     _sidebar(page, lang, presenter, t)

@@ -9,6 +9,8 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ui.exports import KEY_PREFIX
+
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY = str(ROOT / "dashboard.py")
 
@@ -93,6 +95,28 @@ def visible_of(at, kind: str) -> list:
         for e in visible(at.main)
         if type(e).__name__ == kind or getattr(e, "type", None) in (kind, f"arrow_{kind}")
     ]
+
+
+def _block_keys(node) -> list[str]:
+    """The user keys of the keyed blocks (expanders, popovers, containers) under ``node``."""
+    found = []
+    for child in getattr(node, "children", {}).values():
+        if isinstance(getattr(child, "children", None), dict):
+            element_id = getattr(child.proto, "id", "")
+            if element_id.count("-") >= 2:  # "$$ID-<hash>-<user key>"
+                found.append(element_id.split("-", 2)[2])
+            found.extend(_block_keys(child))
+    return found
+
+
+def open_exports(at: AppTest) -> AppTest:
+    """Open every export box on the page, as a user clicking each would, and rerun: their
+    download buttons are built only while a box is open (ui/exports.py)."""
+    keys = [k for k in _block_keys(at.main) if k.startswith(KEY_PREFIX)]
+    assert keys, "no export box on this page"
+    for key in keys:
+        at.session_state[key] = True
+    return at.run()
 
 
 def optional_module(name: str):

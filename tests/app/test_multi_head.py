@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
-from tests.app.conftest import open_page, optional_module, texts, visible_of
+from tests.app.conftest import open_exports, open_page, optional_module, texts, visible_of
 
 PAGE = "pages/7_multi_head.py"
 LONG_TEXT = " ".join(f"w{i}" for i in range(32))  # the 32-token maximum
@@ -81,6 +81,7 @@ def test_presenter_mode_shows_one_step_at_a_time():
     ]
     assert len(visible_of(at, "Metric")) >= 2  # step 4: numbers, no charts
     assert not visible_of(at, "vega_lite_chart")
+    at = open_exports(at)  # the other steps' boxes (drawn hidden), opened
     assert not visible_of(at, "DownloadButton")  # nothing to export on a step without charts
 
 

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import embed_tokens, init_projections, tokenize
 from core.experiments import compare_scaling, summarize_rows
-from tests.app.conftest import texts, visible, visible_of
+from tests.app.conftest import open_exports, texts, visible, visible_of
 from ui import charts
 from ui.charts import fmt
 from ui.exports import chart_svg
@@ -183,7 +183,7 @@ def test_extreme_control_values_raise_nothing(page):
 
 
 def test_exports_are_offered_outside_presenter_mode(page):
-    at = page(PAGE, lang="en")
+    at = open_exports(page(PAGE, lang="en"))
     names = {e.proto.label for e in at.get("download_button")}
     assert {"PNG", "SVG", "CSV", "NPZ", "TXT"} <= names
     assert len(at.get("download_button")) == 5 + 4 * 3  # scores (5), three experiments (4 each)
@@ -191,7 +191,7 @@ def test_exports_are_offered_outside_presenter_mode(page):
 
 
 def test_presenter_mode_exports_only_the_step_on_screen(page):
-    at = page(PAGE, lang="en", present="1", step="1")
+    at = open_exports(page(PAGE, lang="en", present="1", step="1"))
     keys = {b.key for b in visible_of(at, "DownloadButton")}
     assert keys and all(k.endswith("scaling_scores") for k in keys)
 

@@ -1,10 +1,12 @@
 """The frame every page lives in: language, presenter mode, steps, navigation, URL state."""
 
 import json
+import re
 
 import pytest
 
 from tests.app.conftest import open_page, texts, visible_types
+from ui.i18n import Translator
 from ui.pages import PAGES, available_pages
 
 
@@ -98,11 +100,26 @@ def test_bad_step_warns_and_starts_at_step_one(raw) -> None:
     assert at.query_params["step"] == "1"
 
 
-def test_navigation_links_every_existing_page_and_carries_language() -> None:
-    at = open_page(None, lang="zh", present="1")
-    links = [e for e in at.sidebar if type(e).__name__ == "PageLink"]
-    assert len(links) == len(available_pages())
-    assert all(link.proto.query_string == "lang=zh&present=1" for link in links)
+def _navigation(at) -> str:
+    return next(e.proto.body for e in at.sidebar.get("html") if 'class="lab-nav"' in e.proto.body)
+
+
+@pytest.mark.parametrize(("params", "query"), [
+    ({"lang": "zh", "present": "1"}, "?lang=zh&amp;present=1"),
+    ({"lang": "en"}, "?lang=en"),
+])  # fmt: skip
+def test_navigation_links_every_existing_page_and_carries_language(params, query) -> None:
+    at = open_page("pages/4_softmax.py", **params)
+    nav = _navigation(at)
+    t = Translator(params["lang"])
+    others = [p for p in available_pages() if p.id != "softmax"]
+    links = re.findall(r'<a class="lab-nav-link" href="([^"]+)">', nav)
+    assert links == [p.url_path + query for p in others]  # in reading order, current left out
+    assert re.search(rf'aria-current="page">.*?{re.escape(t("nav.softmax"))}<', nav)
+    for p in available_pages():
+        assert f"<span>{t(f'nav.{p.id}')}</span>" in nav
+    for section in {p.section for p in available_pages()}:
+        assert f">{t(f'nav.section.{section}')}</p>" in nav
     assert {p.id for p in PAGES} >= {p.id for p in available_pages()}
 
 

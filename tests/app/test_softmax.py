@@ -5,7 +5,7 @@ import math
 import pytest
 
 from core.softmax import softmax
-from tests.app.conftest import texts
+from tests.app.conftest import open_exports, texts, visible_of
 from ui.views.softmax import MAX_ENTRIES, Problem, parse_logits
 
 PAGE = "pages/4_softmax.py"
@@ -203,3 +203,29 @@ def test_presenter_slides_fold_controls_and_secondary_tables(page):
     assert not [s.value for s in slide.subheader]
     student = page(PAGE, lang="en", scale="800")
     assert "The numbers exp sees, entry by entry" not in [e.label for e in student.expander]
+
+
+@pytest.mark.parametrize("present", ["0", "1"])
+def test_exports_are_built_only_while_their_box_is_open(page, present):
+    at = page(PAGE, lang="en", present=present)
+    assert not at.get("download_button"), "a closed box sends no button"
+    at = open_exports(at)
+    assert not at.exception
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels.count("PNG") == labels.count("NPZ") == 4  # one box per step
+    assert {"SVG", "CSV", "TXT"} <= set(labels)
+    on_screen = [b.key for b in visible_of(at, "DownloadButton")]
+    if present == "1":  # the other steps are drawn hidden, their boxes too
+        assert on_screen and all(k.endswith("_softmax_bars") for k in on_screen)
+    at.slider(key="scale").set_value(500).run()  # an open box stays open (in a fragment)
+    assert len(at.get("download_button")) == len(labels)
+
+
+def test_a_presenter_fold_draws_its_table_only_once_opened(page):
+    at = page(PAGE, lang="en", present="1", step="3", scale="800")
+    label = "The numbers exp sees, entry by entry"
+    assert not next(e for e in at.expander if e.label == label).children
+    at.session_state["fold_stability_table"] = True
+    at.run()
+    table = next(e for e in at.expander if e.label == label).markdown
+    assert table and "naive: eᶻ" in table[0].value and "+∞" in table[0].value  # scale 800

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from ui import charts, exports
+from ui.i18n import Translator
 from ui.pages import PAGES, page_info
 from ui.params import Choice, Flag, Float, Int, Text, divisor_choice
 from ui.safe import plain
@@ -186,6 +187,21 @@ def test_cached_builds_are_per_input_and_return_fresh_copies() -> None:
     assert other["title"] == "w (3 × 3)"
     with pytest.raises(TypeError):
         charts.build(lambda: {})
+
+
+def _titled(t: Translator, values: np.ndarray, scale: float = 1.0) -> dict:
+    return {"title": t("app.name"), "mark": "bar", "data": {"values": list(values * scale)}}
+
+
+def test_cached_builds_are_keyed_on_every_input_and_the_language() -> None:
+    en, zh = Translator("en"), Translator("zh")
+    assert charts.build(_titled, en, np.array([1.0, 2.0]))["title"] == en("app.name")
+    assert charts.build(_titled, zh, np.array([1.0, 2.0]))["title"] == zh("app.name")
+    assert charts.build(_titled, en, np.array([1.0, 3.0]))["data"]["values"] == [1.0, 3.0]
+    assert charts.build(_titled, en, np.array([1.0, 3.0]), scale=2.0)["data"]["values"] == [2, 6]
+    assert charts.build(_titled, en, np.array([1, 3], dtype=np.int8))["data"]["values"] == [1, 3]
+    with pytest.raises(TypeError, match="plain values"):
+        charts.build(_titled, en, np.array([1.0]), scale=lambda: 1)  # not a value
 
 
 def test_panels_become_one_faceted_chart() -> None:

@@ -16,16 +16,35 @@ PAGES = available_pages()
 def test_cold_deep_link_restores_view_and_app_navigation(fresh_server, open_app) -> None:
     target = next((p for p in PAGES if p.id != "home"), PAGES[0])
     page = open_app(fresh_server, f"{target.url_path}?lang=zh&present=1")
-    nav = page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"]')
+    nav = page.locator('[data-testid="stSidebar"] .lab-nav-link > span:last-child')
     expected = [Translator("zh")(f"nav.{p.id}") for p in PAGES]
-    assert nav.count() == len(PAGES)
-    labels = [nav.nth(i).inner_text().strip().split("\n")[-1] for i in range(nav.count())]
-    assert labels == expected  # (the first line of each link is its icon)
+    assert [nav.nth(i).inner_text().strip() for i in range(nav.count())] == expected
     assert (
         page.locator('[data-testid="stSidebarNav"]').count() == 0
         or not page.locator('[data-testid="stSidebarNav"]').is_visible()
     )
     assert "present=1" in href(page) and "lang=zh" in href(page)
+
+
+def test_sidebar_links_navigate_inside_the_app_carrying_language_and_presenter(
+    server, open_app
+) -> None:
+    page = open_app(server, "/softmax?lang=zh&present=1&temp=2.0")
+    page.evaluate("window.__sameDocument = true")  # gone if the browser loaded a new page
+    for target in ("qkv", "home"):
+        info = next(p for p in PAGES if p.id == target)
+        link = page.locator(f'[data-testid="stSidebar"] a.lab-nav-link[href^="{info.url_path}?"]')
+        link.dispatch_event("click")  # the sidebar is folded away on the projector
+        page.wait_for_function("p => location.pathname === p", arg=info.url_path)
+        wait_idle(page)
+        assert page.locator("h1").first.inner_text().strip() == Translator("zh")(f"{target}.title")
+        assert page.evaluate("window.__sameDocument") is True, "navigated without a reload"
+        assert "lang=zh" in href(page) and "present=1" in href(page)
+        assert "temp=" not in href(page), "the previous page's settings stay behind"
+    page.go_back()
+    page.wait_for_function("() => location.pathname === '/qkv'")
+    wait_idle(page)
+    assert page.locator("h1").first.inner_text().strip() == Translator("zh")("qkv.title")
 
 
 def _slider(page, label: str) -> str:

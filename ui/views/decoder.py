@@ -10,7 +10,6 @@ last run per mode), so moving a slider does not start it again. Every number com
 import time
 import unicodedata
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import altair as alt
@@ -76,13 +75,6 @@ def layout(ctx: PageContext, split: tuple[int, int] = (3, 2)) -> Layout:
         left, right = st.columns(list(split), gap="large")
         return Layout(right.container(), left, right.container())
     return Layout(st.container(), st.container(), st.container())
-
-
-def folded(ctx: PageContext, label: str) -> AbstractContextManager:
-    """A secondary table: in place, or in a closed expander on the projector."""
-    if ctx.presenter:
-        return st.expander(label, icon=":material/table:")
-    return st.container()
 
 
 def step_text(ctx: PageContext, step: int, **values: object) -> None:
@@ -677,6 +669,11 @@ def timing_chart(t: Translator, frame: pd.DataFrame) -> object:
     ).encode(  # whole steps on the axis, not 1.1, 1.2, …
         x=alt.X("step:Q", title=t("decoder.step_axis"), axis=alt.Axis(tickMinStep=1, format="d"))
     )
+
+
+def cache_box(ctx: PageContext, m: smollm.SmolLM, g: Generation) -> None:
+    """The table of :func:`cache_table`."""
+    st.dataframe(cache_table(ctx, m, g), hide_index=True)
 
 
 def cache_table(ctx: PageContext, m: smollm.SmolLM, g: Generation) -> pd.DataFrame:

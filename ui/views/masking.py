@@ -75,14 +75,6 @@ def beside(
     return box, box, charts.room(ctx)
 
 
-def details_box(ctx: PageContext) -> DeltaGenerator:
-    """Secondary details of a step (a table, a remark): in place, or folded into a closed
-    expander in presenter mode."""
-    if ctx.presenter:
-        return st.expander(ctx.t("masking.details"), icon=":material/table:")
-    return st.container()
-
-
 def controls(ctx: PageContext) -> tuple[Sentence, bool, int, str]:
     """Sentence controls and the mask switches (in an expander in presenter mode)."""
     t = ctx.t
@@ -339,6 +331,13 @@ def _spread_text(ctx: PageContext, w: np.ndarray) -> str:
         return ctx.t("masking.all_zero")
     lo, hi = float(w.min()), float(w.max())
     return ctx.t("masking.each", w=f"{hi:.4f}") if lo == hi else f"{lo:.4f} … {hi:.4f}"
+
+
+def fill_details(ctx: PageContext, fv: FillView) -> None:
+    """Step 3's secondary details: the row's numbers (:func:`fill_table`) and the app's
+    policy for a fully masked row."""
+    st.table(fill_table(ctx, fv), hide_index=True)
+    st.markdown(ctx.t("masking.app_policy"))
 
 
 def fill_table(ctx: PageContext, fv: FillView) -> pd.DataFrame:

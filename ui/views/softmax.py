@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 import core
 from core.softmax import EXP_OVERFLOW, first_nonfinite_row, largest_exp_argument, scale_sweep
@@ -139,12 +138,6 @@ def chart_room(ctx: PageContext, height: int, share: float = 0.6) -> charts.Room
     return charts.room(ctx, share=share if ctx.presenter else 1.0, height=height)
 
 
-def folded(ctx: PageContext, label: str) -> DeltaGenerator:
-    """Secondary material (a table, a side note): folded into a closed expander in presenter
-    mode, in place for students."""
-    return st.expander(label) if ctx.presenter else st.container()
-
-
 def entry_labels(n: int) -> list[str]:
     """``x₁ … xₙ``."""
     return [f"x{str(i).translate(charts.SUBSCRIPTS)}" for i in range(1, n + 1)]
@@ -235,6 +228,11 @@ def bars_chart(
             _bar_panel(p, probs_title, "p", charts.VALUE_COLOR, [0.0, 1.0], f"probs_{name}")
         )
     return charts.concat(panels, spacing=36, resolve={})
+
+
+def lesson_box(t: Translator) -> None:
+    """The lesson's printed softmax weights next to the true ones (:func:`lesson_note`)."""
+    st.info(lesson_note(t, core.softmax(LESSON_LOGITS)), icon=":material/school:")
 
 
 def lesson_note(t: Translator, true_values: np.ndarray) -> str:

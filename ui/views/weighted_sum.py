@@ -246,12 +246,3 @@ def heading(ctx: PageContext, title: str) -> None:
     """A step's heading; presenter mode already names the step in its step bar."""
     if not ctx.presenter:
         st.subheader(title)
-
-
-def folded_latex(ctx: PageContext, tex: str, label: str) -> None:
-    """A long formula: in place for students, in a closed expander in presenter mode."""
-    if ctx.presenter:
-        with st.expander(label):
-            st.latex(tex)
-    else:
-        st.latex(tex)
