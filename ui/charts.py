@@ -46,6 +46,9 @@ MASKED = "#d9d9d9"  # a cell without a value: masked (−∞) or not there
 FRAME = "#111111"  # the frame around a highlighted row
 MAX_ANNOTATED = 30  # print numbers in heatmap cells only up to this many rows/columns…
 MIN_ANNOTATED_CELL = 22  # …and only in cells at least this many px wide (else they overlap)
+SLIDE_FONT = 26  # presenter mode: cell numbers up to this many px (large cells, back of the hall)
+CELL_FILL = 0.88  # the widest number in a heatmap takes at most this share of its cell
+_EM = {".": 0.25, ",": 0.25, "−": 0.5, "-": 0.35, "∞": 0.75, " ": 0.25}  # width, em; digit 0.5
 SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 _VALID = "isValid(datum.value)"
 
@@ -157,6 +160,18 @@ def fit_cell(
     return int(np.clip(fit, lo, hi))
 
 
+def text_em(texts: Sequence[str]) -> float:
+    """Estimated width in em of the widest of ``texts`` (digits half an em; at least 1)."""
+    return max((sum(_EM.get(c, 0.5 if c.isdigit() else 0.6) for c in s) for s in set(texts)),
+               default=1.0) or 1.0  # fmt: skip
+
+
+def cell_font(texts: Sequence[str], cell: float, max_font: float = 15) -> int:
+    """px of the numbers in ``cell``-px cells: as large as the widest of ``texts`` allows
+    (:data:`CELL_FILL` of the cell), kept within 9..``max_font``."""
+    return int(np.clip(cell * CELL_FILL / text_em(texts), 9, max_font))
+
+
 def annotated(rows: int, columns: int, cell: float) -> bool:
     """Whether a heatmap of this size prints its numbers (see :func:`heatmap`)."""
     return max(rows, columns) <= MAX_ANNOTATED and cell >= MIN_ANNOTATED_CELL
@@ -197,8 +212,9 @@ def heatmap(
     "weights (6 × 6)" (or ``title``). Cells are ``cell`` px (default: the matrix fits
     ~420 px); with ``max_width`` small multiples wrap so that they fit that many px.
     The cells (``panel``, ``row``, ``col``, ``i``, ``j``, ``value``, ``text``: the value
-    with ``digits`` decimals, in px ``cell / 2.5`` up to ``max_font``) are the dataset
-    ``name``.
+    with ``digits`` decimals, in px as large as the widest text fits its cell
+    (:func:`cell_font`) up to ``max_font``; :data:`SLIDE_FONT` on a projector) are the
+    dataset ``name``.
 
     ``live_domain=True`` (a diverging kind, no fixed ``domain``): the symmetric colour
     domain and the white-ink threshold are computed in the browser from the cells (of all
@@ -212,6 +228,8 @@ def heatmap(
     cells = [_cells(m, rows, cols, p, digits) for p, m in mats.items()]
     data = records({k: [x for c in cells for x in c[k]] for k in cells[0]})
     live = live_domain and kind != "weights" and domain is None
+    # the numbers' size: from the widest text; live, from "−0.00" (new values, same spec)
+    text = ["−0." + "0" * digits] if live else [x for c in cells for x in c["text"]]
     facet = len(mats) > 1
     if kind == "weights":
         scale, dark = {"domain": list(domain or [0, 1]), "scheme": "blues"}, 0.55
@@ -242,7 +260,7 @@ def heatmap(
         layers.append(
             {
                 **({"transform": peak} if live and not facet else {}),  # facets: on top
-                "mark": {"type": "text", "fontSize": int(np.clip(cell / 2.5, 9, max_font))},
+                "mark": {"type": "text", "fontSize": cell_font(text, cell, max_font)},
                 "encoding": {
                     "text": {"field": "text", "type": "nominal"},
                     "color": {"condition": ink, "value": "#222"},
@@ -483,6 +501,17 @@ def bars(
     return chart.properties(title=title) if title else chart
 
 
+# A log axis labels only its powers of ten (1, 10, 100, …): Vega also labels 2, 3, 5 … between
+# them when a few decades are shown, and on a narrow chart "1" and "2" run together.
+_DECADE = "log(datum.value) / LN10"
+_POWER_OF_TEN = f"abs({_DECADE} - round({_DECADE})) < 1e-6 ? datum.label : ''"
+
+
+def _log_labels(log: bool) -> dict:
+    """Axis properties of a log axis (:data:`_POWER_OF_TEN`), none for a linear one."""
+    return {"labelExpr": _POWER_OF_TEN, "labelOverlap": "greedy"} if log else {}
+
+
 def lines(
     data: pd.DataFrame,
     x: str,
@@ -506,11 +535,19 @@ def lines(
     ``color_domain``/``colors`` fix each series' colour; ``y_format`` formats the y labels
     (e.g. ``"~s"``: 1e10 -> "10G").
     """
-    axis = alt.Axis(format=y_format) if y_format else alt.Undefined
+    y_axis = {"format": y_format} if y_format else {}
     enc = {
-        "x": alt.X(f"{x}:Q", scale=alt.Scale(type="log" if log_x else "linear"), title=x_title),
+        "x": alt.X(
+            f"{x}:Q",
+            scale=alt.Scale(type="log" if log_x else "linear"),
+            title=x_title,
+            axis=alt.Axis(**_log_labels(log_x)),
+        ),
         "y": alt.Y(
-            f"{y}:Q", scale=alt.Scale(type="log" if log_y else "linear"), title=y_title, axis=axis
+            f"{y}:Q",
+            scale=alt.Scale(type="log" if log_y else "linear"),
+            title=y_title,
+            axis=alt.Axis(**y_axis, **_log_labels(log_y)),
         ),
         "color": _series_color(color, color_domain, colors),
         "tooltip": [

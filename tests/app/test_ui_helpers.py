@@ -4,6 +4,7 @@ import io
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ui import charts, exports
@@ -92,6 +93,31 @@ def test_small_cells_drop_numbers_unless_asked() -> None:
     forced = charts.heatmap({"w": np.eye(3)}, labels, labels, cell=small, annotate=True)
     assert _marks(forced) == ["rect", "text"]
     assert _marks(charts.heatmap({"w": np.eye(3)}, labels, labels, annotate=False)) == ["rect"]
+
+
+def _number_font(spec: dict) -> int:
+    (text,) = [layer for layer in spec["layer"] if layer["mark"]["type"] == "text"]
+    return text["mark"]["fontSize"]
+
+
+def test_cell_numbers_are_as_large_as_their_widest_text_fits_the_cell() -> None:
+    labels = list("ab")
+    signed = np.array([[-0.75, 0.5], [0.25, 1.0]])  # "−0.75": 2.25 em
+    assert charts.text_em(["0.75", "−0.75", "1"]) == pytest.approx(2.25)
+    assert _number_font(charts.heatmap({"w": signed}, labels, labels, "scores", cell=50)) == 15
+    slide = charts.heatmap({"w": signed}, labels, labels, "scores", cell=50, max_font=30)
+    assert _number_font(slide) == int(50 * charts.CELL_FILL / 2.25)  # 19 px: "−0.75" fits 50 px
+    weights = charts.heatmap({"w": np.abs(signed)}, labels, labels, cell=50, max_font=30)
+    assert _number_font(weights) == int(50 * charts.CELL_FILL / 1.75), "no sign: larger"
+    assert charts.cell_font(["−0.75"], 10) == 9, "never below 9 px"
+
+
+def test_log_axes_label_only_powers_of_ten() -> None:
+    data = pd.DataFrame({"n": [1, 2, 2048], "y": [1.0, 4.0, 9.0], "s": ["a"] * 3})
+    enc = charts.lines(data, "n", "y", "s", log_x=True).to_dict(validate=False)["encoding"]
+    assert enc["x"]["axis"]["labelExpr"].endswith("? datum.label : ''")
+    assert enc["x"]["axis"]["labelOverlap"] == "greedy"
+    assert "labelExpr" not in enc["y"].get("axis", {}), "a linear axis keeps every label"
 
 
 def test_a_framed_row_is_outlined_across_the_panel() -> None:
