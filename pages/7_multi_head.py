@@ -67,7 +67,7 @@ with steps.section(2):
         r"\quad \mathrm{head}_i=\mathrm{Attention}(XW^Q_i,\,XW^K_i,\,XW^V_i)"
     )
     strip = (tr.concat, view.weights[3], tr.output, h)  # concat, W_O, output, heads
-    room = charts.room(ctx, height=400) if ctx.presenter else None  # text and formula above
+    room = charts.room(ctx, height=mh.MERGE_HEIGHT) if ctx.presenter else None
     merged = charts.show_cached(ctx, mh.output_chart, t, ctx.presenter, *strip, tokens, space=room)
     export_panel(ctx, "multi_head_output", merged, arrays=arrays)
 

@@ -166,10 +166,11 @@ def text_em(texts: Sequence[str]) -> float:
                default=1.0) or 1.0  # fmt: skip
 
 
-def cell_font(texts: Sequence[str], cell: float, max_font: float = 15) -> int:
+def cell_font(texts: Sequence[str], cell: float, max_font: float = 15) -> float:
     """px of the numbers in ``cell``-px cells: as large as the widest of ``texts`` allows
-    (:data:`CELL_FILL` of the cell), kept within 9..``max_font``."""
-    return int(np.clip(cell * CELL_FILL / text_em(texts), 9, max_font))
+    (:data:`CELL_FILL` of the cell), kept within 9..``max_font`` (to 0.1 px: a chart grown
+    or shrunk by :func:`fit` rounds it once, at the end)."""
+    return round(float(np.clip(cell * CELL_FILL / text_em(texts), 9, max_font)), 1)
 
 
 def annotated(rows: int, columns: int, cell: float) -> bool:
@@ -298,13 +299,14 @@ def heatmap(
             }
         )
     crowded = {"labelOverlap": "greedy"} if cell < 16 else {}  # tiny cells: skip clashing labels
+    angle = 0 if max(map(_chars, cols), default=0) <= 2 else -45  # "d0", "猫": upright
     tips = "α" if kind == "weights" else "="
     view = {
         "width": cell * n_c,
         "height": cell * n_r,
         "encoding": {
             "x": {"field": "col", "type": "nominal", "sort": cols, "title": x_title or None,
-                  "axis": {"labelAngle": -45, **crowded}},
+                  "axis": {"labelAngle": angle, **crowded}},
             "y": {"field": "row", "type": "nominal", "sort": rows, "title": y_title or None,
                   "axis": crowded},
             "tooltip": [
@@ -391,7 +393,8 @@ def matrix_strip(
     cells print ``digits`` decimals. ``legends=False``: a matrix whose cells print their
     numbers gets no colour legend (it repeats them; on a slide the room goes to the cells).
     Cells shrink (not below 10 px) so the strip fits a 1920 px screen with the sidebar open
-    (without it in presenter mode), and grow up to 26 px (34 px on a projector).
+    (without it in presenter mode), and grow up to 26 px (34 px on a projector, numbers up
+    to :data:`SLIDE_FONT`).
     """
     kinds, frames = kinds or {}, frames or {}
     # px for the strip, largest cell, and the axis labels, legend and gap of one panel
@@ -412,6 +415,7 @@ def matrix_strip(
                 live_domain=live_domain,
                 digits=digits,
                 legend=legends or not annotated(len(r), len(c), cell),
+                max_font=SLIDE_FONT if presenter else 15,
             )
             for t, m, r, c in items
         ]
