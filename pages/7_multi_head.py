@@ -61,7 +61,8 @@ with steps.section(1):
 
 with steps.section(2):
     st.subheader(t("multi_head.merge_title"))
-    st.markdown(t("multi_head.merge_text", h=h, d_k=d_k, d_model=sentence.d_model))
+    if not ctx.presenter:  # on a slide the lecturer says it; the strip takes the room
+        st.markdown(t("multi_head.merge_text", h=h, d_k=d_k, d_model=sentence.d_model))
     st.latex(
         r"\mathrm{MultiHead}(X)=\mathrm{Concat}(\mathrm{head}_0,\dots,\mathrm{head}_{h-1})\,W^O,"
         r"\quad \mathrm{head}_i=\mathrm{Attention}(XW^Q_i,\,XW^K_i,\,XW^V_i)"

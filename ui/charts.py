@@ -47,8 +47,10 @@ FRAME = "#111111"  # the frame around a highlighted row
 MAX_ANNOTATED = 30  # print numbers in heatmap cells only up to this many rows/columns…
 MIN_ANNOTATED_CELL = 22  # …and only in cells at least this many px wide (else they overlap)
 SLIDE_FONT = 26  # presenter mode: cell numbers up to this many px (large cells, back of the hall)
-CELL_FILL = 0.88  # the widest number in a heatmap takes at most this share of its cell
-_EM = {".": 0.25, ",": 0.25, "−": 0.5, "-": 0.35, "∞": 0.75, " ": 0.25}  # width, em; digit 0.5
+CELL_FILL = 0.9  # the widest number in a heatmap takes at most this share of its cell
+# Character widths in em of the fonts the numbers fall back to (Noto Sans CJK, Arial: a digit
+# 0.556 em), wider than the theme's Source Sans, so the numbers fit whichever font draws them.
+_EM = {".": 0.28, ",": 0.28, "−": 0.56, "-": 0.35, "∞": 1.0, " ": 0.25}  # a digit: 0.56
 SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 _VALID = "isValid(datum.value)"
 
@@ -161,8 +163,8 @@ def fit_cell(
 
 
 def text_em(texts: Sequence[str]) -> float:
-    """Estimated width in em of the widest of ``texts`` (digits half an em; at least 1)."""
-    return max((sum(_EM.get(c, 0.5 if c.isdigit() else 0.6) for c in s) for s in set(texts)),
+    """Estimated width in em of the widest of ``texts`` (see :data:`_EM`; at least 1)."""
+    return max((sum(_EM.get(c, 0.56 if c.isdigit() else 0.6) for c in s) for s in set(texts)),
                default=1.0) or 1.0  # fmt: skip
 
 

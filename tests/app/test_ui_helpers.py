@@ -102,13 +102,13 @@ def _number_font(spec: dict) -> int:
 
 def test_cell_numbers_are_as_large_as_their_widest_text_fits_the_cell() -> None:
     labels = list("ab")
-    signed = np.array([[-0.75, 0.5], [0.25, 1.0]])  # "−0.75": 2.25 em
-    assert charts.text_em(["0.75", "−0.75", "1"]) == pytest.approx(2.25)
+    signed = np.array([[-0.75, 0.5], [0.25, 1.0]])  # "−0.75": 2.52 em
+    assert charts.text_em(["0.75", "−0.75", "1"]) == pytest.approx(2.52)
     assert _number_font(charts.heatmap({"w": signed}, labels, labels, "scores", cell=50)) == 15
     slide = charts.heatmap({"w": signed}, labels, labels, "scores", cell=50, max_font=30)
-    assert _number_font(slide) == pytest.approx(19.6, abs=0.05)  # "−0.75" fits 50 px
+    assert _number_font(slide) == pytest.approx(17.9, abs=0.05)  # "−0.75" fits 50 px
     weights = charts.heatmap({"w": np.abs(signed)}, labels, labels, cell=50, max_font=30)
-    assert _number_font(weights) == pytest.approx(25.1, abs=0.05), "no sign: larger"
+    assert _number_font(weights) == pytest.approx(23.0, abs=0.05), "no sign: larger"
     assert charts.cell_font(["−0.75"], 10) == 9, "never below 9 px"
 
 

@@ -106,7 +106,7 @@ PAGE_WIDTH = 1250  # px a chart may use: a 1920 px screen with the sidebar openâ
 PRESENTER_WIDTH = 1650  # â€¦and without it, on the projector
 WEIGHTS_SHARE = 0.6  # presenter: the heads' chart takes the chart column of ui.blocks.beside
 WEIGHTS_HEIGHT = 600  # presenter px for the heads' panels (the notes are beside them)
-MERGE_HEIGHT = 455  # presenter px for step 3's strip (the text and the formula above it)
+MERGE_HEIGHT = 530  # presenter px for step 3's strip (the formula above it)
 
 
 def head_panels(
