@@ -58,7 +58,7 @@ with chart_box:
 arrays = {"x": tr.x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "q": tr.q, "k": tr.k, "v": tr.v}
 if ctx.presenter:  # the text is what the lecturer says; the slide keeps the formulas
     with text_col:
-        st.latex(r"\footnotesize " + shapes)  # smaller than the body text: the note fits below
+        st.latex(r"\small " + shapes)  # smaller than the body text: the note fits below
         untrained(ctx)
         export_panel(ctx, "qkv_matrices", shown, arrays=arrays)
     with notes_col:
@@ -98,10 +98,10 @@ with lesson:
     heading(ctx, titles[3])  # a slide: the step bar names the step
     panels, kinds = view.lesson_panels(t, s, tr)
     chart_col, notes_col = beside(ctx)
-    with chart_col:
+    with chart_col:  # square cells, the lesson's 3 decimals
         shown = charts.show_cached(
             ctx, charts.matrix_strip, panels, kinds=kinds, frames={p[0]: 0 for p in panels},
-            space=view.lesson_room(ctx), **{**live, "digits": 3},  # the lesson's precision
+            space=view.lesson_room(ctx), **{**live, "digits": 3, "aspect": 1.0},
         )  # fmt: skip
     with notes_col:
         if view.is_lesson(s):

@@ -168,11 +168,14 @@ def text_em(texts: Sequence[str]) -> float:
                default=1.0) or 1.0  # fmt: skip
 
 
-def cell_font(texts: Sequence[str], cell: float, max_font: float = 15) -> float:
-    """px of the numbers in ``cell``-px cells: as large as the widest of ``texts`` allows
-    (:data:`CELL_FILL` of the cell), kept within 9..``max_font`` (to 0.1 px: a chart grown
-    or shrunk by :func:`fit` rounds it once, at the end)."""
-    return round(float(np.clip(cell * CELL_FILL / text_em(texts), 9, max_font)), 1)
+def cell_font(
+    texts: Sequence[str], cell: float, max_font: float = 15, aspect: float = 1.0
+) -> float:
+    """px of the numbers in ``cell``-px cells (``aspect`` × as high): as large as the widest
+    of ``texts`` allows (:data:`CELL_FILL` of the width, 60 % of the height), kept within
+    9..``max_font`` (to 0.1 px: a chart grown or shrunk by :func:`fit` rounds it once)."""
+    fits = min(cell * CELL_FILL / text_em(texts), cell * aspect * 0.6)
+    return round(float(np.clip(fits, 9, max_font)), 1)
 
 
 def annotated(rows: int, columns: int, cell: float) -> bool:
@@ -202,6 +205,7 @@ def heatmap(
     live_domain: bool = False,
     digits: int = 2,
     max_font: int = 15,
+    aspect: float = 1.0,
 ) -> dict:
     """Annotated heatmap of one matrix, or one small multiple per panel (same shape, one
     shared colour scale, wrapped after ``columns`` panels), as a Vega-Lite dict.
@@ -223,6 +227,8 @@ def heatmap(
     domain and the white-ink threshold are computed in the browser from the cells (of all
     panels together), so new values of the same shape leave the spec unchanged and the
     chart on screen only swaps its data instead of being compiled and drawn again.
+
+    ``aspect`` < 1: cells lower than wide (a wide, low room: numbers need width, not height).
     """
     rows, cols = unique_labels(list(rows)), unique_labels(list(cols))
     n_r, n_c = len(rows), len(cols)
@@ -263,7 +269,7 @@ def heatmap(
         layers.append(
             {
                 **({"transform": peak} if live and not facet else {}),  # facets: on top
-                "mark": {"type": "text", "fontSize": cell_font(text, cell, max_font)},
+                "mark": {"type": "text", "fontSize": cell_font(text, cell, max_font, aspect)},
                 "encoding": {
                     "text": {"field": "text", "type": "nominal"},
                     "color": {"condition": ink, "value": "#222"},
@@ -305,7 +311,7 @@ def heatmap(
     tips = "α" if kind == "weights" else "="
     view = {
         "width": cell * n_c,
-        "height": cell * n_r,
+        "height": round(cell * aspect * n_r, 1),
         "encoding": {
             "x": {"field": "col", "type": "nominal", "sort": cols, "title": x_title or None,
                   "axis": {"labelAngle": angle, **crowded}},
@@ -386,14 +392,16 @@ def matrix_strip(
     live_domain: bool = False,
     digits: int = 2,
     legends: bool = True,
+    aspect: float = 1.0,
 ) -> dict:
     """Matrices of different shapes side by side (X, W_Q, Q, …), each titled with its shape
     and on its own colour scale (``live_domain``: see :func:`heatmap`).
 
     ``items`` are ``(title, matrix, row_labels, col_labels)``; ``kinds`` maps a title to its
     :func:`heatmap` kind (default ``"values"``), ``frames`` a title to the row to frame;
-    cells print ``digits`` decimals. ``legends=False``: a matrix whose cells print their
-    numbers gets no colour legend (it repeats them; on a slide the room goes to the cells).
+    cells print ``digits`` decimals and are ``aspect`` × as high as wide. ``legends=False``:
+    a matrix whose cells print their numbers gets no colour legend (it repeats them; on a
+    slide the room goes to the cells).
     Cells shrink (not below 10 px) so the strip fits a 1920 px screen with the sidebar open
     (without it in presenter mode), and grow up to 26 px (34 px on a projector, numbers up
     to :data:`SLIDE_FONT`).
@@ -418,6 +426,7 @@ def matrix_strip(
                 digits=digits,
                 legend=legends or not annotated(len(r), len(c), cell),
                 max_font=SLIDE_FONT if presenter else 15,
+                aspect=aspect,
             )
             for t, m, r, c in items
         ]

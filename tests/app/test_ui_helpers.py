@@ -112,6 +112,13 @@ def test_cell_numbers_are_as_large_as_their_widest_text_fits_the_cell() -> None:
     assert charts.cell_font(["−0.75"], 10) == 9, "never below 9 px"
 
 
+def test_cells_lower_than_wide_keep_their_numbers_within_the_height() -> None:
+    labels = list("ab")
+    low = charts.heatmap({"w": np.eye(2)}, labels, labels, cell=50, max_font=30, aspect=0.5)
+    assert (low["width"], low["height"]) == (100, 50)
+    assert _number_font(low) == pytest.approx(50 * 0.5 * 0.6), "60 % of the 25 px row"
+
+
 def test_log_axes_label_only_powers_of_ten() -> None:
     data = pd.DataFrame({"n": [1, 2, 2048], "y": [1.0, 4.0, 9.0], "s": ["a"] * 3})
     enc = charts.lines(data, "n", "y", "s", log_x=True).to_dict(validate=False)["encoding"]

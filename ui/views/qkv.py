@@ -17,18 +17,21 @@ from ui.views.notes import short_list
 STRIP_HEIGHT = 368  # presenter px for the X -> Q, K, V strip: text and notes sit below it
 FUSED_HEIGHT = 440  # presenter px for X, W_QKV and X · W_QKV (the metrics sit below)
 LESSON_HEIGHT = 560  # presenter px for the weights and output of step 4 (notes beside them)
+SLIDE_ASPECT = 0.8  # presenter: the strips' cells are this much as high as wide
 
 
 def strip_options(ctx: PageContext) -> dict:
     """:func:`charts.matrix_strip` options for steps 1 and 3: new values only swap the data
     (live colour domain). On a slide the cells carry one decimal (thirty-two columns of
-    two-decimal numbers at >= 18 px do not fit 1920 px) instead of colour legends."""
+    two-decimal numbers at >= 18 px do not fit 1920 px) instead of colour legends, and are
+    lower than wide (the strip has the width; the text and notes below need the height)."""
     slide = ctx.presenter
     return {
         "presenter": slide,
         "live_domain": True,
         "legends": not slide,
         "digits": 1 + (not slide),
+        "aspect": SLIDE_ASPECT if slide else 1.0,
     }
 
 
