@@ -52,8 +52,7 @@ with steps.section(0):
 if ctx.presenter:  # one slide per snapshot stop: PageDown walks through the learning
     for k, index in enumerate(stops, start=1):
         with steps.section(k):
-            if steps.show(k):
-                st.subheader(titles[k])
+            if steps.show(k):  # the step bar names the snapshot ("2 · Step 0")
                 with st.spinner(t("training.running")):
                     done = tuple(tv.finished(c) for c in cfgs)
                 space = tv.chart_room(ctx, done, snapshot=True)

@@ -3,9 +3,9 @@
 import streamlit as st
 
 import core
-from core.projections import fuse_qkv, fused_differences, fused_project
+from core.projections import fused_differences
 from ui import charts
-from ui.blocks import beside, header, link, notice
+from ui.blocks import beside, header, heading, link, notice
 from ui.exports import export_panel
 from ui.safe import plain
 from ui.sentence import sentence_controls, settings_box, token_picker
@@ -23,11 +23,6 @@ w_q, w_k, w_v = s.projections()
 tr = core.self_attention_trace(s.x, w_q, w_k, w_v)
 diff_q, diff_k, diff_v = fused_differences(s.x, w_q, w_k, w_v)
 largest_diff = view.difference_text(max(diff_q, diff_k, diff_v))
-labels = charts.unique_labels(s.tokens)
-dims = charts.dim_labels(s.d_model)
-q_cols, k_cols, v_cols = (
-    charts.dim_labels(d, p) for d, p in ((s.d_k, "q"), (s.d_k, "k"), (s.d_v, "v"))
-)
 titles = [
     t("qkv.matrices_title"),
     t("qkv.follow_title"),
@@ -35,47 +30,31 @@ titles = [
     t("qkv.lesson_title"),
 ]
 steps = stepper(ctx, titles)
-# New values: data swapped, no redraw. On a slide, numbered cells instead of colour legends.
-live = {"presenter": ctx.presenter, "live_domain": True, "legends": not ctx.presenter}
+live = view.strip_options(ctx)  # new values: data swapped, no redraw; a slide: numbers, 1 decimal
 sections = [steps.section(k) for k in range(4)]
 matrices, follow, fused, lesson = sections
 
 with matrices:
-    st.subheader(titles[0])
+    heading(ctx, titles[0])  # a slide: the step bar names the step
     shapes = view.shapes_tex(tr.x, (w_q, w_k, w_v), (tr.q, tr.k, tr.v))
     if not ctx.presenter:  # a slide has the formulas and the token below the chart
         st.markdown(t("qkv.matrices_text"))
         st.latex(shapes)
     picker_box, chart_box = st.container(), st.container()
-    text_col, notes_col = beside(ctx, share=0.5)
+    text_col, notes_col = beside(ctx, share=0.46)
 with follow:
-    st.subheader(titles[1])
+    heading(ctx, titles[1])  # a slide: the step bar names the step
 on_slide = notes_col if ctx.presenter else picker_box
 with on_slide if steps.host(0, 1) == 0 else follow:  # both steps follow the token: on screen
     i = token_picker(ctx, s.tokens, t("qkv.token"))
 
 with chart_box:
-    panels = [
-        ("X", tr.x, s.tokens, dims),
-        ("W_Q", w_q, dims, q_cols),
-        ("W_K", w_k, dims, k_cols),
-        ("W_V", w_v, dims, v_cols),
-        ("Q", tr.q, s.tokens, q_cols),
-        ("K", tr.k, s.tokens, k_cols),
-        ("V", tr.v, s.tokens, v_cols),
-    ]
+    panels = view.matrix_panels(s, tr, (w_q, w_k, w_v))
     framed = {name: i for name in ("X", "Q", "K", "V")}
     shown = charts.show_cached(
         ctx, charts.matrix_strip, panels, frames=framed, space=view.strip_room(ctx), **live
     )
-    notes = [
-        t("qkv.notice_shapes", n=len(s.tokens), d_model=s.d_model, d_k=s.d_k, d_v=s.d_v),
-        t("qkv.notice_rows", token=plain(s.tokens[i]), i=i, q=short_list(tr.q[i], 2)),
-        t(
-            "qkv.notice_fused" if largest_diff != "0" else "qkv.notice_fused_exact",
-            diff=largest_diff,
-        ),
-    ]
+    notes = view.matrix_notes(ctx, s, tr, i, largest_diff)
 arrays = {"x": tr.x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "q": tr.q, "k": tr.k, "v": tr.v}
 if ctx.presenter:  # the text is what the lecturer says; the slide keeps the formulas
     with text_col:
@@ -94,54 +73,35 @@ else:
 with follow:
     st.markdown(t(f"qkv.follow_text_{s.mode}", token=plain(s.tokens[i]), i=i))
     st.latex(view.follow_tex(i, tr.x[i], tr.q[i], tr.k[i], tr.v[i]))
-    row = [labels[i]]
-    panels = [
-        (f"x_{i}", tr.x[i : i + 1], row, dims),
-        (f"q_{i} = x_{i} · W_Q", tr.q[i : i + 1], row, q_cols),
-        (f"k_{i} = x_{i} · W_K", tr.k[i : i + 1], row, k_cols),
-        (f"v_{i} = x_{i} · W_V", tr.v[i : i + 1], row, v_cols),
-    ]
+    panels = view.follow_panels(s, tr, i)
     shown = charts.show_cached(ctx, view.stack, panels)
     arrays = {"x_i": tr.x[i], "q_i": tr.q[i], "k_i": tr.k[i], "v_i": tr.v[i]}
     export_panel(ctx, "qkv_follow", shown, arrays=arrays)
 
 with fused:
-    st.subheader(titles[2])
+    heading(ctx, titles[2])  # a slide: the step bar names the step
     st.markdown(t("qkv.fused_text", width=2 * s.d_k + s.d_v, d_k=s.d_k))
     st.latex(
         r"W^{QKV}=\left[\,W^Q\;\middle|\;W^K\;\middle|\;W^V\,\right],\qquad"
         r"\left[\,Q\;\middle|\;K\;\middle|\;V\,\right]=X\,W^{QKV}"
     )
-    w_qkv = fuse_qkv(w_q, w_k, w_v)
-    qkv = view.side_by_side(*fused_project(s.x, w_qkv, s.d_k))
-    fused_cols = view.fused_columns(s.d_k, s.d_v)
-    panels = [
-        ("X", tr.x, s.tokens, dims),
-        ("W_QKV", w_qkv, dims, fused_cols),
-        ("X · W_QKV", qkv, s.tokens, fused_cols),
-    ]
+    panels, fused_arrays = view.fused_view(s, tr.x, (w_q, w_k, w_v))
     shown = charts.show_cached(ctx, charts.matrix_strip, panels, space=view.fused_room(ctx), **live)
     cols = st.columns(3)
     for col, name, value in zip(cols, "QKV", (diff_q, diff_k, diff_v), strict=True):
         col.metric(t("qkv.fused_metric", name=name), view.difference_text(value))
     if not ctx.presenter:  # the metrics above say it on a slide
         st.caption(t("qkv.fused_caption", diff=largest_diff))
-    arrays = {"x": tr.x, "w_qkv": w_qkv, "qkv": qkv}
-    export_panel(ctx, "qkv_fused", shown, arrays=arrays)
+    export_panel(ctx, "qkv_fused", shown, arrays=fused_arrays)
 
 with lesson:
-    st.subheader(titles[3])
-    panels = [
-        (t("qkv.weights"), tr.weights, s.tokens, s.tokens),
-        (t("qkv.output"), tr.output, s.tokens, v_cols),
-    ]
-    first = {p[0]: 0 for p in panels}
-    kinds = {panels[0][0]: "weights"}
+    heading(ctx, titles[3])  # a slide: the step bar names the step
+    panels, kinds = view.lesson_panels(t, s, tr)
     chart_col, notes_col = beside(ctx)
-    with chart_col:
+    with chart_col:  # square cells, the lesson's 3 decimals
         shown = charts.show_cached(
-            ctx, charts.matrix_strip, panels, kinds=kinds, frames=first, digits=3,
-            space=view.lesson_room(ctx), **live,
+            ctx, charts.matrix_strip, panels, kinds=kinds, frames={p[0]: 0 for p in panels},
+            space=view.lesson_room(ctx), **{**live, "digits": 3, "aspect": 1.0},
         )  # fmt: skip
     with notes_col:
         if view.is_lesson(s):
@@ -156,7 +116,7 @@ with lesson:
                 output=short_list(tr.output[0]),
             )
         )
-        text = core.text_heatmap(tr.weights, labels)
+        text = core.text_heatmap(tr.weights, charts.unique_labels(s.tokens))
         export_panel(
             ctx,
             "qkv_lesson",

@@ -18,7 +18,8 @@ steps = stepper(ctx, [t(f"scaling.step{i}_short") for i in range(1, 5)])
 def scores_step() -> None:
     """Step 1, the sentence's own scores (a fragment: its controls rerun only this step)."""
     st.subheader(t("scaling.step1_title"))
-    st.markdown(t("scaling.scores_text"))
+    if not ctx.presenter:  # the lecturer says it; on a slide the panels stand in one row
+        st.markdown(t("scaling.scores_text"))
     with settings_box(ctx, t("scaling.sentence_box")):
         s = sentence_controls(ctx)
         unit = view.unit_control(ctx)

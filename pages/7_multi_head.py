@@ -61,13 +61,14 @@ with steps.section(1):
 
 with steps.section(2):
     st.subheader(t("multi_head.merge_title"))
-    st.markdown(t("multi_head.merge_text", h=h, d_k=d_k, d_model=sentence.d_model))
+    if not ctx.presenter:  # on a slide the lecturer says it; the strip takes the room
+        st.markdown(t("multi_head.merge_text", h=h, d_k=d_k, d_model=sentence.d_model))
     st.latex(
         r"\mathrm{MultiHead}(X)=\mathrm{Concat}(\mathrm{head}_0,\dots,\mathrm{head}_{h-1})\,W^O,"
         r"\quad \mathrm{head}_i=\mathrm{Attention}(XW^Q_i,\,XW^K_i,\,XW^V_i)"
     )
     strip = (tr.concat, view.weights[3], tr.output, h)  # concat, W_O, output, heads
-    room = charts.room(ctx, height=400) if ctx.presenter else None  # text and formula above
+    room = charts.room(ctx, height=mh.MERGE_HEIGHT) if ctx.presenter else None
     merged = charts.show_cached(ctx, mh.output_chart, t, ctx.presenter, *strip, tokens, space=room)
     export_panel(ctx, "multi_head_output", merged, arrays=arrays)
 

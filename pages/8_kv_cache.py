@@ -31,7 +31,7 @@ def decode_step() -> None:
     with right if ctx.presenter else left:
         kv.step_metrics(ctx, view, step)
     with left:
-        room = kv.room(ctx, kv.CHART_SHARE, 480)
+        room = kv.room(ctx, kv.CHART_SHARE, kv.CHART_HEIGHT)
         chart = charts.show_cached(
             ctx, kv.cache_chart, t, sentence, step, ctx.presenter, space=room
         )
@@ -58,7 +58,7 @@ def cost_step() -> None:
     kv.intro(ctx, titles[1], "kv_cache.s2_text")
     n, width, layers, log = kv.cost_controls(ctx)
     cv = kv.cost_view(n, width, layers)
-    room = kv.room(ctx, 1.0, 330)
+    room = kv.room(ctx, 1.0, 355)
     chart = charts.show_cached(
         ctx, kv.cost_chart, t, n, width, layers, log, ctx.presenter, space=room
     )

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from ui import charts
-from ui.blocks import header, link, notice
+from ui.blocks import header, heading, link, notice
 from ui.exports import export_panel
 from ui.sentence import settings_box
 from ui.shell import shell
@@ -28,7 +28,7 @@ rows = sa.rows(c.queries)
 weights = sa.attention[c.layer, c.head]  # (m, m) the selected head as drawn
 
 with steps.section(0):
-    st.subheader(titles[0])
+    heading(ctx, titles[0])  # a slide: the step bar names the step
     if not ctx.presenter:
         st.markdown(t("encoder.model", params=f"{ev.parameter_count() / 1e6:.1f}"))
     left, right = st.columns([3, 2])
@@ -43,12 +43,12 @@ with steps.section(0):
         if metric:
             st.metric(*metric)
         notice(ctx, ev.head_notice(ctx, sa, c))
-    export_panel(
-        ctx, "encoder_head", chart, arrays={"tokens": np.array(a.tokens), "attention": a.attention}
-    )
+    with right if ctx.presenter else st.container():  # a slide: the chart takes the height
+        arrays = {"tokens": np.array(a.tokens), "attention": a.attention}
+        export_panel(ctx, "encoder_head", chart, arrays=arrays)
 
 with steps.section(1):
-    st.subheader(titles[1])
+    heading(ctx, titles[1])  # a slide: the step bar names the step
     ev.step_text(ctx, "grid", shown=ev.MAX_GRID_QUERIES)
     grid = ev.grid_rows(sa, c.queries)
     if len(grid):
@@ -68,7 +68,7 @@ with steps.section(1):
     notice(ctx, ev.average_notice(ctx, a, sa, c))
 
 with steps.section(2):
-    st.subheader(titles[2])
+    heading(ctx, titles[2])  # a slide: the step bar names the step
     ev.step_text(ctx, "search")
     found = ev.search(sa, c)
     if found is None:
@@ -86,7 +86,7 @@ with steps.section(2):
             notice(ctx, ev.search_notice(ctx, found))
 
 with steps.section(3):
-    st.subheader(titles[3])
+    heading(ctx, titles[3])  # a slide: the step bar names the step
     ev.step_text(ctx, "compare", head=head)
     left, right = ev.beside(ctx)
     with left:
@@ -96,7 +96,7 @@ with steps.section(3):
     export_panel(ctx, "encoder_compare", chart)
 
 with steps.section(4):
-    st.subheader(titles[4])
+    heading(ctx, titles[4])  # a slide: the step bar names the step
     ev.step_text(ctx, "explain", head=head)
     ex = ev.explain(a, c)
     st.latex(ev.explain_latex(ex))

@@ -49,6 +49,11 @@ MASKED = "#d9d9d9"  # a cell without a value: masked (−∞) or not there
 FRAME = "#111111"  # the frame around a highlighted row
 MAX_ANNOTATED = 30  # print numbers in heatmap cells only up to this many rows/columns…
 MIN_ANNOTATED_CELL = 22  # …and only in cells at least this many px wide (else they overlap)
+SLIDE_FONT = 26  # presenter mode: cell numbers up to this many px (large cells, back of the hall)
+CELL_FILL = 0.9  # the widest number in a heatmap takes at most this share of its cell
+# Character widths in em of the fonts the numbers fall back to (Noto Sans CJK, Arial: a digit
+# 0.556 em), wider than the theme's Source Sans, so the numbers fit whichever font draws them.
+_EM = {".": 0.28, ",": 0.28, "−": 0.56, "-": 0.35, "∞": 1.0, " ": 0.25}  # a digit: 0.56
 SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 _VALID = "isValid(datum.value)"
 
@@ -160,6 +165,22 @@ def fit_cell(
     return int(np.clip(fit, lo, hi))
 
 
+def text_em(texts: Sequence[str]) -> float:
+    """Estimated width in em of the widest of ``texts`` (see :data:`_EM`; at least 1)."""
+    return max((sum(_EM.get(c, 0.56 if c.isdigit() else 0.6) for c in s) for s in set(texts)),
+               default=1.0) or 1.0  # fmt: skip
+
+
+def cell_font(
+    texts: Sequence[str], cell: float, max_font: float = 15, aspect: float = 1.0
+) -> float:
+    """px of the numbers in ``cell``-px cells (``aspect`` × as high): as large as the widest
+    of ``texts`` allows (:data:`CELL_FILL` of the width, 60 % of the height), kept within
+    9..``max_font`` (to 0.1 px: a chart grown or shrunk by :func:`fit` rounds it once)."""
+    fits = min(cell * CELL_FILL / text_em(texts), cell * aspect * 0.6)
+    return round(float(np.clip(fits, 9, max_font)), 1)
+
+
 def annotated(rows: int, columns: int, cell: float) -> bool:
     """Whether a heatmap of this size prints its numbers (see :func:`heatmap`)."""
     return max(rows, columns) <= MAX_ANNOTATED and cell >= MIN_ANNOTATED_CELL
@@ -187,6 +208,7 @@ def heatmap(
     live_domain: bool = False,
     digits: int = 2,
     max_font: int = 15,
+    aspect: float = 1.0,
 ) -> dict:
     """Annotated heatmap of one matrix, or one small multiple per panel (same shape, one
     shared colour scale, wrapped after ``columns`` panels), as a Vega-Lite dict.
@@ -200,13 +222,16 @@ def heatmap(
     "weights (6 × 6)" (or ``title``). Cells are ``cell`` px (default: the matrix fits
     ~420 px); with ``max_width`` small multiples wrap so that they fit that many px.
     The cells (``panel``, ``row``, ``col``, ``i``, ``j``, ``value``, ``text``: the value
-    with ``digits`` decimals, in px ``cell / 2.5`` up to ``max_font``) are the dataset
-    ``name``.
+    with ``digits`` decimals, in px as large as the widest text fits its cell
+    (:func:`cell_font`) up to ``max_font``; :data:`SLIDE_FONT` on a projector) are the
+    dataset ``name``.
 
     ``live_domain=True`` (a diverging kind, no fixed ``domain``): the symmetric colour
     domain and the white-ink threshold are computed in the browser from the cells (of all
     panels together), so new values of the same shape leave the spec unchanged and the
     chart on screen only swaps its data instead of being compiled and drawn again.
+
+    ``aspect`` < 1: cells lower than wide (a wide, low room: numbers need width, not height).
     """
     rows, cols = unique_labels(list(rows)), unique_labels(list(cols))
     n_r, n_c = len(rows), len(cols)
@@ -215,6 +240,8 @@ def heatmap(
     cells = [_cells(m, rows, cols, p, digits) for p, m in mats.items()]
     data = records({k: [x for c in cells for x in c[k]] for k in cells[0]})
     live = live_domain and kind != "weights" and domain is None
+    # the numbers' size: from the widest text; live, from "−0.00" (new values, same spec)
+    text = ["−0." + "0" * digits] if live else [x for c in cells for x in c["text"]]
     facet = len(mats) > 1
     if kind == "weights":
         scale, dark = {"domain": list(domain or [0, 1]), "scheme": "blues"}, 0.55
@@ -245,7 +272,7 @@ def heatmap(
         layers.append(
             {
                 **({"transform": peak} if live and not facet else {}),  # facets: on top
-                "mark": {"type": "text", "fontSize": int(np.clip(cell / 2.5, 9, max_font))},
+                "mark": {"type": "text", "fontSize": cell_font(text, cell, max_font, aspect)},
                 "encoding": {
                     "text": {"field": "text", "type": "nominal"},
                     "color": {"condition": ink, "value": "#222"},
@@ -283,13 +310,14 @@ def heatmap(
             }
         )
     crowded = {"labelOverlap": "greedy"} if cell < 16 else {}  # tiny cells: skip clashing labels
+    angle = 0 if max(map(_chars, cols), default=0) <= 2 else -45  # "d0", "猫": upright
     tips = "α" if kind == "weights" else "="
     view = {
         "width": cell * n_c,
-        "height": cell * n_r,
+        "height": round(cell * aspect * n_r, 1),
         "encoding": {
             "x": {"field": "col", "type": "nominal", "sort": cols, "title": x_title or None,
-                  "axis": {"labelAngle": -45, **crowded}},
+                  "axis": {"labelAngle": angle, **crowded}},
             "y": {"field": "row", "type": "nominal", "sort": rows, "title": y_title or None,
                   "axis": crowded},
             "tooltip": [
@@ -367,16 +395,19 @@ def matrix_strip(
     live_domain: bool = False,
     digits: int = 2,
     legends: bool = True,
+    aspect: float = 1.0,
 ) -> dict:
     """Matrices of different shapes side by side (X, W_Q, Q, …), each titled with its shape
     and on its own colour scale (``live_domain``: see :func:`heatmap`).
 
     ``items`` are ``(title, matrix, row_labels, col_labels)``; ``kinds`` maps a title to its
     :func:`heatmap` kind (default ``"values"``), ``frames`` a title to the row to frame;
-    cells print ``digits`` decimals. ``legends=False``: a matrix whose cells print their
-    numbers gets no colour legend (it repeats them; on a slide the room goes to the cells).
+    cells print ``digits`` decimals and are ``aspect`` × as high as wide. ``legends=False``:
+    a matrix whose cells print their numbers gets no colour legend (it repeats them; on a
+    slide the room goes to the cells).
     Cells shrink (not below 10 px) so the strip fits a 1920 px screen with the sidebar open
-    (without it in presenter mode), and grow up to 26 px (34 px on a projector).
+    (without it in presenter mode), and grow up to 26 px (34 px on a projector, numbers up
+    to :data:`SLIDE_FONT`).
     """
     kinds, frames = kinds or {}, frames or {}
     # px for the strip, largest cell, and the axis labels, legend and gap of one panel
@@ -397,6 +428,8 @@ def matrix_strip(
                 live_domain=live_domain,
                 digits=digits,
                 legend=legends or not annotated(len(r), len(c), cell),
+                max_font=SLIDE_FONT if presenter else 15,
+                aspect=aspect,
             )
             for t, m, r, c in items
         ]
@@ -486,6 +519,17 @@ def bars(
     return chart.properties(title=title) if title else chart
 
 
+# A log axis labels only its powers of ten (1, 10, 100, …): Vega also labels 2, 3, 5 … between
+# them when a few decades are shown, and on a narrow chart "1" and "2" run together.
+_DECADE = "log(datum.value) / LN10"
+_POWER_OF_TEN = f"abs({_DECADE} - round({_DECADE})) < 1e-6 ? datum.label : ''"
+
+
+def _log_labels(log: bool) -> dict:
+    """Axis properties of a log axis (:data:`_POWER_OF_TEN`), none for a linear one."""
+    return {"labelExpr": _POWER_OF_TEN, "labelOverlap": "greedy"} if log else {}
+
+
 def lines(
     data: pd.DataFrame,
     x: str,
@@ -509,11 +553,19 @@ def lines(
     ``color_domain``/``colors`` fix each series' colour; ``y_format`` formats the y labels
     (e.g. ``"~s"``: 1e10 -> "10G").
     """
-    axis = alt.Axis(format=y_format) if y_format else alt.Undefined
+    y_axis = {"format": y_format} if y_format else {}
     enc = {
-        "x": alt.X(f"{x}:Q", scale=alt.Scale(type="log" if log_x else "linear"), title=x_title),
+        "x": alt.X(
+            f"{x}:Q",
+            scale=alt.Scale(type="log" if log_x else "linear"),
+            title=x_title,
+            axis=alt.Axis(**_log_labels(log_x)),
+        ),
         "y": alt.Y(
-            f"{y}:Q", scale=alt.Scale(type="log" if log_y else "linear"), title=y_title, axis=axis
+            f"{y}:Q",
+            scale=alt.Scale(type="log" if log_y else "linear"),
+            title=y_title,
+            axis=alt.Axis(**y_axis, **_log_labels(log_y)),
         ),
         "color": _series_color(color, color_domain, colors),
         "tooltip": [

@@ -4,6 +4,7 @@ import io
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ui import charts, exports
@@ -93,6 +94,38 @@ def test_small_cells_drop_numbers_unless_asked() -> None:
     forced = charts.heatmap({"w": np.eye(3)}, labels, labels, cell=small, annotate=True)
     assert _marks(forced) == ["rect", "text"]
     assert _marks(charts.heatmap({"w": np.eye(3)}, labels, labels, annotate=False)) == ["rect"]
+
+
+def _number_font(spec: dict) -> int:
+    (text,) = [layer for layer in spec["layer"] if layer["mark"]["type"] == "text"]
+    return text["mark"]["fontSize"]
+
+
+def test_cell_numbers_are_as_large_as_their_widest_text_fits_the_cell() -> None:
+    labels = list("ab")
+    signed = np.array([[-0.75, 0.5], [0.25, 1.0]])  # "−0.75": 2.52 em
+    assert charts.text_em(["0.75", "−0.75", "1"]) == pytest.approx(2.52)
+    assert _number_font(charts.heatmap({"w": signed}, labels, labels, "scores", cell=50)) == 15
+    slide = charts.heatmap({"w": signed}, labels, labels, "scores", cell=50, max_font=30)
+    assert _number_font(slide) == pytest.approx(17.9, abs=0.05)  # "−0.75" fits 50 px
+    weights = charts.heatmap({"w": np.abs(signed)}, labels, labels, cell=50, max_font=30)
+    assert _number_font(weights) == pytest.approx(23.0, abs=0.05), "no sign: larger"
+    assert charts.cell_font(["−0.75"], 10) == 9, "never below 9 px"
+
+
+def test_cells_lower_than_wide_keep_their_numbers_within_the_height() -> None:
+    labels = list("ab")
+    low = charts.heatmap({"w": np.eye(2)}, labels, labels, cell=50, max_font=30, aspect=0.5)
+    assert (low["width"], low["height"]) == (100, 50)
+    assert _number_font(low) == pytest.approx(50 * 0.5 * 0.6), "60 % of the 25 px row"
+
+
+def test_log_axes_label_only_powers_of_ten() -> None:
+    data = pd.DataFrame({"n": [1, 2, 2048], "y": [1.0, 4.0, 9.0], "s": ["a"] * 3})
+    enc = charts.lines(data, "n", "y", "s", log_x=True).to_dict(validate=False)["encoding"]
+    assert enc["x"]["axis"]["labelExpr"].endswith("? datum.label : ''")
+    assert enc["x"]["axis"]["labelOverlap"] == "greedy"
+    assert "labelExpr" not in enc["y"].get("axis", {}), "a linear axis keeps every label"
 
 
 def test_a_framed_row_is_outlined_across_the_panel() -> None:

@@ -20,6 +20,7 @@ from ui.pages import available_pages
 PAGES = available_pages()
 LANGS = ["en", "zh"]
 SLACK = 2  # px of rounding
+PX = 0.01  # a font size measured through the SVG's scale: 18 px reads as 17.9999
 
 LAYOUT = """() => {
   const main = document.querySelector('[data-testid="stMain"]');
@@ -186,18 +187,25 @@ READABLE = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart
     const k = box.width / parseFloat(svg.getAttribute('width'));
     const holder = e.closest('[data-testid="stColumn"]')
       || e.closest('[data-testid="stVerticalBlock"]');
-    const px = (sel) => [...svg.querySelectorAll(sel)]
+    const px = (sel) => [...svg.querySelectorAll(sel)].filter((t) => t.textContent.trim())
       .map((t) => parseFloat(t.getAttribute('font-size')) * k);
     const cell = svg.querySelector('g.mark-rect.role-mark path');
     return {share: box.width / holder.getBoundingClientRect().width,
             axis: px('g.role-axis-label text'), numbers: px('g.mark-text.role-mark text'),
-            cell: cell ? cell.getBoundingClientRect().width : 0};
+            text: px('text'), cell: cell ? cell.getBoundingClientRect().width : 0};
   })"""
 
 # (page, step, least share of its column, least px of the cell numbers, least cell px)
 READABLE_CASES = [
     pytest.param("/encoder", 2, 0.9, None, 11, id="encoder-72-heads-facet"),
     pytest.param("/softmax", 2, 0.8, 18, 40, id="softmax-weights-heatmap"),
+    pytest.param("/encoder", 1, 0.7, 18, 36, id="encoder-one-head"),
+    pytest.param("/scaling", 1, 0.85, 18, 45, id="scaling-four-panels-in-a-row"),
+    pytest.param("/kv_cache", 1, 0.9, 18, 45, id="kv-cache-step"),
+    pytest.param("/qkv", 1, 0.9, 18, 36, id="qkv-x-to-q-k-v-strip"),
+    pytest.param("/qkv", 3, 0.9, 18, 40, id="qkv-fused-strip"),
+    pytest.param("/multi_head", 2, 0.9, 18, 40, id="multi-head-weights"),
+    pytest.param("/multi_head", 3, 0.85, 18, 45, id="multi-head-concat-w-o"),
 ]
 
 
@@ -210,8 +218,56 @@ def test_presenter_charts_fill_their_column_with_type_readable_from_the_back(
     page.wait_for_selector('[data-testid="stVegaLiteChart"]:visible svg', timeout=60_000)
     (chart,) = page.evaluate(READABLE)
     assert chart["share"] >= share, f"the chart takes {chart['share']:.0%} of its column"
-    assert min(chart["axis"]) >= 18, f"axis labels {min(chart['axis']):.1f} px"
+    assert min(chart["axis"]) >= 18 - PX, f"axis labels {min(chart['axis']):.1f} px"
+    assert min(chart["text"]) >= 18 - PX, (
+        f"titles, legends or labels of {min(chart['text']):.1f} px"
+    )
     assert chart["cell"] >= cell, f"cells {chart['cell']:.1f} px"
     if numbers is not None:
         assert chart["numbers"], "the cells carry their numbers"
-        assert min(chart["numbers"]) >= numbers, f"cell numbers {min(chart['numbers']):.1f} px"
+        assert min(chart["numbers"]) >= numbers - PX, f"cell numbers {min(chart['numbers']):.1f} px"
+
+
+# Every visible tick label of every axis, as a box on screen (the log axes' labels between
+# the powers of ten are empty strings, drawn as nothing; labels Vega hides are transparent).
+TICK_LABELS = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"] svg.marks')]
+  .filter((svg) => svg.getBoundingClientRect().width > 0)
+  .flatMap((svg) => [...svg.querySelectorAll('g.role-axis-label')])
+  .map((axis) => [...axis.querySelectorAll('text')]
+    .filter((t) => t.textContent.trim() && getComputedStyle(t).opacity !== '0')
+    .map((t) => { const r = t.getBoundingClientRect();
+                  return {text: t.textContent, left: r.left, right: r.right,
+                          top: r.top, bottom: r.bottom}; }))"""
+
+
+GAP = 6  # px between two labels side by side: "1" and "2" 3 px apart read as "12"
+
+
+def _overlaps(labels: list[dict]) -> list[str]:
+    clash = []
+    for k, a in enumerate(labels):
+        for b in labels[k + 1 :]:
+            apart = (a["right"] + GAP <= b["left"] or b["right"] + GAP <= a["left"]
+                     or a["bottom"] <= b["top"] + 1 or b["bottom"] <= a["top"] + 1)  # fmt: skip
+            if not apart:
+                clash.append(f"{a['text']!r} / {b['text']!r}")
+    return clash
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize(("path", "step"), [("/kv_cache", 2), ("/scaling", 2), ("/scaling", 3)])
+def test_log_axis_tick_labels_never_run_together(server, open_app, path, step, lang) -> None:
+    page = open_app(server, f"{path}?lang={lang}&present=1&step={step}")
+    page.wait_for_selector('[data-testid="stVegaLiteChart"]:visible svg', timeout=60_000)
+    axes = page.evaluate(TICK_LABELS)
+    assert axes and all(axes), "every axis shows labels"
+    clashes = [c for labels in axes for c in _overlaps(labels)]
+    assert not clashes, f"tick labels drawn over each other: {clashes}"
+
+
+def test_training_twin_max_snapshot_fits_one_screen(server, open_app) -> None:
+    page = open_app(server, "/training?present=1&task=max&twin=true&run=1&step=2")
+    page.wait_for_selector('[data-testid="stVegaLiteChart"]:visible svg', timeout=120_000)
+    box = _layout(page)
+    assert box["scrollHeight"] <= box["clientHeight"] + SLACK, f"{box['scrollHeight']} px tall"
+    assert all(c["bottom"] <= box["height"] + SLACK for c in box["charts"])

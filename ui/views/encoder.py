@@ -36,7 +36,7 @@ DEFAULT_QUERY, DEFAULT_TARGET = "it", "animal"  # the lesson's question: what do
 # Presenter mode: px of height a step's chart may take (with its axes), so that the step's
 # title, its one-line text and the "what to notice" box stay on a 1920 x 1080 screen, and
 # the chart's share of the width where the notice (or the top heads) stand beside it.
-HEAD_HEIGHT, GRID_HEIGHT, COMPARE_HEIGHT, EXPLAIN_HEIGHT = 715, 430, 620, 600
+HEAD_HEIGHT, GRID_HEIGHT, COMPARE_HEIGHT, EXPLAIN_HEIGHT = 820, 430, 620, 600
 SIDE_SHARE = 0.58
 
 
@@ -270,8 +270,8 @@ def head_chart(
     title: str,
     presenter: bool,
 ) -> dict:
-    """One head's weights, large, numbers in the cells while they fit (a size larger on a
-    projector); query rows framed."""
+    """One head's weights, large, numbers in the cells while they fit (as large as the
+    cells allow on a projector); query rows framed."""
     n = len(tokens)
     cell = charts.fit_cell(n, n, 560 if presenter else 440, 560 if presenter else 440, lo=4, hi=44)
     labels = charts.unique_labels(tokens)
@@ -284,9 +284,8 @@ def head_chart(
         title=title,
         cell=cell,
         frame=rows[0] if rows else None,
+        max_font=charts.SLIDE_FONT if presenter else 15,
     )
-    if presenter:
-        charts.larger_numbers(spec, cell)
     return _frame_rows(spec, rows) if rows else spec
 
 

@@ -54,6 +54,7 @@ class KVView:
 
 
 CHART_SHARE = 0.55  # presenter mode, step 1: the chart column's share; readouts and notes beside it
+CHART_HEIGHT = 570  # presenter px for step 1's cache chart (the slider above, the formula below)
 
 
 def intro(ctx: PageContext, title: str, key: str) -> None:
@@ -147,7 +148,8 @@ def _grow(cache: np.ndarray, n: int) -> np.ndarray:
 
 def cache_chart(t: Translator, sentence: Sentence, step: int, presenter: bool) -> dict:
     """q_t | K cache | V cache | weights (the cached row above row t of the full causal
-    matrix): rows 0..t filled, row t framed, the rest empty. Each panel keeps one colour
+    matrix; on a slide below the three, cells and numbers large): rows 0..t filled, row t
+    framed, the rest empty. Each panel keeps one colour
     scale over every step, so stepping does not recolour the cached rows."""
     view = compute(sentence)
     rows, n = charts.unique_labels(view.tokens), len(view.tokens)
@@ -155,8 +157,11 @@ def cache_chart(t: Translator, sentence: Sentence, step: int, presenter: bool) -
     s = view.steps[step]
     w_rows = np.full((2, n), np.nan)  # (2, n): the cached row (keys 0..t only), row t of the full
     w_rows[0, : step + 1], w_rows[1] = s.weights, view.full[step]
-    cell = charts.fit_cell(2 * d_k + d_v + n, width=1300 if presenter else 1000, hi=56)
-    common = {"cell": cell, "legend": False, "blank": EMPTY, "frame_color": charts.ACCENT}
+    # a slide: q_t | K | V above the weights, so the cells (and their numbers) can be large
+    cell = charts.fit_cell(2 * d_k + d_v + (0 if presenter else n), width=1000, hi=56)
+    font = charts.cell_font(["−0.00"], cell, charts.SLIDE_FONT if presenter else 15)  # signed
+    common = {"cell": cell, "legend": False, "blank": EMPTY, "frame_color": charts.ACCENT,
+              "max_font": font}  # fmt: skip
     q_cols, k_cols, v_cols = (charts.dim_labels(d) for d in (d_k, d_k, d_v))
     k_title = charts.shape_title(t("kv_cache.k_title"), (step + 1, d_k))
     v_title = charts.shape_title(t("kv_cache.v_title"), (step + 1, d_v))
@@ -174,6 +179,8 @@ def cache_chart(t: Translator, sentence: Sentence, step: int, presenter: bool) -
     both = [t("kv_cache.row_cache"), t("kv_cache.row_full")]
     w_title = t("kv_cache.w_title")
     maps.append(charts.heatmap({"weights": w_rows}, both, rows, title=w_title, **common))
+    if presenter:
+        return charts.concat([charts.concat(maps[:3], spacing=28), maps[3]], "vconcat", 8)
     return charts.concat(maps, spacing=28)
 
 
@@ -320,7 +327,7 @@ def cost_layout(t: Translator, log: bool, presenter: bool) -> dict:
                 log_y=log,
                 x_title=t("kv_cache.tokens_axis"),
                 y_title=t("kv_cache.bytes" if memory else "kv_cache.madds"),
-                width=420 if presenter else 330,
+                width=800 if presenter else 330,  # a slide: wide, as the room is low
                 height=340 if presenter else 280,
                 color_domain=["float32", "float16"] if memory else [with_, without],
                 colors=[charts.VALUE_COLOR, charts.ACCENT]

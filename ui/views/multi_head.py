@@ -106,7 +106,7 @@ PAGE_WIDTH = 1250  # px a chart may use: a 1920 px screen with the sidebar openâ
 PRESENTER_WIDTH = 1650  # â€¦and without it, on the projector
 WEIGHTS_SHARE = 0.6  # presenter: the heads' chart takes the chart column of ui.blocks.beside
 WEIGHTS_HEIGHT = 600  # presenter px for the heads' panels (the notes are beside them)
-SLIDE_FONT = 20  # presenter: cell numbers up to this many px (large cells, back of the hall)
+MERGE_HEIGHT = 530  # presenter px for step 3's strip (the formula above it)
 
 
 def head_panels(
@@ -147,7 +147,7 @@ def weights_chart(
     columns = panel_columns(len(panels))
     per_panel = (room - 20 * (columns - 1)) / columns - 70  # minus the gaps and each axis
     cell = charts.fit_cell(len(tokens), width=min(300, per_panel), lo=8)
-    font = SLIDE_FONT if presenter else 15
+    font = charts.SLIDE_FONT if presenter else 15
     spec = charts.heatmap(
         panels, tokens, tokens, columns=columns, cell=cell, name="weights", max_font=font
     )
@@ -171,7 +171,7 @@ def output_chart(
     width = (PRESENTER_WIDTH if presenter else PAGE_WIDTH) - 350  # minus labels and legends
     height = 330 * (1.35 if presenter else 1.0)
     cell = charts.fit_cell(3 * d_model, max(len(tokens), d_model), width, height, lo=4)
-    font = SLIDE_FONT if presenter else 15
+    font = charts.SLIDE_FONT if presenter else 15
     items = [
         ("concat", t("multi_head.concat"), concat, tokens, concat_cols),
         ("w_o", "W_O", w_o, concat_cols, dims),

@@ -5,14 +5,109 @@ from collections.abc import Sequence
 import numpy as np
 
 import core
+from core.projections import fuse_qkv, fused_project
 from ui import charts
 from ui import sentence as shared
+from ui.i18n import Translator
+from ui.safe import plain
 from ui.sentence import LESSON_SETTINGS, Sentence
 from ui.shell import PageContext
+from ui.views.notes import short_list
 
-STRIP_HEIGHT = 330  # presenter px for the X -> Q, K, V strip: text and notes sit below it
+STRIP_HEIGHT = 368  # presenter px for the X -> Q, K, V strip: text and notes sit below it
 FUSED_HEIGHT = 440  # presenter px for X, W_QKV and X · W_QKV (the metrics sit below)
 LESSON_HEIGHT = 560  # presenter px for the weights and output of step 4 (notes beside them)
+SLIDE_ASPECT = 0.8  # presenter: the strips' cells are this much as high as wide
+
+
+def strip_options(ctx: PageContext) -> dict:
+    """:func:`charts.matrix_strip` options for steps 1 and 3: new values only swap the data
+    (live colour domain). On a slide the cells carry one decimal (thirty-two columns of
+    two-decimal numbers at >= 18 px do not fit 1920 px) instead of colour legends, and are
+    lower than wide (the strip has the width; the text and notes below need the height)."""
+    slide = ctx.presenter
+    return {
+        "presenter": slide,
+        "live_domain": True,
+        "legends": not slide,
+        "digits": 1 + (not slide),
+        "aspect": SLIDE_ASPECT if slide else 1.0,
+    }
+
+
+def digits(ctx: PageContext) -> int:
+    """Decimals of the numbers quoted beside the strips: as many as its cells show."""
+    return strip_options(ctx)["digits"]
+
+
+def matrix_panels(
+    s: Sentence, tr: core.AttentionTrace, ws: Sequence[np.ndarray]
+) -> list[charts.Panel]:
+    """X, W_Q, W_K, W_V, Q, K, V as heatmap panels (step 1)."""
+    dims = charts.dim_labels(s.d_model)
+    q_cols, k_cols, v_cols = (
+        charts.dim_labels(d, p) for d, p in ((s.d_k, "q"), (s.d_k, "k"), (s.d_v, "v"))
+    )
+    w_q, w_k, w_v = ws
+    return [
+        ("X", tr.x, s.tokens, dims),
+        ("W_Q", w_q, dims, q_cols),
+        ("W_K", w_k, dims, k_cols),
+        ("W_V", w_v, dims, v_cols),
+        ("Q", tr.q, s.tokens, q_cols),
+        ("K", tr.k, s.tokens, k_cols),
+        ("V", tr.v, s.tokens, v_cols),
+    ]
+
+
+def matrix_notes(
+    ctx: PageContext, s: Sentence, tr: core.AttentionTrace, i: int, largest_diff: str
+) -> list[str]:
+    """Step 1's "what to notice": the shapes, token ``i``'s rows, the fused projection."""
+    t = ctx.t
+    fused = "qkv.notice_fused" if largest_diff != "0" else "qkv.notice_fused_exact"
+    return [
+        t("qkv.notice_shapes", n=len(s.tokens), d_model=s.d_model, d_k=s.d_k, d_v=s.d_v),
+        t("qkv.notice_rows", token=plain(s.tokens[i]), i=i, q=short_list(tr.q[i], digits(ctx))),
+        t(fused, diff=largest_diff),
+    ]
+
+
+def follow_panels(s: Sentence, tr: core.AttentionTrace, i: int) -> list[charts.Panel]:
+    """x_i and its three projections, one row each (step 2)."""
+    row, dims = [charts.unique_labels(s.tokens)[i]], charts.dim_labels(s.d_model)
+    return [
+        (f"x_{i}", tr.x[i : i + 1], row, dims),
+        (f"q_{i} = x_{i} · W_Q", tr.q[i : i + 1], row, charts.dim_labels(s.d_k, "q")),
+        (f"k_{i} = x_{i} · W_K", tr.k[i : i + 1], row, charts.dim_labels(s.d_k, "k")),
+        (f"v_{i} = x_{i} · W_V", tr.v[i : i + 1], row, charts.dim_labels(s.d_v, "v")),
+    ]
+
+
+def lesson_panels(
+    t: Translator, s: Sentence, tr: core.AttentionTrace
+) -> tuple[list[charts.Panel], dict[str, str]]:
+    """The attention weights and the output as heatmap panels, and their kinds (step 4)."""
+    weights = (t("qkv.weights"), tr.weights, s.tokens, s.tokens)
+    output = (t("qkv.output"), tr.output, s.tokens, charts.dim_labels(s.d_v, "v"))
+    return [weights, output], {weights[0]: "weights"}
+
+
+def fused_view(
+    s: Sentence, x: np.ndarray, ws: Sequence[np.ndarray]
+) -> tuple[list[charts.Panel], dict[str, np.ndarray]]:
+    """X, the fused W_QKV and X · W_QKV as heatmap panels, and the same arrays for the
+    export (step 3)."""
+    w_qkv = fuse_qkv(*ws)
+    qkv = side_by_side(*fused_project(x, w_qkv, s.d_k))
+    cols = fused_columns(s.d_k, s.d_v)
+    dims = charts.dim_labels(s.d_model)
+    panels = [
+        ("X", x, s.tokens, dims),
+        ("W_QKV", w_qkv, dims, cols),
+        ("X · W_QKV", qkv, s.tokens, cols),
+    ]
+    return panels, {"x": x, "w_qkv": w_qkv, "qkv": qkv}
 
 
 def strip_room(ctx: PageContext) -> charts.Room:

@@ -44,6 +44,7 @@ HIST_DK = Choice("hist_dk", "64", options_of(D_KS))
 BINS = 40  # per series: ~50 samples a bin on average at the default sample count
 RAW_COLOR, SCALED_COLOR = charts.QUERY_COLOR, charts.KEY_COLOR
 SHARE = 0.6  # presenter mode: the chart column's share of the width (ui.blocks.beside)
+SCORES_HEIGHT = 400  # presenter px for step 1's four heatmaps (the notes go below them)
 
 
 @dataclass(frozen=True)
@@ -151,19 +152,28 @@ def metrics(ctx: PageContext, items: list[tuple[str, str]]) -> None:
 
 
 def score_chart(
-    t: Translator, matrices: tuple[np.ndarray, ...], tokens: tuple[str, ...], d_k: int
+    t: Translator,
+    matrices: tuple[np.ndarray, ...],
+    tokens: tuple[str, ...],
+    d_k: int,
+    presenter: bool = False,
 ) -> dict:
-    """Raw and scaled scores (top, one shared diverging scale) above their softmax (bottom);
-    ``matrices`` = (raw, scaled, raw weights, scaled weights)."""
+    """Raw and scaled scores (top, one shared diverging scale) above their softmax (bottom;
+    on a projector :func:`charts.fit` puts the four panels in one row, numbers readable from
+    the back); ``matrices`` = (raw, scaled, raw weights, scaled weights)."""
     raw, scaled, raw_w, scaled_w = matrices
     scores = {t("scaling.panel_raw"): raw, t("scaling.panel_scaled", d_k=d_k): scaled}
     weights = {t("scaling.panel_raw_w"): raw_w, t("scaling.panel_scaled_w", d_k=d_k): scaled_w}
+    cell = charts.fit_cell(len(tokens), len(tokens), 420, 420)  # the heatmaps' own default
+    # the size of a signed score, as the live scores heatmap sizes its numbers, for all four
+    font = charts.cell_font(["−0.00"], cell, charts.SLIDE_FONT if presenter else 15)
+    common = {"columns": 2, "cell": cell, "max_font": font}
     return charts.concat(
         [
             charts.heatmap(
-                scores, tokens, tokens, "scores", columns=2, name="scores", live_domain=True
+                scores, tokens, tokens, "scores", name="scores", live_domain=True, **common
             ),
-            charts.heatmap(weights, tokens, tokens, "weights", columns=2, name="weights"),
+            charts.heatmap(weights, tokens, tokens, "weights", name="weights", **common),
         ],
         direction="vconcat",
         spacing=24,
@@ -365,7 +375,8 @@ def score_notices(
     short: bool = False,
 ) -> list[str]:
     """The score step's "what to notice", phrased for the numbers on screen (``short``, for
-    presenter mode: without the remark on the initialisation switch, folded there)."""
+    presenter mode: without the remark on the initialisation switch, folded there, nor the
+    one that no row is one-hot yet)."""
     std = {"d_k": d_k, "raw": charts.fmt(raw.score_std), "scaled": charts.fmt(scaled.score_std)}
     peak = {
         "raw": charts.fmt(raw.max_weight, 3),
@@ -384,11 +395,10 @@ def score_notices(
     n_raw = int((c.raw_weights.max(axis=-1) > PEAKED).sum())
     n_scaled = int((c.scaled_weights.max(axis=-1) > PEAKED).sum())
     rows = len(c.raw_weights)
-    items.append(
-        t("scaling.n_onehot", raw=n_raw, n=rows, scaled=n_scaled)
-        if n_raw or n_scaled
-        else t("scaling.n_onehot_none")
-    )
+    if n_raw or n_scaled:
+        items.append(t("scaling.n_onehot", raw=n_raw, n=rows, scaled=n_scaled))
+    elif not short:  # a slide names only what there is to see
+        items.append(t("scaling.n_onehot_none"))
     if short:
         return items
     var = charts.fmt(entry_variance(c.q))
@@ -449,16 +459,17 @@ def show_scores(ctx: PageContext, s: Sentence, unit: bool) -> None:
             (t("scaling.m_max_scaled"), charts.fmt(scaled.max_weight, 3)),
         ],
     )
-    f = Frame(None, None, *beside(ctx), split=ctx.presenter)
     matrices = (c.raw, c.scaled, c.raw_weights, c.scaled_weights)
-    with f.main:
-        shown = charts.show_cached(
-            ctx, score_chart, t, matrices, tuple(s.tokens), s.d_k, space=f.room(ctx, 560)
-        )
-    with f.notes:
+    space = charts.room(ctx, height=SCORES_HEIGHT)  # a slide: the four panels in one row
+    shown = charts.show_cached(
+        ctx, score_chart, t, matrices, tuple(s.tokens), s.d_k, ctx.presenter, space=space
+    )
+    f = Frame(None, None, *beside(ctx, 0.7), split=ctx.presenter)  # notes, export | note
+    with f.main if ctx.presenter else f.notes:
         notice(ctx, score_notices(t, s.d_k, c, unit, raw, scaled, ctx.presenter))
+    with f.notes:
         untrained(ctx)
-    with f.main:
+    with f.main, st.container(horizontal=ctx.presenter, vertical_alignment="center"):
         arrays = score_arrays(s, w_q, w_k, c)
         export_panel(
             ctx, "scaling_scores", shown, arrays=arrays, text=weights_text(t, c, s.tokens, s.d_k)

@@ -34,9 +34,9 @@ UPDATES = 30  # live redraws per run (and snapshots per run)
 FRAME_S = 0.08  # a live run takes at least UPDATES × FRAME_S seconds, so the class sees it
 PLAY_S = 0.6  # seconds per snapshot while playing
 WHY_D_KS = (256, 16)
-# presenter mode: px for the run chart, by task (and number of runs on a snapshot step);
-# the max task with its twin does not fit 1080 px at any readable size (~1160 px tall)
-SNAPSHOT_HEIGHTS = {("recall", 1): 520, ("recall", 2): 330, ("max", 1): 370, ("max", 2): 340}
+# presenter mode: px for the run chart, by task (and number of runs on a snapshot step; the
+# max task's two probes side by side are then too small for numbers)
+SNAPSHOT_HEIGHTS = {("recall", 1): 560, ("recall", 2): 380, ("max", 1): 410, ("max", 2): 322}
 FIRST_HEIGHTS = {"recall": 520, "max": 480}
 LETTERS = "ABCDEFGHIJKLMNOP"
 SCALED_COLOR, UNSCALED_COLOR = charts.KEY_COLOR, charts.QUERY_COLOR
@@ -214,6 +214,7 @@ def _probe_heatmap(
     rows = row_labels(t, h0)
     recall = h0.config.task == "recall"
     cell = (54 if presenter else 48) if recall else (34 if presenter else 30)
+    numbers = None if recall or len(runs) == 1 or not presenter else False  # see SNAPSHOT_HEIGHTS
     maps = []
     for k, (label, h, s) in enumerate(runs):
         one = charts.heatmap(
@@ -226,8 +227,10 @@ def _probe_heatmap(
             cell=cell,
             legend=k == len(runs) - 1,
             name=f"probe{k}",
+            annotate=numbers,
+            max_font=charts.SLIDE_FONT if presenter else 15,
         )
-        maps.append(charts.larger_numbers(one, cell) if presenter else one)
+        maps.append(one)
     if len(maps) == 1:
         return maps[0]
     shared = {"scale": {"color": "shared"}}
@@ -361,22 +364,33 @@ def play_step(h: History) -> None:
 
 def metrics(ctx: PageContext, runs: tuple[History, ...], index: int) -> None:
     """Loss, accuracy, weight on the right position, entropy and score spread at a snapshot,
-    one row per run (on a projector the second row leaves out the labels above it)."""
+    one row of metrics per run (on a projector two runs share one compact table)."""
     t = ctx.t
-    for k, h in enumerate(runs):
-        s = h.snapshots[min(index, len(h.snapshots) - 1)]
-        cols = st.columns(6)
-        cols[0].markdown(f"**{run_label(t, h.config)}**  \n{t('training.at_step', step=s.step)}")
-        items = (
+    snaps = [h.snapshots[min(index, len(h.snapshots) - 1)] for h in runs]
+    rows = [
+        (
             (t("training.m_loss"), f"{s.loss:.3f}"),
             (t("training.m_acc"), f"{s.accuracy:.0%}"),
             (t("training.m_focus"), f"{s.focus:.2f}"),
             (t("training.m_entropy"), f"{s.entropy:.2f}"),
             (t("training.m_std"), f"{s.score_std:.2f}"),
         )
-        shown = "collapsed" if ctx.presenter and k else "visible"
+        for s in snaps
+    ]
+    if ctx.presenter and len(runs) > 1:  # a slide: both runs in one compact table
+        head = [t("training.at_step", step=snaps[0].step), *(label for label, _ in rows[0])]
+        lines = [head, ["---"] * len(head)]
+        lines += [
+            [f"**{run_label(t, h.config)}**", *(v for _, v in r)]
+            for h, r in zip(runs, rows, strict=True)
+        ]
+        st.markdown("\n".join("| " + " | ".join(line) + " |" for line in lines))
+        return
+    for h, s, items in zip(runs, snaps, rows, strict=True):
+        cols = st.columns(6)
+        cols[0].markdown(f"**{run_label(t, h.config)}**  \n{t('training.at_step', step=s.step)}")
         for col, (label, value) in zip(cols[1:], items, strict=True):
-            col.metric(label, value, label_visibility=shown)
+            col.metric(label, value)
 
 
 def chart_room(ctx: PageContext, runs: tuple[History, ...], snapshot: bool) -> charts.Room:
