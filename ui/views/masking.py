@@ -308,7 +308,8 @@ def fill_chart(
     cell = max(26, charts.fit_cell(len(cols), len(cols), 440 if presenter else 420, hi=70))
     yours = t("masking.panel_yours", q=cols[row])
     every = t("masking.panel_blank", q=cols[row])
-    common = {"x_title": t("masking.keys"), "cell": cell}
+    font = charts.SLIDE_FONT if presenter else 15  # numbers as large as the cells allow
+    common = {"x_title": t("masking.keys"), "cell": cell, "max_font": font}
     y_title = t("masking.fill_axis")
     return charts.concat(
         [
@@ -406,7 +407,9 @@ def fill_arrays(view: MaskView, fv: FillView) -> dict[str, np.ndarray]:
 def fill_controls(ctx: PageContext, n: int) -> tuple[int, str, float]:
     """Query row, dtype and temperature for the fill comparison."""
     t = ctx.t
-    c1, c2, c3 = st.columns([3, 2, 3], vertical_alignment="bottom")
+    # The middle column holds all three number formats side by side (2/8 of the width cut
+    # "float64" and hid "float16" on a slide).
+    c1, c2, c3 = st.columns([3, 4, 3], vertical_alignment="bottom")
     with c1:
         row = index_slider(ctx, Int("row", min(2, n - 1), 0, n - 1), t("masking.row"))
     with c2:
