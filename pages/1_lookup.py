@@ -12,9 +12,9 @@ from core.lookup import (
     temperature_sweep,
 )
 from ui import charts
-from ui.blocks import beside, header, heading, link, notice
+from ui.blocks import beside, fragment, header, heading, link, notice
 from ui.exports import export_panel
-from ui.shell import shell
+from ui.shell import PageContext, shell
 from ui.steps import stepper
 from ui.views import lookup as views
 from ui.views.notes import untrained
@@ -24,88 +24,101 @@ t = ctx.t
 header(ctx)
 steps = stepper(ctx, [t(f"lookup.step_{s}_short") for s in ("table", "soft", "temperature")])
 
-ids, keys, values = capital_table()
-countries = views.names(t, ids, "country")
-capitals = views.names(t, ids, "capital")
 
-angle, length, log_t = views.controls(ctx, countries)
-temperature = views.temperature_of(log_t)
-query = polar_query(angle, length)
-scores = lookup_scores(query, keys)
-hard_index, hard_value = hard_lookup(query, keys, values)
-weights, blended = soft_lookup(query, keys, values, temperature)
-if not ctx.presenter:  # a slide shows the query in its cards, chart and notes
-    st.caption(
-        t("lookup.query_now", x=views.num(query[0]), y=views.num(query[1]), T=f"{temperature:.3g}")
-    )
-arrays = {"keys": keys, "values": values, "query": query, "scores": scores, "weights": weights}
+def content(ctx: PageContext) -> None:
+    """Everything below the step bar (one fragment: its controls rerun only it)."""
+    ids, keys, values = capital_table()
+    countries = views.names(t, ids, "country")
+    capitals = views.names(t, ids, "capital")
 
-with steps.section(0):
-    heading(ctx, t("lookup.step_table"))
-    st.markdown(t("lookup.table_text"))
-    st.markdown(
-        views.table_markdown(t, countries, capitals, keys, values, scores, weights, hard_index)
-    )
-    st.caption(t("lookup.table_caption"))
-
-with steps.section(1):
-    heading(ctx, t("lookup.step_soft"))
-    if not ctx.presenter:
-        st.markdown(t("lookup.soft_text"))
-    views.result_cards(t, countries, capitals, hard_value, hard_index, blended, weights)
-    answers = (weights, blended, hard_index)
-    left, right = beside(ctx)
-    with left:
-        chart = charts.show_cached(
-            ctx,
-            views.soft_chart,
-            t,
-            countries,
-            capitals,
-            keys,
-            values,
-            query,
-            *answers,
-            space=views.chart_room(ctx, 340),
+    angle, length, log_t = views.controls(ctx, countries)
+    temperature = views.temperature_of(log_t)
+    query = polar_query(angle, length)
+    scores = lookup_scores(query, keys)
+    hard_index, hard_value = hard_lookup(query, keys, values)
+    weights, blended = soft_lookup(query, keys, values, temperature)
+    if not ctx.presenter:  # a slide shows the query in its cards, chart and notes
+        st.caption(
+            t(
+                "lookup.query_now",
+                x=views.num(query[0]),
+                y=views.num(query[1]),
+                T=f"{temperature:.3g}",
+            )
         )
-    with right:
-        notes = views.soft_notices(t, capitals, weights, hard_index, blended, length, temperature)
-        notice(ctx, notes[:2] if ctx.presenter else notes)  # a slide: the two main points
+    arrays = {"keys": keys, "values": values, "query": query, "scores": scores, "weights": weights}
+
+    with steps.section(0):
+        heading(ctx, t("lookup.step_table"))
+        st.markdown(t("lookup.table_text"))
+        st.markdown(
+            views.table_markdown(t, countries, capitals, keys, values, scores, weights, hard_index)
+        )
+        st.caption(t("lookup.table_caption"))
+
+    with steps.section(1):
+        heading(ctx, t("lookup.step_soft"))
+        if not ctx.presenter:
+            st.markdown(t("lookup.soft_text"))
+        views.result_cards(t, countries, capitals, hard_value, hard_index, blended, weights)
+        answers = (weights, blended, hard_index)
+        left, right = beside(ctx)
+        with left:
+            chart = charts.show_cached(
+                ctx,
+                views.soft_chart,
+                t,
+                countries,
+                capitals,
+                keys,
+                values,
+                query,
+                *answers,
+                space=views.chart_room(ctx, 340),
+            )
+        with right:
+            notes = views.soft_notices(
+                t, capitals, weights, hard_index, blended, length, temperature
+            )
+            notice(ctx, notes[:2] if ctx.presenter else notes)  # a slide: the two main points
+            export_panel(
+                ctx,
+                "lookup",
+                chart,
+                lambda: views.table_frame(t, countries, capitals, keys, values, scores, weights),
+                {**arrays, "blended": blended, "hard_value": hard_value},
+                lambda: text_heatmap(weights[None, :], ["q"], countries),
+            )
+        untrained(ctx)
+
+    with steps.section(2):
+        heading(ctx, t("lookup.step_temperature"))
+        temps, sweep = temperature_sweep(query, keys)
+        st.markdown(t("lookup.sweep_text", m=len(ids), u=views.num(views.uniform(len(ids)), 3)))
+        left, right = beside(ctx)
+        with left:
+            chart = charts.show_cached(
+                ctx,
+                views.sweep_chart,
+                t,
+                countries,
+                temps,
+                sweep,
+                temperature,
+                space=views.chart_room(ctx, 440),
+            )
+        with right:
+            notice(ctx, views.sweep_notices(t, countries, temps, sweep, hard_index))
         export_panel(
             ctx,
-            "lookup",
+            "lookup_temperature",
             chart,
-            lambda: views.table_frame(t, countries, capitals, keys, values, scores, weights),
-            {**arrays, "blended": blended, "hard_value": hard_value},
-            lambda: text_heatmap(weights[None, :], ["q"], countries),
+            lambda: views.sweep_frame(countries, temps, sweep),
+            {**arrays, "temperatures": temps, "sweep_weights": sweep},
+            lambda: text_heatmap(*views.sweep_text_rows(temps, sweep), countries),
         )
-    untrained(ctx)
+        link(ctx, "softmax", t("lookup.softmax_link"))
+        link(ctx, "qkv", t("lookup.qkv_link"))
 
-with steps.section(2):
-    heading(ctx, t("lookup.step_temperature"))
-    temps, sweep = temperature_sweep(query, keys)
-    st.markdown(t("lookup.sweep_text", m=len(ids), u=views.num(views.uniform(len(ids)), 3)))
-    left, right = beside(ctx)
-    with left:
-        chart = charts.show_cached(
-            ctx,
-            views.sweep_chart,
-            t,
-            countries,
-            temps,
-            sweep,
-            temperature,
-            space=views.chart_room(ctx, 440),
-        )
-    with right:
-        notice(ctx, views.sweep_notices(t, countries, temps, sweep, hard_index))
-    export_panel(
-        ctx,
-        "lookup_temperature",
-        chart,
-        lambda: views.sweep_frame(countries, temps, sweep),
-        {**arrays, "temperatures": temps, "sweep_weights": sweep},
-        lambda: text_heatmap(*views.sweep_text_rows(temps, sweep), countries),
-    )
-    link(ctx, "softmax", t("lookup.softmax_link"))
-    link(ctx, "qkv", t("lookup.qkv_link"))
+
+fragment(ctx, content)

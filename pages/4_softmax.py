@@ -5,10 +5,10 @@ import streamlit as st
 import core
 from core.softmax import EXP_OVERFLOW, exp_terms, mask_last, scale_sweep
 from ui import charts
-from ui.blocks import beside, folded, header, heading, link, notice
+from ui.blocks import beside, folded, fragment, header, heading, link, notice
 from ui.exports import export_panel
 from ui.params import Int, select, slider
-from ui.shell import shell
+from ui.shell import PageContext, shell
 from ui.steps import stepper
 from ui.views import softmax as views
 from ui.views.notes import untrained
@@ -28,133 +28,139 @@ steps = stepper(
     ],
 )
 
-logits_a, logits_b, temp = views.controls(ctx)
-probs_a = core.softmax(logits_a, temperature=temp)
-probs_b = core.softmax(logits_b, temperature=temp)
 
-with steps.section(0):
-    heading(ctx, t("softmax.step_bars"))
-    if not ctx.presenter:
-        st.markdown(t("softmax.bars_text"))
-    st.latex(r"p_i = \frac{e^{x_i/T}}{\sum_j e^{x_j/T}}")
-    sums = {"A": views.total(probs_a), "B": views.total(probs_b)}
-    examples = (("A", logits_a, probs_a), ("B", logits_b, probs_b))
-    room = views.chart_room(ctx, 380, share=1.0)
-    chart = charts.show_cached(ctx, views.bars_chart, t, examples, sums, space=room)
-    if not ctx.presenter:  # the bars carry the same numbers
-        st.markdown(
-            t(
-                "softmax.probs_line",
-                T=f"{temp:.2f}",
-                a=views.vector(probs_a),
-                b=views.vector(probs_b),
+def content(ctx: PageContext) -> None:
+    """Everything below the step bar (one fragment: its controls rerun only it)."""
+    logits_a, logits_b, temp = views.controls(ctx)
+    probs_a = core.softmax(logits_a, temperature=temp)
+    probs_b = core.softmax(logits_b, temperature=temp)
+
+    with steps.section(0):
+        heading(ctx, t("softmax.step_bars"))
+        if not ctx.presenter:
+            st.markdown(t("softmax.bars_text"))
+        st.latex(r"p_i = \frac{e^{x_i/T}}{\sum_j e^{x_j/T}}")
+        sums = {"A": views.total(probs_a), "B": views.total(probs_b)}
+        examples = (("A", logits_a, probs_a), ("B", logits_b, probs_b))
+        room = views.chart_room(ctx, 380, share=1.0)
+        chart = charts.show_cached(ctx, views.bars_chart, t, examples, sums, space=room)
+        if not ctx.presenter:  # the bars carry the same numbers
+            st.markdown(
+                t(
+                    "softmax.probs_line",
+                    T=f"{temp:.2f}",
+                    a=views.vector(probs_a),
+                    b=views.vector(probs_b),
+                )
             )
-        )
-    notice(ctx, views.bars_notices(t, sums, temp, probs_a, core.softmax(logits_a)))
-    folded(ctx, t("softmax.lesson_fold"), "lesson", lambda: views.lesson_box(t))
-    arrays = {"logits_a": logits_a, "probs_a": probs_a, "logits_b": logits_b, "probs_b": probs_b}
-    export_panel(ctx, "softmax_bars", chart, arrays=arrays)
+        notice(ctx, views.bars_notices(t, sums, temp, probs_a, core.softmax(logits_a)))
+        folded(ctx, t("softmax.lesson_fold"), "lesson", lambda: views.lesson_box(t))
+        arrays = {
+            "logits_a": logits_a,
+            "probs_a": probs_a,
+            "logits_b": logits_b,
+            "probs_b": probs_b,
+        }
+        export_panel(ctx, "softmax_bars", chart, arrays=arrays)
 
-with steps.section(1):
-    heading(ctx, t("softmax.step_matrix"))
-    st.markdown(t("softmax.matrix_text"))
-    tokens, mats = views.lesson_trace(temp)
-    panels = {
-        t("softmax.panel_t1"): mats["weights_t1"],
-        t("softmax.panel_t", T=f"{temp:.2f}"): mats["weights_t"],
-    }
-    left, right = beside(ctx)
-    with left:
-        chart = charts.show_cached(
-            ctx,
-            views.matrix_chart,
-            panels,
-            tokens,
-            t("softmax.keys"),
-            t("softmax.queries"),
-            ctx.presenter,
-            space=views.chart_room(ctx, 560),
-        )
-    with right:
-        notice(ctx, views.matrix_notices(t, mats, temp))
-        untrained(ctx)
-        export_panel(
-            ctx,
-            "softmax_matrix",
-            chart,
-            arrays=mats,
-            text=lambda: core.text_heatmap(mats["weights_t"], tokens),
-        )
+    with steps.section(1):
+        heading(ctx, t("softmax.step_matrix"))
+        st.markdown(t("softmax.matrix_text"))
+        tokens, mats = views.lesson_trace(temp)
+        panels = {
+            t("softmax.panel_t1"): mats["weights_t1"],
+            t("softmax.panel_t", T=f"{temp:.2f}"): mats["weights_t"],
+        }
+        left, right = beside(ctx)
+        with left:
+            chart = charts.show_cached(
+                ctx,
+                views.matrix_chart,
+                panels,
+                tokens,
+                t("softmax.keys"),
+                t("softmax.queries"),
+                ctx.presenter,
+                space=views.chart_room(ctx, 560),
+            )
+        with right:
+            notice(ctx, views.matrix_notices(t, mats, temp))
+            untrained(ctx)
+            export_panel(
+                ctx,
+                "softmax_matrix",
+                chart,
+                arrays=mats,
+                text=lambda: core.text_heatmap(mats["weights_t"], tokens),
+            )
+
+    def stable_step(ctx: PageContext) -> None:
+        """Step 3 (a fragment inside the content: its slider reruns only this step)."""
+        heading(ctx, t("softmax.step_stable"))
+        if ctx.presenter:
+            st.markdown(t("softmax.stable_short", limit=f"{EXP_OVERFLOW:.2f}"))
+        else:
+            st.markdown(t("softmax.stable_text"))
+        scale = slider(ctx, SCALE, t("softmax.scale"))
+        naive_p, stable_p = (rows[0] for rows in scale_sweep(logits_a, [scale]))
+
+        def table() -> None:
+            naive_e, stable_e = (exp_terms(logits_a, scale, stable=s) for s in (False, True))
+            st.markdown(views.stability_table(t, naive_e, stable_e, naive_p, stable_p))
+
+        folded(ctx, t("softmax.table_fold"), "stability_table", table)
+        sweep = views.stability_sweep(tuple(logits_a))
+        naive, stable = sweep["naive"], sweep["stable"]
+        limit = t("softmax.limit", v=f"{EXP_OVERFLOW:.2f}")
+        left, right = beside(ctx)
+        with left:
+            chart = charts.show_cached(
+                ctx,
+                views.exponent_chart,
+                t,
+                naive,
+                stable,
+                scale,
+                EXP_OVERFLOW,
+                limit,
+                ctx.presenter,
+                space=views.chart_room(ctx, 420),
+            )
+        with right:
+            notice(ctx, views.stability_notices(t, sweep["first_bad"], stable_p))
+            export_panel(
+                ctx,
+                "softmax_stability",
+                chart,
+                lambda: views.exponent_frame(t, views.SWEEP_SCALES, naive, stable),
+                {"logits": logits_a, "scale": scale, "naive_p": naive_p, "stable_p": stable_p},
+            )
+
+    def mask_step(ctx: PageContext) -> None:
+        """Step 4 (a fragment inside the content: its choice reruns only this step)."""
+        heading(ctx, t("softmax.step_mask"))
+        st.markdown(t("softmax.mask_text"))
+        count = int(select(ctx, views.mask_choice(len(logits_b)), t("softmax.masked_count")))
+        masked = mask_last(logits_b, count)
+        after = core.softmax(masked, temperature=temp)
+        left, right = beside(ctx)
+        with left:
+            room = views.chart_room(ctx, 440)
+            chart = charts.show_cached(
+                ctx, views.mask_chart, t, masked, probs_b, after, ctx.presenter, space=room
+            )
+        with right:
+            notice(ctx, views.mask_notices(t, masked, after))
+            arrays = {"masked_logits": masked, "probs_before": probs_b, "probs_after": after}
+            export_panel(ctx, "softmax_mask", chart, arrays=arrays)
+            link(ctx, "masking", t("softmax.masking_link"))
+            link(ctx, "weighted_sum", t("softmax.weighted_sum_link"))
+            link(ctx, "lookup", t("softmax.lookup_link"))
+
+    with steps.section(2):
+        fragment(ctx, stable_step)
+    with steps.section(3):
+        fragment(ctx, mask_step)
 
 
-@st.fragment
-def stable_step() -> None:
-    """Step 3; its slider reruns only this step (a fragment)."""
-    heading(ctx, t("softmax.step_stable"))
-    if ctx.presenter:
-        st.markdown(t("softmax.stable_short", limit=f"{EXP_OVERFLOW:.2f}"))
-    else:
-        st.markdown(t("softmax.stable_text"))
-    scale = slider(ctx, SCALE, t("softmax.scale"))
-    naive_p, stable_p = (rows[0] for rows in scale_sweep(logits_a, [scale]))
-
-    def table() -> None:
-        naive_e, stable_e = (exp_terms(logits_a, scale, stable=s) for s in (False, True))
-        st.markdown(views.stability_table(t, naive_e, stable_e, naive_p, stable_p))
-
-    folded(ctx, t("softmax.table_fold"), "stability_table", table)
-    sweep = views.stability_sweep(tuple(logits_a))
-    naive, stable = sweep["naive"], sweep["stable"]
-    limit = t("softmax.limit", v=f"{EXP_OVERFLOW:.2f}")
-    left, right = beside(ctx)
-    with left:
-        chart = charts.show_cached(
-            ctx,
-            views.exponent_chart,
-            t,
-            naive,
-            stable,
-            scale,
-            EXP_OVERFLOW,
-            limit,
-            ctx.presenter,
-            space=views.chart_room(ctx, 420),
-        )
-    with right:
-        notice(ctx, views.stability_notices(t, sweep["first_bad"], stable_p))
-        export_panel(
-            ctx,
-            "softmax_stability",
-            chart,
-            lambda: views.exponent_frame(t, views.SWEEP_SCALES, naive, stable),
-            {"logits": logits_a, "scale": scale, "naive_p": naive_p, "stable_p": stable_p},
-        )
-
-
-@st.fragment
-def mask_step() -> None:
-    """Step 4; its choice reruns only this step (a fragment)."""
-    heading(ctx, t("softmax.step_mask"))
-    st.markdown(t("softmax.mask_text"))
-    count = int(select(ctx, views.mask_choice(len(logits_b)), t("softmax.masked_count")))
-    masked = mask_last(logits_b, count)
-    after = core.softmax(masked, temperature=temp)
-    left, right = beside(ctx)
-    with left:
-        room = views.chart_room(ctx, 440)
-        chart = charts.show_cached(
-            ctx, views.mask_chart, t, masked, probs_b, after, ctx.presenter, space=room
-        )
-    with right:
-        notice(ctx, views.mask_notices(t, masked, after))
-        arrays = {"masked_logits": masked, "probs_before": probs_b, "probs_after": after}
-        export_panel(ctx, "softmax_mask", chart, arrays=arrays)
-        link(ctx, "masking", t("softmax.masking_link"))
-        link(ctx, "weighted_sum", t("softmax.weighted_sum_link"))
-        link(ctx, "lookup", t("softmax.lookup_link"))
-
-
-with steps.section(2):
-    stable_step()
-with steps.section(3):
-    mask_step()
+fragment(ctx, content)

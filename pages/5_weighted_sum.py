@@ -5,11 +5,11 @@ import streamlit as st
 import core
 from core.attention import mix_row, top_terms
 from ui import charts
-from ui.blocks import folded, header, notice
+from ui.blocks import folded, fragment, header, notice
 from ui.exports import export_panel
 from ui.safe import plain
 from ui.sentence import sentence_controls, settings_box, token_picker
-from ui.shell import shell
+from ui.shell import PageContext, shell
 from ui.steps import stepper
 from ui.views import weighted_sum as view
 from ui.views.notes import short_list, untrained
@@ -17,12 +17,6 @@ from ui.views.notes import short_list, untrained
 ctx = shell("weighted_sum")
 t = ctx.t
 header(ctx)
-with settings_box(ctx, t("weighted_sum.settings")):
-    s = sentence_controls(ctx)
-tr = core.self_attention_trace(s.x, *s.projections())
-labels = charts.unique_labels(s.tokens)
-v_cols = charts.dim_labels(s.d_v, "v")
-n = len(s.tokens)
 titles = [
     t("weighted_sum.row_title"),
     t("weighted_sum.scale_title"),
@@ -30,120 +24,134 @@ titles = [
     t("weighted_sum.matrix_title"),
 ]
 steps = stepper(ctx, titles)
-live = {"presenter": ctx.presenter, "live_domain": True}  # new values: data swapped, no redraw
-room = view.chart_room(ctx, 540)  # presenter mode: beside the step's notes
-i = token_picker(ctx, s.tokens, t("weighted_sum.token"))
-mix = mix_row(tr.weights[i], tr.v)
-token = plain(s.tokens[i])
-top = int(top_terms(mix.weights, 1)[0])
-notes = [
-    t(
-        "weighted_sum.notice_top",
-        token=token,
-        top=plain(s.tokens[top]),
-        w=f"{mix.weights[top]:.3f}",
-    ),
-    t("weighted_sum.notice_average", total=f"{mix.weight_total:.3f}"),
-    t("weighted_sum.notice_width", d_v=s.d_v, n=n),
-]
 
-with steps.section(0):
-    view.heading(ctx, titles[0])
-    st.markdown(t("weighted_sum.row_text", token=token, i=i, n=n))
-    title = t("weighted_sum.row_chart", token=labels[i])
-    left, right = view.beside(ctx)
-    with left:
-        shown = charts.show_cached(
-            ctx, view.weight_bars, mix.weights, labels, title, ctx.presenter, space=room
-        )
-    right.caption(t("weighted_sum.row_caption", total=f"{mix.weight_total:.3f}"))
-    with right:
-        view.step_notice(ctx, notes, 0)
-    export_panel(ctx, "weighted_sum_row", shown, arrays={"weights_row": mix.weights})
 
-with steps.section(1):
-    view.heading(ctx, titles[1])
-    st.markdown(t("weighted_sum.scale_text", i=i))
-    alpha = f"α_{i}"
-    panels = [
-        ("V", tr.v, s.tokens, v_cols),
-        (alpha, view.column(mix.weights), s.tokens, [alpha]),
-        (t("weighted_sum.contributions"), mix.contributions, s.tokens, v_cols),
-        (t("weighted_sum.running"), mix.running, s.tokens, v_cols),
+def content(ctx: PageContext) -> None:
+    """Everything below the step bar (one fragment: its controls rerun only it)."""
+    with settings_box(ctx, t("weighted_sum.settings")):
+        s = sentence_controls(ctx)
+    tr = core.self_attention_trace(s.x, *s.projections())
+    labels = charts.unique_labels(s.tokens)
+    v_cols = charts.dim_labels(s.d_v, "v")
+    n = len(s.tokens)
+    live = {"presenter": ctx.presenter, "live_domain": True}  # new values: data swapped, no redraw
+    room = view.chart_room(ctx, 540)  # presenter mode: beside the step's notes
+    i = token_picker(ctx, s.tokens, t("weighted_sum.token"))
+    mix = mix_row(tr.weights[i], tr.v)
+    token = plain(s.tokens[i])
+    top = int(top_terms(mix.weights, 1)[0])
+    notes = [
+        t(
+            "weighted_sum.notice_top",
+            token=token,
+            top=plain(s.tokens[top]),
+            w=f"{mix.weights[top]:.3f}",
+        ),
+        t("weighted_sum.notice_average", total=f"{mix.weight_total:.3f}"),
+        t("weighted_sum.notice_width", d_v=s.d_v, n=n),
     ]
-    framed, kinds = {panels[3][0]: n - 1}, {alpha: "weights"}
-    left, right = view.beside(ctx)
-    with left:
-        shown = charts.show_cached(
-            ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, space=room, **live
-        )
-    right.caption(t("weighted_sum.scale_caption", i=i, last=plain(s.tokens[-1])))
-    arrays = {"v": tr.v, "weights_row": mix.weights, "contributions": mix.contributions}
-    arrays["running"] = mix.running
-    export_panel(ctx, "weighted_sum_scaled", shown, arrays=arrays)
 
-with steps.section(2):
-    view.heading(ctx, titles[2])
-    st.markdown(t("weighted_sum.sum_text", token=token, i=i))
-    title = t("weighted_sum.sum_chart", i=i, token=labels[i])
-    left, right = view.beside(ctx)
-    with left:
-        shown = charts.show_cached(
-            ctx, view.stacked, mix.contributions, mix.output, labels, f"o_{i}", title,
-            ctx.presenter, space=room,
-        )  # fmt: skip
-    with right:
-        st.caption(t("weighted_sum.sum_caption", i=i))
-        folded(
+    with steps.section(0):
+        view.heading(ctx, titles[0])
+        st.markdown(t("weighted_sum.row_text", token=token, i=i, n=n))
+        title = t("weighted_sum.row_chart", token=labels[i])
+        left, right = view.beside(ctx)
+        with left:
+            shown = charts.show_cached(
+                ctx, view.weight_bars, mix.weights, labels, title, ctx.presenter, space=room
+            )
+        right.caption(t("weighted_sum.row_caption", total=f"{mix.weight_total:.3f}"))
+        with right:
+            view.step_notice(ctx, notes, 0)
+        export_panel(ctx, "weighted_sum_row", shown, arrays={"weights_row": mix.weights})
+
+    with steps.section(1):
+        view.heading(ctx, titles[1])
+        st.markdown(t("weighted_sum.scale_text", i=i))
+        alpha = f"α_{i}"
+        panels = [
+            ("V", tr.v, s.tokens, v_cols),
+            (alpha, view.column(mix.weights), s.tokens, [alpha]),
+            (t("weighted_sum.contributions"), mix.contributions, s.tokens, v_cols),
+            (t("weighted_sum.running"), mix.running, s.tokens, v_cols),
+        ]
+        framed, kinds = {panels[3][0]: n - 1}, {alpha: "weights"}
+        left, right = view.beside(ctx)
+        with left:
+            shown = charts.show_cached(
+                ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, space=room, **live
+            )
+        right.caption(t("weighted_sum.scale_caption", i=i, last=plain(s.tokens[-1])))
+        arrays = {"v": tr.v, "weights_row": mix.weights, "contributions": mix.contributions}
+        arrays["running"] = mix.running
+        export_panel(ctx, "weighted_sum_scaled", shown, arrays=arrays)
+
+    with steps.section(2):
+        view.heading(ctx, titles[2])
+        st.markdown(t("weighted_sum.sum_text", token=token, i=i))
+        title = t("weighted_sum.sum_chart", i=i, token=labels[i])
+        left, right = view.beside(ctx)
+        with left:
+            shown = charts.show_cached(
+                ctx, view.stacked, mix.contributions, mix.output, labels, f"o_{i}", title,
+                ctx.presenter, space=room,
+            )  # fmt: skip
+        with right:
+            st.caption(t("weighted_sum.sum_caption", i=i))
+            folded(
+                ctx,
+                t("weighted_sum.sum_terms"),
+                "sum_terms",
+                lambda: st.latex(view.sum_tex(i, mix, tr.v)),
+            )
+            rest = view.rest_of_sum(mix, tr.v)
+            if rest is not None:
+                st.caption(t("weighted_sum.rest_caption", count=rest[0], weight=f"{rest[1]:.3f}"))
+            view.step_notice(ctx, notes, 1)
+        export_panel(
             ctx,
-            t("weighted_sum.sum_terms"),
-            "sum_terms",
-            lambda: st.latex(view.sum_tex(i, mix, tr.v)),
+            "weighted_sum_stack",
+            shown,
+            arrays={"contributions": mix.contributions, "output_row": mix.output},
         )
-        rest = view.rest_of_sum(mix, tr.v)
-        if rest is not None:
-            st.caption(t("weighted_sum.rest_caption", count=rest[0], weight=f"{rest[1]:.3f}"))
-        view.step_notice(ctx, notes, 1)
-    export_panel(
-        ctx,
-        "weighted_sum_stack",
-        shown,
-        arrays={"contributions": mix.contributions, "output_row": mix.output},
-    )
 
-with steps.section(3):
-    view.heading(ctx, titles[3])
-    st.markdown(t("weighted_sum.matrix_text", n=n, d_v=s.d_v))
-    left, right = view.beside(ctx)
-    right.latex(
-        r"\underbrace{O}_{n\times d_v} = \underbrace{A}_{n\times n}\,\underbrace{V}_{n\times d_v}"
-    )
-    weights_title = t("weighted_sum.weights")
-    output_title = t("weighted_sum.output")
-    panels = [
-        (weights_title, tr.weights, s.tokens, s.tokens),
-        ("V", tr.v, s.tokens, v_cols),
-        (output_title, tr.output, s.tokens, v_cols),
-    ]
-    framed, kinds = {weights_title: i, output_title: i}, {weights_title: "weights"}
-    with left:
-        shown = charts.show_cached(
-            ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, space=room, **live
+    with steps.section(3):
+        view.heading(ctx, titles[3])
+        st.markdown(t("weighted_sum.matrix_text", n=n, d_v=s.d_v))
+        left, right = view.beside(ctx)
+        right.latex(
+            r"\underbrace{O}_{n\times d_v} = "
+            r"\underbrace{A}_{n\times n}\,\underbrace{V}_{n\times d_v}"
         )
-    right.markdown(t("weighted_sum.output_row", token=token, i=i, row=short_list(tr.output[i])))
-    with right:
-        view.step_notice(ctx, notes, 2)
-        if ctx.presenter:  # beside the chart: below it the step would not fit one screen
-            view.next_links(ctx)
-    export_panel(
-        ctx,
-        "weighted_sum_matrix",
-        shown,
-        arrays={"weights": tr.weights, "v": tr.v, "output": tr.output},
-        text=lambda: core.text_heatmap(tr.weights, labels),
-    )
+        weights_title = t("weighted_sum.weights")
+        output_title = t("weighted_sum.output")
+        panels = [
+            (weights_title, tr.weights, s.tokens, s.tokens),
+            ("V", tr.v, s.tokens, v_cols),
+            (output_title, tr.output, s.tokens, v_cols),
+        ]
+        framed, kinds = {weights_title: i, output_title: i}, {weights_title: "weights"}
+        with left:
+            shown = charts.show_cached(
+                ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, space=room, **live
+            )
+        right.markdown(t("weighted_sum.output_row", token=token, i=i, row=short_list(tr.output[i])))
+        with right:
+            view.step_notice(ctx, notes, 2)
+            if ctx.presenter:  # beside the chart: below it the step would not fit one screen
+                view.next_links(ctx)
+        export_panel(
+            ctx,
+            "weighted_sum_matrix",
+            shown,
+            arrays={"weights": tr.weights, "v": tr.v, "output": tr.output},
+            text=lambda: core.text_heatmap(tr.weights, labels),
+        )
 
-if not ctx.presenter:  # presenter mode shows them beside each step's chart
-    notice(ctx, notes)
-    untrained(ctx)
-    view.next_links(ctx)
+    if not ctx.presenter:  # presenter mode shows them beside each step's chart
+        notice(ctx, notes)
+        untrained(ctx)
+        view.next_links(ctx)
+
+
+fragment(ctx, content)

@@ -1,7 +1,8 @@
 """Small repeated page elements: the page header, the "what to notice" box, links to other
-pages, the two-column step layout and folded secondary material."""
+pages, the two-column step layout, folded secondary material and fragments."""
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -69,3 +70,20 @@ def folded(
     if box.open:
         with box:
             draw()
+
+
+def fragment(ctx: PageContext, draw: Callable[[PageContext], None]) -> None:
+    """Run ``draw(ctx)`` as a fragment: a control inside it reruns only ``draw``.
+
+    A page runs its whole content (everything below the step bar) this way, so a slider
+    never reruns the shell, the header and the step bar; a step with a control of its own
+    can be one more fragment inside it. ``draw`` gets its own slot for warnings at its top
+    (``ctx.notices``): a fragment rerun may not write into the shell's, so a bad value typed
+    into a box inside still shows its warning, once, above the content.
+    """
+    _fragment(ctx, draw)
+
+
+@st.fragment
+def _fragment(ctx: PageContext, draw: Callable[[PageContext], None]) -> None:
+    draw(replace(ctx, notices=st.container()))

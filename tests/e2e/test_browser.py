@@ -79,6 +79,29 @@ def test_a_lesson_example_button_writes_the_url(server, open_app) -> None:
     assert "d_k=" not in href(page), "defaults are dropped from the URL"
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_bad_text_typed_into_a_page_warns_once(server, open_app, lang) -> None:
+    """A page's content reruns alone (a fragment): bad logits typed into its box still get
+    their translated warning, one however often it reruns, gone after good input."""
+    t = Translator(lang)
+    page = open_app(server, f"/softmax?lang={lang}")
+    box = page.locator(f'input[aria-label="{t("softmax.logits_a")}"]')
+    warnings = page.locator('[data-testid="stAlertContentWarning"]')
+    fallback = t("softmax.fallback", default="2.0, 1.0, 0.1").split("2.0")[0].strip()
+    for bad in ("abc", "nan", "1,,2"):
+        box.fill(bad)
+        box.press("Enter")
+        wait_idle(page)
+        assert warnings.count() == 1, bad
+        assert fallback in warnings.first.inner_text()
+        no_error_on_screen(page)
+    box.fill("3, 1")
+    box.press("Enter")
+    wait_for_url(page, "logits_a=3")
+    wait_idle(page)
+    assert warnings.count() == 0
+
+
 def test_language_switch_in_the_sidebar(server, open_app) -> None:
     page = open_app(server, "/?lang=en")
     assert page.locator("h1").first.inner_text().strip() == "Attention Lab"
