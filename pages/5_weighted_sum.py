@@ -35,6 +35,9 @@ def content(ctx: PageContext) -> None:
     v_cols = charts.dim_labels(s.d_v, "v")
     n = len(s.tokens)
     live = {"presenter": ctx.presenter, "live_domain": True}  # new values: data swapped, no redraw
+    # On a slide the strips print their numbers in cells large enough for 18 px type, and a
+    # colour legend would only repeat them.
+    strip = {**live, "largest": view.SLIDE_CELL, "legends": False} if ctx.presenter else live
     room = view.chart_room(ctx, 540)  # presenter mode: beside the step's notes
     i = token_picker(ctx, s.tokens, t("weighted_sum.token"))
     mix = mix_row(tr.weights[i], tr.v)
@@ -76,12 +79,11 @@ def content(ctx: PageContext) -> None:
             (t("weighted_sum.running"), mix.running, s.tokens, v_cols),
         ]
         framed, kinds = {panels[3][0]: n - 1}, {alpha: "weights"}
-        left, right = view.beside(ctx)
-        with left:
-            shown = charts.show_cached(
-                ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, space=room, **live
-            )
-        right.caption(t("weighted_sum.scale_caption", i=i, last=plain(s.tokens[-1])))
+        wide = charts.room(ctx, height=540)  # the whole width: its one note goes below
+        shown = charts.show_cached(
+            ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, space=wide, **strip
+        )
+        st.caption(t("weighted_sum.scale_caption", i=i, last=plain(s.tokens[-1])))
         arrays = {"v": tr.v, "weights_row": mix.weights, "contributions": mix.contributions}
         arrays["running"] = mix.running
         export_panel(ctx, "weighted_sum_scaled", shown, arrays=arrays)
@@ -133,7 +135,7 @@ def content(ctx: PageContext) -> None:
         framed, kinds = {weights_title: i, output_title: i}, {weights_title: "weights"}
         with left:
             shown = charts.show_cached(
-                ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, space=room, **live
+                ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, space=room, **strip
             )
         right.markdown(t("weighted_sum.output_row", token=token, i=i, row=short_list(tr.output[i])))
         with right:

@@ -376,16 +376,6 @@ def concat(
     return {**spec, "datasets": datasets} if datasets else spec
 
 
-def larger_numbers(spec: dict, cell: float) -> dict:
-    """A weights heatmap (:func:`heatmap`, one panel or faceted) with its cell numbers a size
-    larger, for the projector: 0.42 × the ``cell`` size (weights have no minus sign, so
-    "0.75" still fits its cell)."""
-    for layer in (spec.get("spec") or spec)["layer"]:
-        if layer["mark"]["type"] == "text":
-            layer["mark"]["fontSize"] = round(cell * 0.42)
-    return spec
-
-
 def matrix_strip(
     items: Sequence[Panel],
     *,
@@ -396,6 +386,7 @@ def matrix_strip(
     digits: int = 2,
     legends: bool = True,
     aspect: float = 1.0,
+    largest: int | None = None,
 ) -> dict:
     """Matrices of different shapes side by side (X, W_Q, Q, …), each titled with its shape
     and on its own colour scale (``live_domain``: see :func:`heatmap`).
@@ -406,12 +397,13 @@ def matrix_strip(
     a matrix whose cells print their numbers gets no colour legend (it repeats them; on a
     slide the room goes to the cells).
     Cells shrink (not below 10 px) so the strip fits a 1920 px screen with the sidebar open
-    (without it in presenter mode), and grow up to 26 px (34 px on a projector, numbers up
-    to :data:`SLIDE_FONT`).
+    (without it in presenter mode), and grow up to ``largest`` px (default 26, or 34 on a
+    projector, numbers up to :data:`SLIDE_FONT`).
     """
     kinds, frames = kinds or {}, frames or {}
     # px for the strip, largest cell, and the axis labels, legend and gap of one panel
     width, top, overhead = (1650, 34, 100) if presenter else (1350, 26, 80)
+    top = largest or top
     columns, rows = sum(len(c) for *_, c in items), max(len(r) for _, _, r, _ in items)
     # At least 10 px: a wide strip then wraps into rows (see fit) instead of shrinking its
     # cells to hairlines (d_model = 64: 3 px cells, rows too thin to tell apart).

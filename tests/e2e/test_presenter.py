@@ -27,7 +27,14 @@ LAYOUT = """() => {
   const charts = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
     .filter((e) => e.offsetParent !== null)
     .map((e) => { const r = e.getBoundingClientRect();
-                  return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; });
+                  const svg = e.querySelector('svg.marks');  // text px through its scale
+                  const k = svg && svg.getBoundingClientRect().width
+                    / parseFloat(svg.getAttribute('width'));
+                  const px = svg ? [...svg.querySelectorAll('text')]
+                    .filter((t) => t.textContent.trim())
+                    .map((t) => parseFloat(t.getAttribute('font-size')) * k) : [];
+                  return {top: r.top, bottom: r.bottom, left: r.left, right: r.right,
+                          text: px.length ? Math.min(...px) : null}; });
   return {scrollWidth: main.scrollWidth, clientWidth: main.clientWidth,
           scrollHeight: main.scrollHeight, clientHeight: main.clientHeight,
           width: window.innerWidth, height: window.innerHeight, charts};
@@ -129,6 +136,8 @@ def test_every_presenter_step_fits_one_screen(server, open_app, info, lang) -> N
                 problems.append(
                     f"step {step}: a chart ends at ({c['right']:.0f}, {c['bottom']:.0f})"
                 )
+            if c["text"] is not None and c["text"] < 18 - PX:  # read from the back of the hall
+                problems.append(f"step {step}: chart text of {c['text']:.1f} px")
         if sideways := _sideways(box):
             problems.append(f"step {step}: {sideways}")
     assert not problems, f"{info.id} ({lang}) in {box['width']}x{box['height']}: {problems}"

@@ -228,7 +228,7 @@ def head_chart(
 ) -> dict:
     """The selected head's causal weights (numbers in the cells, the query row outlined)
     next to the query's row in every layer (mean over the heads). On a projector the cell
-    numbers are a size larger (weights have no minus sign, so they still fit their cells)."""
+    numbers are as large as the cells allow."""
     n, n_layers = len(labels), overview.shape[0]
     cell = charts.fit_cell(n, n, 440, 440, lo=5, hi=44)
     rest = charts.PAGE_WIDTH - n * cell - 2 * 70 - 70 - 40  # axes, legend, gap
@@ -244,9 +244,8 @@ def head_chart(
         cell=cell,
         frame=query,
         legend=False,
+        max_font=charts.SLIDE_FONT if presenter else 15,
     )
-    if presenter:
-        charts.larger_numbers(head, cell)
     overview_title = [  # two lines: one would be wider than the panel
         t("decoder.overview", q=names[query]),
         charts.shape_title(t("decoder.overview_mean", heads=heads), overview.shape),
@@ -339,7 +338,8 @@ def why_chart(t: Translator, w: Why, rows: list[str], presenter: bool) -> dict:
     numbers on a projector)."""
     n = len(w.labels_a)
     cell = charts.fit_cell(n, 2, 620, hi=48)
-    common = {"cell": cell, "x_title": t("decoder.keys")}
+    font = charts.SLIDE_FONT if presenter else 15  # numbers as large as the cells allow
+    common = {"cell": cell, "x_title": t("decoder.keys"), "max_font": font}
     parts = [
         charts.heatmap(
             {t("decoder.sentence_a"): w.rows_a},
@@ -357,9 +357,7 @@ def why_chart(t: Translator, w: Why, rows: list[str], presenter: bool) -> dict:
             **common,
         ),
     ]
-    return charts.concat(
-        [charts.larger_numbers(p, cell) for p in parts] if presenter else parts, spacing=40
-    )
+    return charts.concat(parts, spacing=40)
 
 
 def why_notice(

@@ -458,12 +458,11 @@ def matrix_chart(
 ) -> dict:
     """Weight heatmaps side by side, one per panel, titled with their shapes (one 0..1 scale;
     larger numbers on a projector)."""
+    font = charts.SLIDE_FONT if presenter else 15  # numbers as large as the cells allow
     maps = [
-        charts.heatmap({name: m}, tokens, tokens, x_title=x_title, y_title=y_title)
+        charts.heatmap({name: m}, tokens, tokens, x_title=x_title, y_title=y_title, max_font=font)
         for name, m in panels.items()
     ]
-    if presenter:
-        maps = [charts.larger_numbers(h, h["width"] / len(tokens)) for h in maps]
     spec = charts.concat(maps, spacing=30, resolve={"scale": {"color": "shared"}})
     for part, m in zip(spec["hconcat"], panels.values(), strict=True):
         # The title is read from the panel's own data ("weights at T = 0.50 (6 × 6)"), so a

@@ -207,6 +207,7 @@ def column(values: np.ndarray) -> np.ndarray:
 
 
 PRESENTER_SHARE = 0.6  # presenter mode: the chart's share of the width, its notes beside it
+SLIDE_CELL = 60  # presenter mode: px of a strip's cells at most ("−0.37" at 18+ px)
 
 
 def chart_room(ctx: PageContext, height: int) -> charts.Room:
