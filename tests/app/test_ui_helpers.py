@@ -528,3 +528,12 @@ def test_live_domain_panels_share_one_browser_domain_and_keep_their_spec() -> No
     (text,) = [layer for layer in small["spec"]["layer"] if layer["mark"]["type"] == "text"]
     assert "transform" not in text and "datum._top" in json.dumps(text["encoding"]["color"])
     assert "domain" not in small["spec"]["layer"][0]["encoding"]["color"]["scale"]
+
+
+def test_fit_reads_the_labels_afresh_on_every_call() -> None:
+    spec = charts.to_spec(charts.heatmap({"w": np.eye(3)}, list("abc"), list("abc")), False)
+    narrow = charts._extent(charts.fit(spec, charts.Room(2000)), spec["datasets"])[0]
+    for row in spec["datasets"]["cells"]:
+        row["row"] *= 12  # the same list of rows, now with long labels
+    wide = charts._extent(charts.fit(spec, charts.Room(2000)), spec["datasets"])[0]
+    assert wide > narrow + 50

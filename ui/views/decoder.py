@@ -473,7 +473,7 @@ def _axis(label: str) -> str:
     return "␣" + label[1:] if label.startswith(" ") else label
 
 
-def next_chart(t: Translator, frame: pd.DataFrame) -> object:
+def next_chart(t: Translator, frame: pd.DataFrame) -> dict:
     """Bars of the top-10 probabilities, most likely first."""
     return charts.bars(
         frame,

@@ -5,7 +5,6 @@ Only wiring, charts and formatting live here; every number comes from :mod:`core
 
 from dataclasses import dataclass
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -205,7 +204,7 @@ def lookahead_frame(t: Translator, sentence: Sentence, step: int) -> pd.DataFram
 
 def lookahead_chart(
     t: Translator, sentence: Sentence, step: int, presenter: bool
-) -> alt.FacetChart:
+) -> dict:
     """Row ``step`` of the weights in two bar panels (with / without the causal mask); later
     tokens in a second colour (the same colours in every language)."""
     data = lookahead_frame(t, sentence, step)
