@@ -11,7 +11,9 @@ main area like ``../shared/tools/lab_bench.py`` does, and splits each step into:
   long main-thread task, whichever is later (a canvas chart redraws without a DOM change);
 * ``embeds``: Vega views created from scratch on that step (a changed spec: compile and
   render again), against ``views`` drawn (a same-spec chart only swaps its data);
-* ``kB``: websocket bytes received for the step (the rerun's deltas).
+* ``kB``: websocket bytes received for the step (the rerun's deltas);
+* ``main``: the tab's main-thread task time for the step (Chrome's ``TaskDuration``: less
+  bent by other load on the machine than the wall times above).
 
 A one-heatmap reference page (the same one lab_bench.py uses) runs alongside.
 """
@@ -125,6 +127,8 @@ class Probe:
         self.ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
         self.ctx.add_init_script(INIT_JS)
         self.page = self.ctx.new_page()
+        self.cdp = self.ctx.new_cdp_session(self.page)
+        self.cdp.send("Performance.enable")
         self.page.goto(url)
         self.page.wait_for_selector(
             "[data-testid='stMain'] [data-testid='stSlider']", timeout=300_000
@@ -147,16 +151,23 @@ class Probe:
             "() => { const d = window.__d; d.kd = null; d.msgs = []; d.bytes = 0; d.embeds = 0; }"
         )
         self.sl.focus()
+        busy = self.task_seconds()
         v, hi, lo = (float(self.sl.get_attribute(a) or 0) for a in ("value", "max", "min"))
         if (self.dir > 0 and v >= hi) or (self.dir < 0 and v <= lo):
             self.dir = -self.dir
         pg.keyboard.press("ArrowRight" if self.dir > 0 else "ArrowLeft")
         h = pg.wait_for_function(DONE_JS, arg=QUIET, polling="raf", timeout=30_000)
         kd, last_msg, last_mut, embeds, nbytes, views = h.json_value()
+        busy = (self.task_seconds() - busy) * 1000
         if record:
             total = max(last_mut, last_msg) - kd
             self.rows.append((total, last_msg - kd, max(0.0, last_mut - last_msg), embeds,
-                              nbytes / 1024, views))  # fmt: skip
+                              nbytes / 1024, views, busy))  # fmt: skip
+
+    def task_seconds(self) -> float:
+        """The tab's main-thread task time so far (Chrome's ``TaskDuration``, seconds)."""
+        metrics = self.cdp.send("Performance.getMetrics")["metrics"]
+        return next(m["value"] for m in metrics if m["name"] == "TaskDuration")
 
 
 def main() -> None:
@@ -184,12 +195,12 @@ def main() -> None:
                 for probe in probes.values():
                     probe.step(record=k >= 2)
             print(f"{'page':14s} {'total':>6s} {'server':>6s} {'client':>6s} {'embeds':>6s} "
-                  f"{'views':>5s} {'kB':>6s}")  # fmt: skip
+                  f"{'views':>5s} {'kB':>6s} {'main':>6s}")  # fmt: skip
             for name, probe in probes.items():
                 cols = list(zip(*probe.rows, strict=True))
                 med = [statistics.median(c) for c in cols]
                 print(f"{name:14s} {med[0]:6.0f} {med[1]:6.0f} {med[2]:6.0f} {med[3]:6.1f} "
-                      f"{med[5]:5.0f} {med[4]:6.1f}")  # fmt: skip
+                      f"{med[5]:5.0f} {med[4]:6.1f} {med[6]:6.0f}")  # fmt: skip
             browser.close()
     finally:
         for proc in (lab, ref):
