@@ -450,15 +450,22 @@ def table(spec: Mapping) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
+def _series_encoding(
+    field: str, domain: Sequence[str] | None, colors: Sequence[str] | None = None
+) -> dict:
+    """Colour per series; a fixed ``domain`` keeps each series' colour in every language."""
+    scale = {"domain": list(domain)} if domain else {}
+    if colors:
+        scale["range"] = list(colors)
+    return {"field": field, "type": "nominal", "title": None, "scale": scale,
+            "legend": {"orient": "bottom"}}  # fmt: skip
+
+
 def _series_color(
     field: str, domain: Sequence[str] | None, colors: Sequence[str] | None = None
 ) -> alt.Color:
-    """Colour per series; a fixed ``domain`` keeps each series' colour in every language."""
-    scale = alt.Scale(
-        domain=list(domain) if domain else alt.Undefined,
-        range=list(colors) if colors else alt.Undefined,
-    )
-    return alt.Color(f"{field}:N", title=None, scale=scale, legend=alt.Legend(orient="bottom"))
+    """:func:`_series_encoding` for an Altair chart."""
+    return alt.Color(**_series_encoding(field, domain, colors))
 
 
 def bars(
@@ -500,7 +507,7 @@ def bars(
               **({"scale": {"domain": list(y_domain)}} if y_domain else {})},
         "tooltip": tooltip,
     }  # fmt: skip
-    bar_color = _series_color(color, color_domain, colors).to_dict() if color else None
+    bar_color = _series_encoding(color, color_domain, colors) if color else None
     layers = [{"mark": {"type": "bar"},
                "encoding": {**enc, "color": bar_color or {"value": KEY_COLOR}}}]  # fmt: skip
     if labels:
