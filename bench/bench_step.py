@@ -10,7 +10,8 @@ main area like ``../shared/tools/lab_bench.py`` does, and splits each step into:
 * ``client``: that message -> the last DOM change in the main area;
 * ``embeds``: Vega views created from scratch on that step (a changed spec: compile and
   render again), against ``views`` drawn (a same-spec chart only swaps its data);
-* ``kB``: websocket bytes received for the step (the rerun's deltas).
+* ``kB``: websocket bytes received for the step (the rerun's deltas);
+* ``msgs``: websocket messages received for the step (one per element sent, plus a few).
 
 A one-heatmap reference page (the same one lab_bench.py uses) runs alongside.
 """
@@ -82,7 +83,7 @@ DONE_JS = r"""
   if (!main || main.querySelector("[data-stale='true']")) return false;
   if (performance.now() - d.lastMut < q || performance.now() - d.msgs[d.msgs.length - 1] < q) return false;
   return [d.kd, d.msgs[d.msgs.length - 1], d.lastMut, d.embeds, d.bytes,
-          document.querySelectorAll("[data-testid='stMain'] .vega-embed").length];
+          document.querySelectorAll("[data-testid='stMain'] .vega-embed").length, d.msgs.length];
 }
 """
 
@@ -145,11 +146,11 @@ class Probe:
             self.dir = -self.dir
         pg.keyboard.press("ArrowRight" if self.dir > 0 else "ArrowLeft")
         h = pg.wait_for_function(DONE_JS, arg=QUIET, polling="raf", timeout=30_000)
-        kd, last_msg, last_mut, embeds, nbytes, views = h.json_value()
+        kd, last_msg, last_mut, embeds, nbytes, views, msgs = h.json_value()
         if record:
             total = max(last_mut, last_msg) - kd
             self.rows.append((total, last_msg - kd, max(0.0, last_mut - last_msg), embeds,
-                              nbytes / 1024, views))  # fmt: skip
+                              nbytes / 1024, views, msgs))  # fmt: skip
 
 
 def main() -> None:
@@ -177,12 +178,12 @@ def main() -> None:
                 for probe in probes.values():
                     probe.step(record=k >= 2)
             print(f"{'page':14s} {'total':>6s} {'server':>6s} {'client':>6s} {'embeds':>6s} "
-                  f"{'views':>5s} {'kB':>6s}")  # fmt: skip
+                  f"{'views':>5s} {'kB':>6s} {'msgs':>5s}")  # fmt: skip
             for name, probe in probes.items():
                 cols = list(zip(*probe.rows, strict=True))
                 med = [statistics.median(c) for c in cols]
                 print(f"{name:14s} {med[0]:6.0f} {med[1]:6.0f} {med[2]:6.0f} {med[3]:6.1f} "
-                      f"{med[5]:5.0f} {med[4]:6.1f}")  # fmt: skip
+                      f"{med[5]:5.0f} {med[4]:6.1f} {med[6]:5.0f}")  # fmt: skip
             browser.close()
     finally:
         for proc in (lab, ref):
