@@ -12,6 +12,7 @@ main area like ``../shared/tools/lab_bench.py`` does, and splits each step into:
 * ``embeds``: Vega views created from scratch on that step (a changed spec: compile and
   render again), against ``views`` drawn (a same-spec chart only swaps its data);
 * ``kB``: websocket bytes received for the step (the rerun's deltas);
+* ``msgs``: websocket messages received for the step (one per element sent, plus a few);
 * ``main``: the tab's main-thread task time for the step (Chrome's ``TaskDuration``: less
   bent by other load on the machine than the wall times above).
 
@@ -91,7 +92,7 @@ DONE_JS = r"""
   const last = Math.max(d.lastMut, d.lastBusy);
   if (performance.now() - last < q || performance.now() - d.msgs[d.msgs.length - 1] < q) return false;
   return [d.kd, d.msgs[d.msgs.length - 1], last, d.embeds, d.bytes,
-          document.querySelectorAll("[data-testid='stMain'] .vega-embed").length];
+          document.querySelectorAll("[data-testid='stMain'] .vega-embed").length, d.msgs.length];
 }
 """
 
@@ -157,12 +158,12 @@ class Probe:
             self.dir = -self.dir
         pg.keyboard.press("ArrowRight" if self.dir > 0 else "ArrowLeft")
         h = pg.wait_for_function(DONE_JS, arg=QUIET, polling="raf", timeout=30_000)
-        kd, last_msg, last_mut, embeds, nbytes, views = h.json_value()
+        kd, last_msg, last_mut, embeds, nbytes, views, msgs = h.json_value()
         busy = (self.task_seconds() - busy) * 1000
         if record:
             total = max(last_mut, last_msg) - kd
             self.rows.append((total, last_msg - kd, max(0.0, last_mut - last_msg), embeds,
-                              nbytes / 1024, views, busy))  # fmt: skip
+                              nbytes / 1024, views, busy, msgs))  # fmt: skip
 
     def task_seconds(self) -> float:
         """The tab's main-thread task time so far (Chrome's ``TaskDuration``, seconds)."""
@@ -195,12 +196,12 @@ def main() -> None:
                 for probe in probes.values():
                     probe.step(record=k >= 2)
             print(f"{'page':14s} {'total':>6s} {'server':>6s} {'client':>6s} {'embeds':>6s} "
-                  f"{'views':>5s} {'kB':>6s} {'main':>6s}")  # fmt: skip
+                  f"{'views':>5s} {'kB':>6s} {'main':>6s} {'msgs':>5s}")  # fmt: skip
             for name, probe in probes.items():
                 cols = list(zip(*probe.rows, strict=True))
                 med = [statistics.median(c) for c in cols]
                 print(f"{name:14s} {med[0]:6.0f} {med[1]:6.0f} {med[2]:6.0f} {med[3]:6.1f} "
-                      f"{med[5]:5.0f} {med[4]:6.1f} {med[6]:6.0f}")  # fmt: skip
+                      f"{med[5]:5.0f} {med[4]:6.1f} {med[6]:6.0f} {med[7]:5.0f}")  # fmt: skip
             browser.close()
     finally:
         for proc in (lab, ref):

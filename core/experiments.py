@@ -15,10 +15,16 @@ def prefix_scores(
     """Scores ``q·k_j`` of random vectors with i.i.d. N(0, 1) entries, for every ``d_k``.
 
     Each row has one query and ``n_keys`` keys, all ``max(d_ks)`` wide; the score at ``d_k``
-    adds up the products of their first ``d_k`` entries, so it is exactly a dot product of
-    ``d_k``-wide random vectors. The ``d_k``s share those first entries (a wider vector
-    extends a narrower one): one draw serves every width, half the random numbers of a
-    fresh draw per width. Rows are independent; so are the keys of a row.
+    adds up the products of their first ``d_k`` entries, so a wider vector extends a
+    narrower one. Rows are independent; so are the keys of a row.
+
+    The vectors themselves are never drawn, only what their dot products need: given the
+    query's entries ``lo .. hi - 1`` (call them ``q_b``), each key's products over those
+    entries add up to ``k_b·q_b ~ N(0, ‖q_b‖²)``, independently for every key and block,
+    and ``‖q_b‖²`` has a χ² distribution with ``hi - lo`` degrees of freedom. So one χ² per
+    row and block and one normal per key and block give the scores with exactly the
+    distribution of the literal dot products, at ``m·(1 + n_keys)`` random numbers a row
+    instead of ``max(d_ks)·(1 + n_keys)`` (a test compares them with literal ones).
 
     Shapes: ``d_ks`` ``(m,)`` strictly increasing -> ``(m, n_rows, n_keys)``.
     """
@@ -26,13 +32,10 @@ def prefix_scores(
     if d.size == 0 or d[0] < 1 or np.any(np.diff(d) <= 0):
         raise ValueError(f"d_ks must be positive and strictly increasing, got {d.tolist()}")
     rng = np.random.default_rng(seed)
-    parts, lo = [], 0
-    for hi in d.tolist():  # entries lo .. hi - 1: what d_k = hi adds to the previous width
-        q = rng.standard_normal((n_rows, hi - lo, 1))  # (n_rows, hi - lo, 1)
-        k = rng.standard_normal((n_rows, n_keys, hi - lo))  # (n_rows, n_keys, hi - lo)
-        parts.append((k @ q)[..., 0])  # (n_rows, n_keys)
-        lo = hi
-    return np.cumsum(np.stack(parts), axis=0)  # (m, n_rows, n_keys)
+    widths = np.diff(d, prepend=0)  # (m,) entries each d_k adds to the previous width
+    norms = np.sqrt(rng.chisquare(widths, size=(n_rows, d.size)))  # (n_rows, m) ‖q_b‖
+    z = rng.standard_normal((d.size, n_rows, n_keys))  # (m, n_rows, n_keys)
+    return np.cumsum(norms.T[..., None] * z, axis=0)  # (m, n_rows, n_keys)
 
 
 def dot_product_samples(d_k: int, n_samples: int, seed: int = 0) -> np.ndarray:

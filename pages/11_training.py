@@ -5,8 +5,8 @@ import streamlit as st
 
 from core.training import snapshot_steps
 from ui import charts
-from ui.blocks import header, link, notice
-from ui.shell import shell
+from ui.blocks import fragment, header, link, notice
+from ui.shell import PageContext, shell
 from ui.steps import stepper
 from ui.views import training as tv
 
@@ -26,73 +26,80 @@ titles = [
 steps = stepper(ctx, titles)
 tv.check_run(ctx)
 
-with steps.section(0):
-    st.subheader(titles[0])
-    st.markdown(t(f"training.{'short' if ctx.presenter else 'about'}_{cfg.task}"))
-    pressed = st.button(t("training.train"), type="primary", icon=":material/model_training:")
-    bar, slot = st.empty(), st.empty()
-    if pressed:
-        runs = tv.train_live_view(ctx, cfgs, slot, bar)
-        tv.mark_trained()
-    elif tv.is_trained():
-        with st.spinner(t("training.running")):
-            runs = tuple(tv.finished(c) for c in cfgs)
-    else:
-        runs = tuple(tv.start(c) for c in cfgs)
-    trained = pressed or tv.is_trained()
-    if steps.show(0) and not pressed:
-        space = tv.chart_room(ctx, runs, snapshot=False)
-        charts.show_cached(ctx, tv.run_chart, t, runs, None, ctx.presenter, space=space)
-    if trained:
-        lines = tv.summary(ctx, runs)
-        (st.warning if tv.diverged(runs) else st.markdown)("\n".join(f"- {x}" for x in lines))
-    else:
-        st.info(t("training.press_train"), icon=":material/touch_app:")
 
-if ctx.presenter:  # one slide per snapshot stop: PageDown walks through the learning
-    for k, index in enumerate(stops, start=1):
-        with steps.section(k):
-            if steps.show(k):  # the step bar names the snapshot ("2 · Step 0")
-                with st.spinner(t("training.running")):
-                    done = tuple(tv.finished(c) for c in cfgs)
-                space = tv.chart_room(ctx, done, snapshot=True)
-                charts.show_cached(ctx, tv.run_chart, t, done, index, True, space=space)
-                tv.metrics(ctx, done, index)
-                notice(ctx, tv.snapshot_notice(ctx, done, index))
-else:
-    with steps.section(1):
-        st.subheader(titles[1])
-        st.markdown(t("training.scrub_text"))
-        if not trained:
-            st.info(t("training.scrub_first"), icon=":material/info:")
+def content(ctx: PageContext) -> None:
+    """Everything below the step bar (one fragment: the Train, Play and Why buttons rerun
+    only it). The settings stay outside: on a slide they name the step bar's steps."""
+    with steps.section(0):
+        st.subheader(titles[0])
+        st.markdown(t(f"training.{'short' if ctx.presenter else 'about'}_{cfg.task}"))
+        pressed = st.button(t("training.train"), type="primary", icon=":material/model_training:")
+        bar, slot = st.empty(), st.empty()
+        if pressed:
+            runs = tv.train_live_view(ctx, cfgs, slot, bar)
+            tv.mark_trained()
+        elif tv.is_trained():
+            with st.spinner(t("training.running")):
+                runs = tuple(tv.finished(c) for c in cfgs)
         else:
-            st.button(
-                t("training.pause" if tv.playing() else "training.play"),
-                icon=":material/pause:" if tv.playing() else ":material/play_arrow:",
-                on_click=tv.toggle_play,
-            )
+            runs = tuple(tv.start(c) for c in cfgs)
+        trained = pressed or tv.is_trained()
+        if steps.show(0) and not pressed:
+            space = tv.chart_room(ctx, runs, snapshot=False)
+            charts.show_cached(ctx, tv.run_chart, t, runs, None, ctx.presenter, space=space)
+        if trained:
+            lines = tv.summary(ctx, runs)
+            (st.warning if tv.diverged(runs) else st.markdown)("\n".join(f"- {x}" for x in lines))
+        else:
+            st.info(t("training.press_train"), icon=":material/touch_app:")
 
-            @st.fragment(run_every=tv.PLAY_S if tv.playing() else None)
-            def scrub() -> None:
-                if tv.playing():
-                    tv.play_step(runs[0])
-                index = tv.at_slider(ctx, runs[0])
-                charts.show_cached(ctx, tv.run_chart, t, runs, index, False)
-                tv.metrics(ctx, runs, index)
-                notice(ctx, tv.snapshot_notice(ctx, runs, index))
+    if ctx.presenter:  # one slide per snapshot stop: PageDown walks through the learning
+        for k, index in enumerate(stops, start=1):
+            with steps.section(k):
+                if steps.show(k):  # the step bar names the snapshot ("2 · Step 0")
+                    with st.spinner(t("training.running")):
+                        done = tuple(tv.finished(c) for c in cfgs)
+                    space = tv.chart_room(ctx, done, snapshot=True)
+                    charts.show_cached(ctx, tv.run_chart, t, done, index, True, space=space)
+                    tv.metrics(ctx, done, index)
+                    notice(ctx, tv.snapshot_notice(ctx, done, index))
+    else:
+        with steps.section(1):
+            st.subheader(titles[1])
+            st.markdown(t("training.scrub_text"))
+            if not trained:
+                st.info(t("training.scrub_first"), icon=":material/info:")
+            else:
+                st.button(
+                    t("training.pause" if tv.playing() else "training.play"),
+                    icon=":material/pause:" if tv.playing() else ":material/play_arrow:",
+                    on_click=tv.toggle_play,
+                )
 
-            scrub()
+                @st.fragment(run_every=tv.PLAY_S if tv.playing() else None)
+                def scrub() -> None:
+                    if tv.playing():
+                        tv.play_step(runs[0])
+                    index = tv.at_slider(ctx, runs[0])
+                    charts.show_cached(ctx, tv.run_chart, t, runs, index, False)
+                    tv.metrics(ctx, runs, index)
+                    notice(ctx, tv.snapshot_notice(ctx, runs, index))
 
-last = len(titles) - 1
-with steps.section(last):
-    if steps.show(last):
-        st.subheader(titles[last])
-        if not ctx.presenter:
-            st.markdown(t("training.why_text"))
-        if not (ctx.presenter or tv.why_requested(ctx)):
-            st.button(t("training.why_button"), icon=":material/compare:", on_click=tv.ask_why)
-            st.stop()
-        with st.spinner(t("training.why_running")):
-            why = tuple(tv.finished(c) for c in tv.why_configs(cfg))
-        tv.show_why(ctx, why)
-        link(ctx, "scaling")
+                scrub()
+
+    last = len(titles) - 1
+    with steps.section(last):
+        if steps.show(last):
+            st.subheader(titles[last])
+            if not ctx.presenter:
+                st.markdown(t("training.why_text"))
+            if not (ctx.presenter or tv.why_requested(ctx)):
+                st.button(t("training.why_button"), icon=":material/compare:", on_click=tv.ask_why)
+                st.stop()
+            with st.spinner(t("training.why_running")):
+                why = tuple(tv.finished(c) for c in tv.why_configs(cfg))
+            tv.show_why(ctx, why)
+            link(ctx, "scaling")
+
+
+fragment(ctx, content)

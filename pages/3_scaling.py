@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from ui.blocks import header
+from ui.blocks import fragment, header
 from ui.sentence import sentence_controls, settings_box
-from ui.shell import shell
+from ui.shell import PageContext, shell
 from ui.steps import stepper
 from ui.views import scaling as view
 
@@ -14,8 +14,7 @@ header(ctx)
 steps = stepper(ctx, [t(f"scaling.step{i}_short") for i in range(1, 5)])
 
 
-@st.fragment
-def scores_step() -> None:
+def scores_step(ctx: PageContext) -> None:
     """Step 1, the sentence's own scores (a fragment: its controls rerun only this step)."""
     st.subheader(t("scaling.step1_title"))
     if not ctx.presenter:  # the lecturer says it; on a slide the panels stand in one row
@@ -26,8 +25,7 @@ def scores_step() -> None:
     view.show_scores(ctx, s, unit)
 
 
-@st.fragment
-def experiment_steps() -> None:
+def experiment_steps(ctx: PageContext) -> None:
     """Steps 2–4, random experiments with one set of settings, drawn on the step on screen
     (a fragment: the settings rerun only these three steps, not the sentence's)."""
     frames = [view.frame(ctx, steps.section(k), t(f"scaling.step{k + 1}_title")) for k in (1, 2, 3)]
@@ -39,6 +37,7 @@ def experiment_steps() -> None:
         view.gradient_step(ctx, frames[2], cfg)
 
 
+# Everything below the step bar is these two fragments (no control outside them).
 with steps.section(0):
-    scores_step()
-experiment_steps()
+    fragment(ctx, scores_step)
+fragment(ctx, experiment_steps)

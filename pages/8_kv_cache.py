@@ -3,9 +3,9 @@
 import streamlit as st
 
 from ui import charts
-from ui.blocks import header, link, notice
+from ui.blocks import fragment, header, link, notice
 from ui.exports import export_panel
-from ui.shell import shell
+from ui.shell import PageContext, shell
 from ui.steps import stepper
 from ui.views import kv_cache as kv
 from ui.views.notes import untrained
@@ -17,8 +17,7 @@ titles = [t("kv_cache.s1_title"), t("kv_cache.s2_title")]
 steps = stepper(ctx, titles)
 
 
-@st.fragment
-def decode_step() -> None:
+def decode_step(ctx: PageContext) -> None:
     """Step 1 (a fragment: its controls rerun only this step). Presenter mode: the step
     slider and the cache chart beside the readouts and notes."""
     kv.intro(ctx, titles[0], "kv_cache.s1_text")
@@ -52,8 +51,7 @@ def decode_step() -> None:
         )
 
 
-@st.fragment
-def cost_step() -> None:
+def cost_step(ctx: PageContext) -> None:
     """Step 2 (a fragment: its controls rerun only this step)."""
     kv.intro(ctx, titles[1], "kv_cache.s2_text")
     n, width, layers, log = kv.cost_controls(ctx)
@@ -69,7 +67,8 @@ def cost_step() -> None:
         link(ctx, "multi_head")
 
 
+# Everything below the step bar is these two fragments (no control outside them).
 with steps.section(0):
-    decode_step()
+    fragment(ctx, decode_step)
 with steps.section(1):
-    cost_step()
+    fragment(ctx, cost_step)

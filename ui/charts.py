@@ -623,7 +623,11 @@ def histogram(
         .encode(
             x=alt.X("start:Q", title=x_title),
             x2="end:Q",
-            y=alt.Y("count:Q", title=y_title),
+            # the counts change with the data and the layout does not: a taller peak gives more
+            # ticks, which on a slide's large type would touch; Vega then drops every other one
+            y=alt.Y(
+                "count:Q", title=y_title, axis=alt.Axis(labelOverlap="parity", labelSeparation=8)
+            ),
             y2=alt.datum(0),  # bars from 0: overlaid, not stacked
             color=_series_color("series", list(counts), colors),
             tooltip=[

@@ -157,16 +157,47 @@ def test_summarize_rows_by_hand():
     np.testing.assert_allclose(s.entropy, np.log(2) / 2)
 
 
-def test_prefix_scores_are_dot_products_of_the_first_d_k_entries():
-    # the same generator calls, by hand: per block of entries one query, then the keys
+def test_prefix_scores_are_query_norms_times_normals_added_up_by_hand():
+    # the same generator calls, by hand: per row and block of entries the query's norm
+    # (χ² with the block's width), then one normal per block, row and key
     rng = np.random.default_rng(5)
-    q1, k1 = rng.standard_normal((3, 1, 1)), rng.standard_normal((3, 2, 1))
-    q2, k2 = rng.standard_normal((3, 2, 1)), rng.standard_normal((3, 2, 2))
-    q, k = np.concatenate([q1, q2], axis=1)[..., 0], np.concatenate([k1, k2], axis=2)
+    norms = np.sqrt(rng.chisquare([1, 2], size=(3, 2)))  # (rows, blocks)
+    z = rng.standard_normal((2, 3, 2))  # (blocks, rows, keys)
     scores = prefix_scores([1, 3], 3, 2, seed=5)
     assert scores.shape == (2, 3, 2)
-    np.testing.assert_allclose(scores[0], np.einsum("td,tkd->tk", q[:, :1], k[..., :1]))
-    np.testing.assert_allclose(scores[1], np.einsum("td,tkd->tk", q, k))
+    np.testing.assert_allclose(scores[0], norms[:, :1] * z[0])
+    np.testing.assert_allclose(scores[1], norms[:, :1] * z[0] + norms[:, 1:] * z[1])
+
+
+def test_prefix_scores_are_distributed_as_literal_dot_products():
+    # literal vectors: 2 keys per row share the query, d_k = 3 extends d_k = 1
+    d_ks, rows = [1, 3, 16], 20_000
+    rng = np.random.default_rng(11)
+    q = rng.standard_normal((rows, 16))
+    k = rng.standard_normal((rows, 2, 16))
+    literal = np.stack([np.einsum("rd,rkd->rk", q[:, :d], k[..., :d]) for d in d_ks])
+    fast = prefix_scores(d_ks, rows, 2, seed=12)
+    levels = [0.1, 0.25, 0.5, 0.75, 0.9]
+    for i, d in enumerate(d_ks):  # the same distribution: a product of normals at d_k = 1
+        np.testing.assert_allclose(
+            np.quantile(fast[i], levels), np.quantile(literal[i], levels), atol=0.05 * d**0.5
+        )
+    assert np.quantile(np.abs(fast[0]), 0.5) < 0.5  # a normal's median |z| would be 0.674
+
+    def corr(a: np.ndarray, b: np.ndarray) -> float:
+        return float(np.corrcoef(a.ravel(), b.ravel())[0, 1])
+
+    # a wider score extends the narrower one: corr = √(1/3) between d_k = 1 and 3
+    for scores in (fast, literal):
+        assert corr(scores[0], scores[1]) == pytest.approx(3**-0.5, abs=0.03)
+    # two keys of one row share its query: their sizes go together (uncorrelated signs)
+    for i in (0, 1):
+        size = corr(np.abs(fast[i, :, 0]), np.abs(fast[i, :, 1]))
+        assert size == pytest.approx(
+            corr(np.abs(literal[i, :, 0]), np.abs(literal[i, :, 1])), abs=0.04
+        )
+        assert size > 0.1
+    assert abs(corr(fast[0, :, 0], fast[0, :, 1])) < 0.03
 
 
 @pytest.mark.parametrize("d_ks", [[4, 2], [0, 3], [2, 2], []])

@@ -202,9 +202,7 @@ def lookahead_frame(t: Translator, sentence: Sentence, step: int) -> pd.DataFram
     )  # fmt: skip
 
 
-def lookahead_chart(
-    t: Translator, sentence: Sentence, step: int, presenter: bool
-) -> dict:
+def lookahead_chart(t: Translator, sentence: Sentence, step: int, presenter: bool) -> dict:
     """Row ``step`` of the weights in two bar panels (with / without the causal mask); later
     tokens in a second colour (the same colours in every language)."""
     data = lookahead_frame(t, sentence, step)

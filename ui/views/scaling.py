@@ -36,7 +36,7 @@ D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # the d_k axis of every experime
 TRIALS = 200  # random softmax rows averaged per point of the saturation curves
 UNIT_QK = Flag("unit_qk", False)  # a toggle: select() would put translated labels in the URL
 # Samples per d_k: 2000 estimate a variance within ~3 % (6 % at d_k = 1) and fill the
-# histogram's bins; every 1000 more cost ~20 ms of CPU a change, so 20 000 is the cap.
+# histogram's bins; 20 000 (within 1-2 %) cost ~20 ms of CPU (core.experiments.prefix_scores).
 SAMPLES = Int("samples", 2_000, 1_000, 20_000)
 EXP_SEED = Int("exp_seed", 0, 0, 2**32 - 1)
 N_KEYS = Int("n_keys", 8, 2, 64)
@@ -58,7 +58,7 @@ class Settings:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def variance_data(samples: int, seed: int) -> VarianceExperiment:
-    """The variance experiment over :data:`D_KS` (~20 ms of CPU per 1000 samples)."""
+    """The variance experiment over :data:`D_KS` (~1 ms of CPU per 1000 samples)."""
     return variance_experiment(list(D_KS), samples, seed)
 
 
