@@ -150,3 +150,13 @@ def test_facet_panels_have_a_fixed_order_in_both_languages(info) -> None:
         per_lang[lang] = [order for spec in specs for order in _facet_orders(spec)]
     assert all(isinstance(order, list) for order in per_lang["en"] + per_lang["zh"])
     assert [len(o) for o in per_lang["en"]] == [len(o) for o in per_lang["zh"]]
+
+
+def test_objects_alive_after_start_up_are_frozen_once_per_process() -> None:
+    import gc
+
+    open_page("pages/4_softmax.py")
+    frozen = gc.get_freeze_count()
+    assert frozen > 10_000  # the imported modules at least
+    open_page("pages/2_qkv.py")
+    assert gc.get_freeze_count() <= frozen  # not again (frozen objects may still be freed)
