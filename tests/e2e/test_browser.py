@@ -111,24 +111,16 @@ def test_language_switch_in_the_sidebar(server, open_app) -> None:
     assert "lang=zh" in href(page)
 
 
-def test_presenter_mode_type_is_large(server, open_app) -> None:
+def test_presenter_mode_type_is_large_and_clicker_keys_step_through_the_home_page(
+    server, open_app
+) -> None:
     page = open_app(server, "/?lang=en&present=1")
     size = page.evaluate(
         """() => parseFloat(getComputedStyle(
             document.querySelector('[data-testid="stMarkdownContainer"] p')).fontSize)"""
     )
     assert size >= 22
-    normal = open_app(server, "/?lang=en")
-    normal_size = normal.evaluate(
-        """() => parseFloat(getComputedStyle(
-            document.querySelector('[data-testid="stMarkdownContainer"] p')).fontSize)"""
-    )
-    assert normal_size < size
     shot(page, "home_en_presenter_1920")
-
-
-def test_clicker_keys_step_through_the_home_page(server, open_app) -> None:
-    page = open_app(server, "/?lang=en&present=1")
     assert "step=1" in href(page)
     for key, step in [
         ("PageDown", 2),
@@ -141,14 +133,20 @@ def test_clicker_keys_step_through_the_home_page(server, open_app) -> None:
         wait_for_url(page, f"step={step}")
     assert page.locator(".katex").count() > 0, "step 2 shows the formula"
     shot(page, "home_en_presenter_step2")
+    normal = open_app(server, "/?lang=en")
+    normal_size = normal.evaluate(
+        """() => parseFloat(getComputedStyle(
+            document.querySelector('[data-testid="stMarkdownContainer"] p')).fontSize)"""
+    )
+    assert normal_size < size
 
 
-@pytest.mark.parametrize(("fmt", "magic"), [("PNG", b"\x89PNG"), ("SVG", b"<svg")])
-def test_chart_downloads_for_slides(server, open_app, fmt, magic) -> None:
+def test_chart_downloads_for_slides(server, open_app) -> None:
     page = open_app(server, "/?lang=en")
     page.get_by_text("Export for slides").first.click()
-    with page.expect_download() as info:
-        page.locator('[data-testid="stDownloadButton"] button', has_text=fmt).first.click()
-    data = Path(info.value.path()).read_bytes()
-    assert data.startswith(magic)
-    assert len(data) > 1000
+    for fmt, magic in [("PNG", b"\x89PNG"), ("SVG", b"<svg")]:
+        with page.expect_download() as info:
+            page.locator('[data-testid="stDownloadButton"] button', has_text=fmt).first.click()
+        data = Path(info.value.path()).read_bytes()
+        assert data.startswith(magic), fmt
+        assert len(data) > 1000, fmt

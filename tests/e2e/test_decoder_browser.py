@@ -29,18 +29,18 @@ def ready(page) -> None:
     page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT)
 
 
-def open_decoder(browser, server, query: str, width: int = 1366, height: int = 900):
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
+def open_decoder(shared_context, server, query: str, width: int = 1366, height: int = 900):
+    page = shared_context.new_page()
+    page.set_viewport_size({"width": width, "height": height})
     page.goto(f"{server.url}/decoder?{query}", timeout=LOAD_TIMEOUT)
     ready(page)
-    return context, page
+    return page
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_next_token_chart_and_streamed_generation(browser, server, lang) -> None:
+def test_next_token_chart_and_streamed_generation(shared_context, server, lang) -> None:
     t = Translator(lang)
-    context, page = open_decoder(browser, server, f"lang={lang}&n_gen=6")
+    page = open_decoder(shared_context, server, f"lang={lang}&n_gen=6")
     try:
         assert page.locator('[data-testid="stException"]').count() == 0
         assert page.locator("h1").first.inner_text().strip() == t("decoder.title")
@@ -61,11 +61,11 @@ def test_next_token_chart_and_streamed_generation(browser, server, lang) -> None
         assert len(partial) >= 2  # more than one intermediate state: token by token
         shot(page, f"decoder_generated_{lang}")
     finally:
-        context.close()
+        page.close()
 
 
-def test_presenter_mode_renders_a_step_with_its_chart(browser, server) -> None:
-    context, page = open_decoder(browser, server, "lang=zh&present=1&step=3", 1920, 1080)
+def test_presenter_mode_renders_a_step_with_its_chart(shared_context, server) -> None:
+    page = open_decoder(shared_context, server, "lang=zh&present=1&step=3", 1920, 1080)
     try:
         assert page.locator('[data-testid="stException"]').count() == 0
         assert page.get_by_text(Translator("zh")("decoder.s3_title"), exact=True).is_visible()
@@ -74,4 +74,4 @@ def test_presenter_mode_renders_a_step_with_its_chart(browser, server) -> None:
         assert box is not None and box["y"] + box["height"] <= 1080  # on the slide
         shot(page, "decoder_zh_presenter_sink")
     finally:
-        context.close()
+        page.close()
