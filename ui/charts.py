@@ -25,6 +25,7 @@ import hashlib
 import io
 import math
 import pickle
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
@@ -227,10 +228,12 @@ def heatmap(
     (:func:`cell_font`) up to ``max_font``; :data:`SLIDE_FONT` on a projector) are the
     dataset ``name``.
 
-    ``live_domain=True`` (a diverging kind, no fixed ``domain``): the symmetric colour
-    domain and the white-ink threshold are computed in the browser from the cells (of all
-    panels together), so new values of the same shape leave the spec unchanged and the
-    chart on screen only swaps its data instead of being compiled and drawn again.
+    ``live_domain=True`` (a diverging kind): the symmetric colour domain and the white-ink
+    threshold are computed in the browser from the cells (of all panels together), so new
+    values of the same shape leave the spec unchanged and the chart on screen only swaps its
+    data instead of being compiled and drawn again. A fixed (symmetric) ``domain`` then
+    travels in the data too: every cell carries its half-width, so the domain is exactly
+    ``domain`` while it holds the cells, and a new one only swaps the data as well.
 
     ``aspect`` < 1: cells lower than wide (a wide, low room: numbers need width, not height).
     """
@@ -239,8 +242,11 @@ def heatmap(
     cell = cell or fit_cell(n_c, n_r, 420, 420)
     mats = {p: np.asarray(m, dtype=float) for p, m in panels.items()}
     cells = [_cells(m, rows, cols, p, digits) for p, m in mats.items()]
-    data = records({k: [x for c in cells for x in c[k]] for k in cells[0]})
-    live = live_domain and kind != "weights" and domain is None
+    fields = {k: [x for c in cells for x in c[k]] for k in cells[0]}
+    live = live_domain and kind != "weights"
+    if live and domain is not None:  # the fixed domain travels in the data: ±its half-width
+        fields["_span"] = [max(map(abs, domain))] * len(fields["value"])
+    data = records(fields)
     # the numbers' size: from the widest text; live, from "−0.00" (new values, same spec)
     text = ["−0." + "0" * digits] if live else [x for c in cells for x in c["text"]]
     facet = len(mats) > 1
@@ -266,7 +272,8 @@ def heatmap(
         layers.append({"mark": blanks, "transform": [{"filter": f"!{_VALID}"}]})
     if annotate is None:
         annotate = annotated(n_r, n_c, cell)
-    peak = [{"calculate": "abs(datum.value)", "as": "_abs"}]  # max|value| of the cells
+    size = "max(abs(datum.value), datum._span)" if "_span" in fields else "abs(datum.value)"
+    peak = [{"calculate": size, "as": "_abs"}]  # max|value| of the cells (or ± the domain)
     peak.append({"joinaggregate": [{"op": "max", "field": "_abs", "as": "_top"}]})
     if annotate:
         ink = {"test": f"{_VALID} && abs(datum.value) > {dark}", "value": "white"}
@@ -1140,6 +1147,32 @@ def _fit(spec: Mapping, space: Room) -> dict:
     return best if abs(f - 1) < 0.03 else _scaled(best, f)
 
 
+_HASHED = re.compile(r"data-[0-9a-f]{32}")  # Altair's name for a dataset: a hash of its rows
+
+
+def stable_names(spec: dict) -> dict:
+    """``spec`` with Altair's dataset names (a hash of the rows) replaced by their order,
+    ``data-0``, ``data-1``, …: new values under the old name leave the spec unchanged, so
+    the chart on screen swaps its data instead of being compiled and drawn again."""
+    old = [name for name in spec.get("datasets", {}) if _HASHED.fullmatch(name)]
+    if not old:
+        return spec
+    new = {name: f"data-{k}" for k, name in enumerate(old)}
+
+    def walk(node: object) -> object:
+        if isinstance(node, list):
+            return [walk(x) for x in node] if _nested(node) else node
+        if not isinstance(node, dict):
+            return node
+        if isinstance(node.get("name"), str) and node["name"] in new:
+            return {**node, "name": new[node["name"]]}  # a reference: {"name": …}
+        return {k: v if k == "datasets" else walk(v) for k, v in node.items()}
+
+    out = walk(spec)
+    out["datasets"] = {new.get(k, k): v for k, v in spec["datasets"].items()}
+    return out
+
+
 def to_spec(chart: alt.TopLevelMixin | dict, presenter: bool) -> dict:
     """A finished Vega-Lite spec (a dict) in the house theme, sized by its own width and
     height (axes and legends come on top: ``autosize: pad``).
@@ -1147,7 +1180,7 @@ def to_spec(chart: alt.TopLevelMixin | dict, presenter: bool) -> dict:
     Altair charts are converted without re-validating them: validation is what makes a
     chart cost ~100 ms, and the builders here are tested to produce valid specs.
     """
-    spec = dict(chart) if isinstance(chart, dict) else chart.to_dict(validate=False)
+    spec = stable_names(dict(chart) if isinstance(chart, dict) else chart.to_dict(validate=False))
     spec["config"] = {**spec.get("config", {}), **theme_config(presenter)}
     spec.setdefault("$schema", alt.SCHEMA_URL)
     spec.setdefault("autosize", {"type": "pad", "contains": "padding"})
@@ -1210,7 +1243,7 @@ def _built(key: str, _job: tuple[Builder, tuple, dict]) -> tuple[dict, dict]:
 
 def _make(builder: Builder, args: tuple, kwargs: dict) -> tuple[dict, dict]:
     chart = builder(*args, **kwargs)
-    spec = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
+    spec = stable_names(chart if isinstance(chart, dict) else chart.to_dict(validate=False))
     arrow = {key: _arrow(values) for key, values in spec.get("datasets", {}).items()}
     return spec, {**spec, "datasets": arrow} if arrow else spec
 

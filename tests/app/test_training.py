@@ -16,7 +16,9 @@ def train_button(at: AppTest, label: str = "Train"):
 
 def curve_steps(at: AppTest, index: int = 0) -> int:
     """How many steps the loss curve of the ``index``-th chart holds."""
-    frames = [f for f in chart_tables(at, index) if "step" in f and "y" in f]
+    frames = [
+        f for f in chart_tables(at, index) if {"step", "y", "run"} <= set(f)
+    ]  # not the axes' end
     return int(max(len(f) for f in frames)) if frames else 0
 
 

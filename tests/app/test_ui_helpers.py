@@ -2,6 +2,7 @@
 
 import io
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -528,6 +529,41 @@ def test_live_domain_panels_share_one_browser_domain_and_keep_their_spec() -> No
     (text,) = [layer for layer in small["spec"]["layer"] if layer["mark"]["type"] == "text"]
     assert "transform" not in text and "datum._top" in json.dumps(text["encoding"]["color"])
     assert "domain" not in small["spec"]["layer"][0]["encoding"]["color"]["scale"]
+
+
+def test_a_fixed_domain_in_the_data_draws_as_that_domain_and_keeps_the_spec() -> None:
+    import vl_convert as vlc
+
+    m = np.array([[0.5, -2.5, np.nan], [0.2, 0.1, 2.0]])  # −2.5 and 2.0: white ink at ±3
+
+    def spec(domain: list[float], live: bool) -> dict:
+        chart = charts.heatmap({"K": m}, ["a", "b"], ["d0", "d1", "d2"], "values",
+                               domain=domain, live_domain=live)  # fmt: skip
+        return charts.to_spec(chart, False)
+
+    def fills(s: dict) -> list[str]:  # every cell's colour and ink, up to the legend's
+        drawn = re.findall(r'fill="([^"]+)"', vlc.vegalite_to_svg(json.dumps(s)))
+        return drawn[: next(k for k, f in enumerate(drawn) if f.startswith("url("))]
+
+    fixed, live = fills(spec([-3.0, 3.0], False)), fills(spec([-3.0, 3.0], True))
+    assert fixed.count("white") == 2  # the ink of −2.5 and 2.0
+    assert live[: len(fixed)] == fixed and len(live) == len(fixed) + 2  # + 2 invisible limits
+    assert live != fills(spec([-6.0, 6.0], True))  # the domain in the data is what is drawn
+    bare = [{k: v for k, v in spec(d, True).items() if k != "datasets"} for d in ([-3, 3], [-6, 6])]
+    assert bare[0] == bare[1]  # another domain: the browser only swaps the data
+
+
+def test_altair_dataset_names_become_their_order_so_new_values_keep_the_spec() -> None:
+    def spec(ys: list[float]) -> dict:
+        frame = pd.DataFrame({"x": [1, 2, 3], "y": ys, "run": "a"})
+        return charts.to_spec(charts.lines(frame, "x", "y", "run"), False)
+
+    a, b = spec([1.0, 2.0, 3.0]), spec([3.0, 1.0, 2.0])
+    assert list(a["datasets"]) == ["data-0"] and a["data"] == {"name": "data-0"}
+    assert a["datasets"] != b["datasets"]
+    assert {k: v for k, v in a.items() if k != "datasets"} == {
+        k: v for k, v in b.items() if k != "datasets"
+    }
 
 
 def test_fit_reads_the_labels_afresh_on_every_call() -> None:

@@ -172,7 +172,15 @@ def cache_chart(t: Translator, sentence: Sentence, step: int, presenter: bool) -
     ]
     maps = [
         charts.heatmap(
-            p, r, c, "values", title=title, frame=row, domain=charts.symmetric_domain(m), **common
+            p,
+            r,
+            c,
+            "values",
+            title=title,
+            frame=row,
+            domain=charts.symmetric_domain(m),
+            live_domain=True,
+            **common,
         )
         for p, r, c, title, row, m in panels
     ]

@@ -125,7 +125,8 @@ def mask_chart(
     weights."""
     names, n = charts.unique_labels(tokens), len(tokens)
     cell = charts.fit_cell(n, n, 440 if presenter else 420, hi=70)
-    scores = {"domain": charts.symmetric_domain(before, after), "kind": "scores"}
+    scores = {"domain": charts.symmetric_domain(before, after), "kind": "scores",
+              "live_domain": True}  # fmt: skip
     common = {"cell": cell, "x_title": t("masking.keys")}
     y_title = t("masking.queries")
     return charts.concat(

@@ -168,9 +168,11 @@ def _curve(
     y_top: float,
     marker: int | None,
     presenter: bool,
+    name: str,
 ) -> dict:
     """One line per (label, colour, values) over steps 0 … ``total`` (fixed axes, so a live
-    curve grows into them), with a rule at ``marker``."""
+    curve grows into them), with a rule at ``marker``; the axes' ends are the dataset
+    ``name``."""
     thin = max(1, total // 150)  # at most ~150 points a line
     frame = pd.concat(
         [
@@ -194,14 +196,25 @@ def _curve(
     enc = spec.pop("encoding")
     if len(series) == 1:  # one run: its label is in the example's title, no legend needed
         enc["color"]["legend"] = None
-    enc["x"]["scale"] = {"domain": [0, total]}
-    enc["y"]["scale"] = {"domain": [0, y_top]}
-    layers = [{"mark": {"type": "line", "strokeWidth": 2.5}, "encoding": enc}]
+    # The axes end at (total, y_top): an invisible point from the data, not a domain in the
+    # spec, so other totals give the same spec and the chart on screen only swaps its data.
+    fixed = {"zero": True, "nice": False}
+    enc["x"]["scale"] = {**enc["x"].get("scale", {}), **fixed}
+    enc["y"]["scale"] = {**enc["y"].get("scale", {}), **fixed}
+    corner = {
+        "x": {"field": "step", "type": "quantitative"},
+        "y": {"field": "y", "type": "quantitative"},
+    }
+    layers = [
+        {"mark": {"type": "line", "strokeWidth": 2.5}, "encoding": enc},
+        {"data": {"name": name}, "mark": {"type": "point", "opacity": 0}, "encoding": corner},
+    ]
     if marker is not None:
         rule = {"type": "rule", "color": "#111", "strokeDash": [4, 3], "strokeWidth": 1.5}
         layers.append({"mark": rule, "encoding": {"x": {"datum": marker}}})
     spec.pop("mark", None)
-    return {**spec, "layer": layers}
+    datasets = {**spec.get("datasets", {}), name: [{"step": total, "y": y_top}]}
+    return {**spec, "datasets": datasets, "layer": layers}
 
 
 def _probe_heatmap(
@@ -255,8 +268,8 @@ def run_chart(
     loss = [(lab, run_color(h.config), h.loss) for lab, h in zip(labels, runs, strict=True)]
     acc = [(lab, run_color(h.config), h.accuracy) for lab, h in zip(labels, runs, strict=True)]
     curves = [
-        _curve(t, loss, t("training.loss_axis"), total, top, marker, presenter),
-        _curve(t, acc, t("training.acc_axis"), total, 1.0, marker, presenter),
+        _curve(t, loss, t("training.loss_axis"), total, top, marker, presenter, "loss_end"),
+        _curve(t, acc, t("training.acc_axis"), total, 1.0, marker, presenter, "acc_end"),
     ]
     probe = _probe_heatmap(t, list(zip(labels, runs, snaps, strict=True)), presenter)
     if presenter:  # one row on a projector; curves above the example on a laptop
@@ -478,9 +491,8 @@ def why_chart(t: Translator, runs: tuple[History, ...], presenter: bool) -> dict
     for d in WHY_D_KS:
         pair = [h for h in runs if h.config.d_k == d]
         series = [(run_label(t, h.config), run_color(h.config), h.accuracy) for h in pair]
-        chart = _curve(
-            t, series, t("training.acc_axis"), pair[0].config.steps, 1.0, None, presenter
-        )
+        total = pair[0].config.steps
+        chart = _curve(t, series, t("training.acc_axis"), total, 1.0, None, presenter, f"end{d}")
         parts.append({**chart, "title": t("training.why_panel", d_k=d)})
     return charts.concat(parts, spacing=36)
 
