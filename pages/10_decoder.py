@@ -38,16 +38,20 @@ def content(ctx: PageContext) -> None:
         with box.controls:
             layer, head, query = dv.head_controls(ctx, model, prompt)
         overview = dv.query_rows(result.attention, query)
-        title = t("decoder.head_title", layer=layer, head=head)
+        # The chart's title does not name the layer and head (the sliders beside it do): a
+        # new layer or head then only swaps the chart's data. The exports name them.
+        caption = t("decoder.head_title", layer=layer, head=head)
         with box.chart:
             chart = charts.show_cached(
                 ctx, dv.head_chart, t, prompt.labels, result.attention[layer, head], query,
-                overview, title, model.config.n_heads, ctx.presenter,
+                overview, t("decoder.head_weights"), model.config.n_heads, ctx.presenter,
                 space=charts.room(ctx, 0.64, 720),
             )  # fmt: skip
         with box.side:
             notice(ctx, dv.head_notice(ctx, prompt, result, layer, head, query))
-            export_panel(ctx, "decoder_head", chart, arrays={"attention": result.attention})
+            export_panel(
+                ctx, "decoder_head", chart, arrays={"attention": result.attention}, caption=caption
+            )
 
     with steps.section(1):
         st.subheader(titles[1])

@@ -188,6 +188,12 @@ def annotated(rows: int, columns: int, cell: float) -> bool:
     return max(rows, columns) <= MAX_ANNOTATED and cell >= MIN_ANNOTATED_CELL
 
 
+def _by_index(field: str) -> dict:
+    """A heatmap axis in the order of its index ``field`` in the data, not of a label list in
+    the spec: other labels (another sentence, another layer) leave the spec unchanged."""
+    return {"field": field, "op": "min", "order": "ascending"}
+
+
 def heatmap(
     panels: Mapping[str, np.ndarray],
     rows: Sequence[str],
@@ -324,10 +330,10 @@ def heatmap(
         "width": cell * n_c,
         "height": round(cell * aspect * n_r, 1),
         "encoding": {
-            "x": {"field": "col", "type": "nominal", "sort": cols, "title": x_title or None,
-                  "axis": {"labelAngle": angle, **crowded}},
-            "y": {"field": "row", "type": "nominal", "sort": rows, "title": y_title or None,
-                  "axis": crowded},
+            "x": {"field": "col", "type": "nominal", "sort": _by_index("j"),
+                  "title": x_title or None, "axis": {"labelAngle": angle, **crowded}},
+            "y": {"field": "row", "type": "nominal", "sort": _by_index("i"),
+                  "title": y_title or None, "axis": crowded},
             "tooltip": [
                 {"field": "row", "type": "nominal", "title": y_title or "i"},
                 {"field": "col", "type": "nominal", "title": x_title or "j"},

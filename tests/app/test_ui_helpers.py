@@ -553,6 +553,22 @@ def test_a_fixed_domain_in_the_data_draws_as_that_domain_and_keeps_the_spec() ->
     assert bare[0] == bare[1]  # another domain: the browser only swaps the data
 
 
+def test_heatmap_axes_follow_the_label_order_from_the_data_not_from_the_spec() -> None:
+    import vl_convert as vlc
+
+    def spec(rows: list[str], cols: list[str]) -> dict:
+        m = np.arange(12.0).reshape(3, 4)
+        return charts.to_spec(charts.heatmap({"W": m}, rows, cols, "values", annotate=False), False)
+
+    drawn = spec(["zeta", "alpha", "mu"], ["yy", "bb", "kk", "cc"])
+    labels = re.findall(r">(zeta|alpha|mu|yy|bb|kk|cc)<", vlc.vegalite_to_svg(json.dumps(drawn)))
+    assert labels == ["yy", "bb", "kk", "cc", "zeta", "alpha", "mu"]  # as given, not sorted
+    other = spec(["it · L14 H8", "b", "c"], ["w", "x", "y", "z"])
+    assert {k: v for k, v in drawn.items() if k != "datasets"} == {
+        k: v for k, v in other.items() if k != "datasets"
+    }  # other labels: the browser only swaps the data
+
+
 def test_altair_dataset_names_become_their_order_so_new_values_keep_the_spec() -> None:
     def spec(ys: list[float]) -> dict:
         frame = pd.DataFrame({"x": [1, 2, 3], "y": ys, "run": "a"})
