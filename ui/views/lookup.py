@@ -310,7 +310,7 @@ def value_space(
     }
     return {
         "datasets": {"capitals": _rows(caps), "hard": hard, "blend": blend},
-        "title": t("lookup.value_chart"),
+        "title": [t("lookup.value_chart"), t("lookup.value_marks")],  # one line: wider than the map
         "width": 560,
         "height": 470,
         "encoding": {"x": x, "y": y},
