@@ -20,7 +20,10 @@ from ui.safe import plain
 
 # Presenter mode: type for the back of the hall, and as little chrome above the step as
 # possible (small top bar, a modest page title, tighter gaps) so that each step fits one
-# 1920 x 1080 screen. The step bar's labels wrap instead of being cut off.
+# 1920 x 1080 screen. The step bar's labels wrap instead of being cut off. Charts are laid
+# out for a 1920 px projector; on a smaller screen (a 1366 x 768 laptop driving the
+# projector) a wider chart is scaled down to its column instead of being cut off: nobody
+# scrolls a chart box with a clicker.
 # The tab icon ships with the app: a Material icon name would be fetched from a font CDN,
 # which fails in a hall without internet.
 ICON = Path(__file__).resolve().parent.parent / "static" / "icon.png"
@@ -39,6 +42,8 @@ header[data-testid="stHeader"] [data-testid="stToolbar"] { display: none; }
 .block-container h2 { font-size: 1.6rem; padding: 0.3rem 0 0.2rem 0; }
 .block-container h3 { font-size: 1.4rem; padding: 0.2rem 0 0.4rem 0; }
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.6rem; }
+[data-testid="stVegaLiteChart"] svg.marks { max-width: 100%; height: auto; }
+.st-key-step_prev button, .st-key-step_next button { padding-left: 0.4rem; padding-right: 0.4rem; }
 .st-key-_step_choice button { max-width: none; height: auto; min-height: 2.2rem; }
 .st-key-_step_choice button p { white-space: normal; overflow: visible; text-overflow: clip;
   font-size: 0.9rem; line-height: 1.2; }

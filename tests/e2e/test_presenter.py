@@ -255,6 +255,40 @@ def _local(url: str) -> bool:
     )
 
 
+# A chart wider than its column, or a Back/Next label cut to "上…", as measured in the page.
+CUT_ON_A_LAPTOP = """() => {
+  const cut = [];
+  for (const c of document.querySelectorAll('[data-testid="stVegaLiteChart"]')) {
+    const svg = c.querySelector('svg.marks');
+    if (!svg || c.offsetParent === null) continue;
+    const box = c.getBoundingClientRect(), drawn = svg.getBoundingClientRect();
+    if (drawn.right > box.right + 2 || drawn.right > window.innerWidth + 2)
+      cut.push(`chart ${Math.round(drawn.width)} px wide in ${Math.round(box.width)} px`);
+  }
+  for (const p of document.querySelectorAll('.st-key-step_prev p, .st-key-step_next p'))
+    if (p.scrollWidth > p.clientWidth + 1) cut.push(`button label "${p.textContent}" cut`);
+  return cut;
+}"""
+
+
+@pytest.mark.parametrize(("path", "lang"), [("/scaling", "zh"), ("/training?run=1&step=2", "en")])
+def test_presenter_mode_on_a_laptop_screen_scales_charts_into_their_column(
+    server, open_app, path, lang
+) -> None:
+    """Slides are laid out for a 1920 px projector; a 1366 x 768 laptop driving the projector
+    gets the whole chart, smaller, not a chart cut off at the right edge."""
+    sep = "&" if "?" in path else "?"
+    page = open_app(server, f"{path}{sep}lang={lang}&present=1", width=1366, height=768)
+    page.wait_for_selector('[data-testid="stVegaLiteChart"]:visible svg', timeout=60_000)
+    assert page.evaluate(CUT_ON_A_LAPTOP) == []
+    drawn = page.evaluate(
+        "() => [...document.querySelectorAll('svg.marks')].some((s) =>"
+        " s.getBoundingClientRect().width < parseFloat(s.getAttribute('width')) - 2)"
+    )
+    assert drawn, "a chart laid out for 1920 px is drawn smaller on this screen"
+    shot(page, f"presenter_laptop{path.split('?')[0].replace('/', '_')}_{lang}")
+
+
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("info", PAGES, ids=lambda p: p.id)
 def test_every_page_renders_offline_and_nothing_runs_sideways(
