@@ -1163,7 +1163,9 @@ def stable_names(spec: dict) -> dict:
     old = [name for name in spec.get("datasets", {}) if _HASHED.fullmatch(name)]
     if not old:
         return spec
-    new = {name: f"data-{k}" for k, name in enumerate(old)}
+    taken = set(spec["datasets"]) - set(old)
+    free = (f"data-{k}" for k in range(len(spec["datasets"]) + 1) if f"data-{k}" not in taken)
+    new = dict(zip(old, free, strict=False))
 
     def walk(node: object) -> object:
         if isinstance(node, list):

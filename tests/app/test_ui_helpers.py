@@ -576,6 +576,11 @@ def test_altair_dataset_names_become_their_order_so_new_values_keep_the_spec() -
 
     a, b = spec([1.0, 2.0, 3.0]), spec([3.0, 1.0, 2.0])
     assert list(a["datasets"]) == ["data-0"] and a["data"] == {"name": "data-0"}
+    hashed = "data-" + "f" * 32  # a chart that already has a "data-0" keeps it
+    mixed = charts.stable_names(
+        {"datasets": {hashed: [1], "data-0": [2]}, "data": {"name": hashed}}
+    )
+    assert mixed == {"datasets": {"data-1": [1], "data-0": [2]}, "data": {"name": "data-1"}}
     assert a["datasets"] != b["datasets"]
     assert {k: v for k, v in a.items() if k != "datasets"} == {
         k: v for k, v in b.items() if k != "datasets"
