@@ -23,7 +23,8 @@ from ui.safe import plain
 # 1920 x 1080 screen. The step bar's labels wrap instead of being cut off. Charts are laid
 # out for a 1920 px projector; on a smaller screen (a 1366 x 768 laptop driving the
 # projector) a wider chart is scaled down to its column instead of being cut off: nobody
-# scrolls a chart box with a clicker.
+# scrolls a chart box with a clicker. For the same reason rows of buttons (the step bar,
+# segmented controls) wrap, and metric and link labels wrap instead of ending in "…".
 # The tab icon ships with the app: a Material icon name would be fetched from a font CDN,
 # which fails in a hall without internet.
 ICON = Path(__file__).resolve().parent.parent / "static" / "icon.png"
@@ -44,6 +45,10 @@ header[data-testid="stHeader"] [data-testid="stToolbar"] { display: none; }
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.6rem; }
 [data-testid="stVegaLiteChart"] svg.marks { max-width: 100%; height: auto; }
 .st-key-step_prev button, .st-key-step_next button { padding-left: 0.4rem; padding-right: 0.4rem; }
+[data-testid="stButtonGroup"] > div { flex-wrap: wrap; }
+[data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"],
+[data-testid="stMetricLabel"] p, [data-testid="stPageLink-NavLink"] span,
+[data-testid="stPageLink-NavLink"] p { white-space: normal; }
 .st-key-_step_choice button { max-width: none; height: auto; min-height: 2.2rem; }
 .st-key-_step_choice button p { white-space: normal; overflow: visible; text-overflow: clip;
   font-size: 0.9rem; line-height: 1.2; }

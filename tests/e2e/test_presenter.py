@@ -255,7 +255,8 @@ def _local(url: str) -> bool:
     )
 
 
-# A chart wider than its column, or a Back/Next label cut to "上…", as measured in the page.
+# A chart wider than its column, a Back/Next label cut to "上…", a row of buttons (the step
+# bar, a segmented control) that hides some, or a metric label cut with "…".
 CUT_ON_A_LAPTOP = """() => {
   const cut = [];
   for (const c of document.querySelectorAll('[data-testid="stVegaLiteChart"]')) {
@@ -267,11 +268,20 @@ CUT_ON_A_LAPTOP = """() => {
   }
   for (const p of document.querySelectorAll('.st-key-step_prev p, .st-key-step_next p'))
     if (p.scrollWidth > p.clientWidth + 1) cut.push(`button label "${p.textContent}" cut`);
+  const rows = '[data-testid="stMain"] [data-testid="stButtonGroup"] > div';
+  for (const row of document.querySelectorAll(rows))
+    if (row.offsetParent !== null && row.scrollWidth > row.clientWidth + 1)
+      cut.push(`a row of buttons hides some: "${row.textContent.slice(0, 40)}"`);
+  const labels = '[data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"]';
+  for (const m of document.querySelectorAll(labels))
+    if (m.scrollWidth > m.clientWidth + 1) cut.push(`metric label "${m.textContent}" cut`);
   return cut;
 }"""
 
 
-@pytest.mark.parametrize(("path", "lang"), [("/scaling", "zh"), ("/training?run=1&step=2", "en")])
+@pytest.mark.parametrize(
+    ("path", "lang"), [("/scaling?step=2", "zh"), ("/training?run=1&step=2", "en")]
+)
 def test_presenter_mode_on_a_laptop_screen_scales_charts_into_their_column(
     server, open_app, path, lang
 ) -> None:
