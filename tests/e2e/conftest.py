@@ -20,6 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 SHOTS = ROOT / "artifacts" / "screens"
+LOGS = ROOT / "artifacts" / "logs"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -52,12 +53,17 @@ class Server:
     def __init__(self) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "dashboard.py",
-             "--server.port", str(self.port), "--server.address", "127.0.0.1",
-             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        )  # fmt: skip
+        # The server's log goes to a file: a pipe that nobody reads fills up (64 KB) and then
+        # blocks the server on its next log line, and every later page load times out.
+        LOGS.mkdir(parents=True, exist_ok=True)
+        self.log = LOGS / f"streamlit-{self.port}.log"
+        with self.log.open("wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "streamlit", "run", "dashboard.py",
+                 "--server.port", str(self.port), "--server.address", "127.0.0.1",
+                 "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
@@ -67,7 +73,8 @@ class Server:
             except OSError:
                 time.sleep(0.3)
         self.stop()
-        raise RuntimeError("streamlit did not become healthy within 60 s")
+        tail = self.log.read_text(errors="replace")[-2000:]
+        raise RuntimeError(f"streamlit did not become healthy within 60 s:\n{tail}")
 
     def stop(self) -> None:
         self.proc.terminate()
