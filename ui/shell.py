@@ -45,10 +45,12 @@ header[data-testid="stHeader"] [data-testid="stToolbar"] { display: none; }
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.6rem; }
 [data-testid="stVegaLiteChart"] svg.marks { max-width: 100%; height: auto; }
 .st-key-step_prev button, .st-key-step_next button { padding-left: 0.4rem; padding-right: 0.4rem; }
-[data-testid="stButtonGroup"] > div { flex-wrap: wrap; }
-[data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"],
-[data-testid="stMetricLabel"] p, [data-testid="stPageLink-NavLink"] span,
-[data-testid="stPageLink-NavLink"] p { white-space: normal; }
+@media (max-width: 1600px) {  /* smaller than a projector: wrap rather than hide */
+  [data-testid="stButtonGroup"] > div { flex-wrap: wrap; }
+  [data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"],
+  [data-testid="stMetricLabel"] p, [data-testid="stPageLink-NavLink"] span,
+  [data-testid="stPageLink-NavLink"] p { white-space: normal; }
+}
 .st-key-_step_choice button { max-width: none; height: auto; min-height: 2.2rem; }
 .st-key-_step_choice button p { white-space: normal; overflow: visible; text-overflow: clip;
   font-size: 0.9rem; line-height: 1.2; }
