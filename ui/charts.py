@@ -42,7 +42,10 @@ from streamlit import dataframe_util
 from ui.i18n import Translator
 from ui.shell import PageContext
 
-FONT = "Source Sans Pro, Noto Sans CJK SC, Noto Sans SC, Microsoft YaHei, sans-serif"
+# The app's own font first ("Source Sans", served by Streamlit with the page): chart text
+# then matches the page around it. Chinese characters fall through to a CJK font. (With a
+# CJK font first, Latin titles took its full-width “ ” quotes: a gap like two spaces.)
+FONT = "Source Sans, Source Sans Pro, Noto Sans CJK SC, Noto Sans SC, Microsoft YaHei, sans-serif"
 QUERY_COLOR = "#d1495b"
 KEY_COLOR = "#00798c"
 VALUE_COLOR = "#2e7d32"
@@ -1195,8 +1198,16 @@ def to_spec(chart: alt.TopLevelMixin | dict, presenter: bool) -> dict:
     return spec
 
 
-def _draw(spec: dict, key: str | None) -> None:
-    st.vega_lite_chart(spec=spec, theme=None, key=key, width="content")
+# How Vega draws a chart in the browser. For students, on a canvas: a slider step redraws
+# one bitmap per chart instead of rewriting hundreds of SVG nodes, which cut a step's
+# main-thread work by 8-23 % on /masking, /weighted_sum and /qkv (bench/RESULTS.md,
+# session 7). On a slide, SVG: presenter mode scales a chart too wide for a laptop's column
+# with CSS (vector-sharp on a projector), and its text stays measurable in the DOM.
+_RENDERER = {False: {"usermeta": {"embedOptions": {"renderer": "canvas"}}}, True: {}}
+
+
+def _draw(spec: dict, key: str | None, presenter: bool) -> None:
+    st.vega_lite_chart(spec={**spec, **_RENDERER[presenter]}, theme=None, key=key, width="content")
 
 
 def show(
@@ -1209,7 +1220,7 @@ def show(
     """Draw ``chart`` in the house theme, fitted to ``space`` (default: :func:`room`, the
     whole page width), and return the spec as drawn (for exports)."""
     spec = fit(to_spec(chart, ctx.presenter), space or room(ctx))
-    _draw(spec, key)
+    _draw(spec, key, ctx.presenter)
     return spec
 
 
@@ -1310,5 +1321,5 @@ def show_cached(
     for the exports."""
     job = (builder, args, kwargs, ctx.presenter, space or room(ctx))
     fitted, drawn = _fitted(_input_key(builder, *job[1:]), job)
-    _draw(drawn, None)
+    _draw(drawn, None, ctx.presenter)
     return fitted

@@ -594,3 +594,14 @@ def test_fit_reads_the_labels_afresh_on_every_call() -> None:
         row["row"] *= 12  # the same list of rows, now with long labels
     wide = charts._extent(charts.fit(spec, charts.Room(2000)), spec["datasets"])[0]
     assert wide > narrow + 50
+
+
+@pytest.mark.parametrize(("present", "renderer"), [("0", "canvas"), ("1", None)])
+def test_charts_are_drawn_on_canvas_for_students_and_as_svg_on_slides(
+    page, present: str, renderer: str | None
+) -> None:
+    at = page("pages/5_weighted_sum.py", present=present, lang="en")
+    specs = [json.loads(e.proto.spec) for e in at.get("vega_lite_chart")]
+    assert specs
+    drawn = {s.get("usermeta", {}).get("embedOptions", {}).get("renderer") for s in specs}
+    assert drawn == {renderer}  # None: Vega's default renderer, SVG
