@@ -418,7 +418,10 @@ def sink(attention: np.ndarray) -> np.ndarray | None:
 def sink_chart(t: Translator, shares: dict[str, np.ndarray]) -> dict:
     """One 30 × 9 heatmap per prompt: the share of each head's weight on the first token."""
     n_layers, n_heads = next(iter(shares.values())).shape
-    cell = charts.fit_cell(n_heads, n_layers, 300, 480, lo=8, hi=30)
+    # cells wider than high: 30 layers must fit the slide's height, and the head labels
+    # ("H0", "H1", ...) need more width than a square cell that low would give them
+    cell = charts.fit_cell(n_heads, 1, 300, lo=8, hi=32)
+    aspect = min(1.0, charts.fit_cell(n_layers, 1, 480, lo=8, hi=30) / cell)
     rows, cols = [f"L{i}" for i in range(n_layers)], [f"H{j}" for j in range(n_heads)]
     parts = [
         charts.heatmap(
@@ -426,13 +429,13 @@ def sink_chart(t: Translator, shares: dict[str, np.ndarray]) -> dict:
             rows,
             cols,
             x_title=t("decoder.head_axis"),
-            y_title=t("decoder.layer_axis") if k == 0 else "",
+            y_title=t("decoder.layer_axis"),  # on both: their titles line up
             title=title,
             cell=cell,
-            legend=k == len(shares) - 1,
+            aspect=aspect,
             annotate=False,
-        )
-        for k, (title, s) in enumerate(shares.items())
+        )  # one shared colour scale: Vega-Lite draws its legend once
+        for title, s in shares.items()
     ]
     return charts.concat(parts, spacing=30, resolve={"scale": {"color": "shared"}})
 
