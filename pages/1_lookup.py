@@ -60,7 +60,9 @@ def content(ctx: PageContext) -> None:
         heading(ctx, t("lookup.step_soft"))
         if not ctx.presenter:
             st.markdown(t("lookup.soft_text"))
-        views.result_cards(t, countries, capitals, hard_value, hard_index, blended, weights)
+        cards = (t, countries, capitals, hard_value, hard_index, blended, weights)
+        if not ctx.presenter:  # a slide has them beside the charts, which get the height
+            views.result_cards(*cards)
         answers = (weights, blended, hard_index)
         left, right = beside(ctx)
         with left:
@@ -74,13 +76,17 @@ def content(ctx: PageContext) -> None:
                 values,
                 query,
                 *answers,
-                space=views.chart_room(ctx, 340),
+                space=views.chart_room(ctx, 410),
             )
+        notes = views.soft_notices(t, capitals, weights, hard_index, blended, length, temperature)
+        if ctx.presenter:  # a slide: the answers beside the charts, the two main points below
+            with left:
+                notice(ctx, notes[:2])
         with right:
-            notes = views.soft_notices(
-                t, capitals, weights, hard_index, blended, length, temperature
-            )
-            notice(ctx, notes[:2] if ctx.presenter else notes)  # a slide: the two main points
+            if ctx.presenter:
+                views.result_cards(*cards, stacked=True)
+            else:
+                notice(ctx, notes)
             export_panel(
                 ctx,
                 "lookup",

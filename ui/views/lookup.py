@@ -454,10 +454,12 @@ def result_cards(
     hard_index: int,
     blended: np.ndarray,
     weights: np.ndarray,
+    stacked: bool = False,
 ) -> None:
-    """The hard and the soft lookup's answers, side by side, each with its formula."""
+    """The hard and the soft lookup's answers, side by side (``stacked``: one below the
+    other, in a narrow column), each with its formula."""
     top, top_w, _ = pick(weights)
-    hard_col, soft_col = st.columns(2)
+    hard_col, soft_col = (st.container(), st.container()) if stacked else st.columns(2)
     with hard_col, st.container(border=True):
         st.markdown(f"**{t('lookup.hard_title')}**")
         st.latex(r"\hat v = v_{j^*},\quad j^* = \arg\max_j\, q\cdot k_j")
