@@ -49,6 +49,8 @@ header[data-testid="stHeader"] [data-testid="stToolbar"] { display: none; }
   [data-testid="stButtonGroup"] > div { flex-wrap: wrap; }
   [data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"],
   [data-testid="stMetricLabel"] p, [data-testid="stPageLink-NavLink"] span,
+  [data-testid="stMetricDelta"] [data-testid="stMarkdownContainer"],
+  [data-testid="stMetricDelta"] p,
   [data-testid="stPageLink-NavLink"] p { white-space: normal; }
 }
 .st-key-_step_choice button { max-width: none; height: auto; min-height: 2.2rem; }

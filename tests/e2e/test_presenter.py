@@ -256,7 +256,7 @@ def _local(url: str) -> bool:
 
 
 # A chart wider than its column, a Back/Next label cut to "上…", a row of buttons (the step
-# bar, a segmented control) that hides some, or a metric label cut with "…".
+# bar, a segmented control) that hides some, or a metric's label or delta cut with "…".
 CUT_ON_A_LAPTOP = """() => {
   const cut = [];
   for (const c of document.querySelectorAll('[data-testid="stVegaLiteChart"]')) {
@@ -272,15 +272,17 @@ CUT_ON_A_LAPTOP = """() => {
   for (const row of document.querySelectorAll(rows))
     if (row.offsetParent !== null && row.scrollWidth > row.clientWidth + 1)
       cut.push(`a row of buttons hides some: "${row.textContent.slice(0, 40)}"`);
-  const labels = '[data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"]';
+  const labels = ['stMetricLabel', 'stMetricDelta']
+    .map((id) => `[data-testid="${id}"] [data-testid="stMarkdownContainer"]`).join(', ');
   for (const m of document.querySelectorAll(labels))
-    if (m.scrollWidth > m.clientWidth + 1) cut.push(`metric label "${m.textContent}" cut`);
+    if (m.scrollWidth > m.clientWidth + 1) cut.push(`metric text "${m.textContent}" cut`);
   return cut;
 }"""
 
 
 @pytest.mark.parametrize(
-    ("path", "lang"), [("/scaling?step=2", "zh"), ("/training?run=1&step=2", "en")]
+    ("path", "lang"),
+    [("/scaling?step=2", "zh"), ("/training?run=1&step=2", "en"), ("/kv_cache?step=1", "en")],
 )
 def test_presenter_mode_on_a_laptop_screen_scales_charts_into_their_column(
     server, open_app, path, lang
