@@ -1203,11 +1203,12 @@ def to_spec(chart: alt.TopLevelMixin | dict, presenter: bool) -> dict:
 # main-thread work by 8-23 % on /masking, /weighted_sum and /qkv (bench/RESULTS.md,
 # session 7). On a slide, SVG: presenter mode scales a chart too wide for a laptop's column
 # with CSS (vector-sharp on a projector), and its text stays measurable in the DOM.
-_RENDERER = {False: {"usermeta": {"embedOptions": {"renderer": "canvas"}}}, True: {}}
+def _renderer(presenter: bool) -> dict:
+    return {} if presenter else {"usermeta": {"embedOptions": {"renderer": "canvas"}}}
 
 
 def _draw(spec: dict, key: str | None, presenter: bool) -> None:
-    st.vega_lite_chart(spec={**spec, **_RENDERER[presenter]}, theme=None, key=key, width="content")
+    st.vega_lite_chart(spec={**spec, **_renderer(presenter)}, theme=None, key=key, width="content")
 
 
 def show(
