@@ -150,6 +150,17 @@ def test_key_labels_step_aside_when_the_query_runs_along_their_key():
     np.testing.assert_allclose(moved[0], keys[0] * 1.22 + [0.0, -0.06])
 
 
+def test_a_capital_beside_another_at_its_latitude_writes_its_label_below():
+    from ui.views.lookup import labels_below
+
+    ids, _, values = capital_table()
+    below = dict(zip(ids, labels_below(values), strict=True))
+    assert below["egypt"]  # Cairo: New Delhi lies 46° east at about its latitude
+    assert not any(below[c] for c in ids if c != "egypt")
+    pair = np.array([[30.0, 0.0], [31.0, 40.0], [31.0, 140.0]])  # (lat, lon)
+    assert labels_below(pair) == [True, False, False]  # only the western one of a close pair
+
+
 def test_cold_notices_do_not_call_a_single_capital_a_blend(page):
     shown = texts(page(PAGE, lang="en", log_t="-2"))
     assert "need not be any capital" not in shown and "practically Moscow itself" in shown

@@ -236,6 +236,17 @@ def label_spots(
     return spots + (near * shift)[:, None] * away, lean
 
 
+def labels_below(values: np.ndarray, lat_band: float = 6.0, lon_reach: float = 60.0) -> list[bool]:
+    """Which capitals write their label below their dot rather than above it: those with
+    another capital at about their latitude (within ``lat_band`` degrees) a little to the
+    east (within ``lon_reach`` degrees), whose label would otherwise run into theirs (Cairo
+    beside New Delhi). ``values``: ``(m, 2)`` latitude, longitude."""
+    lat, lon = values[:, 0], values[:, 1]
+    east = lon[None, :] - lon[:, None]  # (m, m) degrees from capital i east to capital j
+    near = (np.abs(lat[None, :] - lat[:, None]) < lat_band) & (east > 0) & (east < lon_reach)
+    return [bool(b) for b in near.any(axis=1)]
+
+
 def value_space(
     t: Translator,
     capital_names: Sequence[str],
@@ -253,6 +264,7 @@ def value_space(
             "lon": values[:, 1],
             "weight": weights,
             "text": [f"{n} {num(w)}" for n, w in zip(capital_names, weights, strict=True)],
+            "below": labels_below(values),
         }
     )
     x = {
@@ -319,8 +331,10 @@ def value_space(
             {"data": {"name": "capitals"},
              "mark": {"type": "circle", "color": charts.VALUE_COLOR, "opacity": 0.8},
              "encoding": {"size": size, "tooltip": tips}},
-            {"data": {"name": "capitals"}, "mark": {"type": "text", "dy": -16, "color": "#222"},
-             "encoding": {"text": {"field": "text", "type": "nominal"}}},
+            *({"data": {"name": "capitals"}, "transform": [{"filter": f"datum.below == {side}"}],
+               "mark": {"type": "text", "dy": 18 if side == "true" else -16, "color": "#222"},
+               "encoding": {"text": {"field": "text", "type": "nominal"}}}
+              for side in ("false", "true")),
             {"data": {"name": "blend"}, "mark": star},
             {"data": {"name": "blend"}, "mark": star_text,
              "encoding": {"text": {"field": "text", "type": "nominal"}}},
