@@ -79,14 +79,11 @@ def content(ctx: PageContext) -> None:
                 space=views.chart_room(ctx, 410),
             )
         notes = views.soft_notices(t, capitals, weights, hard_index, blended, length, temperature)
-        if ctx.presenter:  # a slide: the answers beside the charts, the two main points below
-            with left:
-                notice(ctx, notes[:2])
+        with left if ctx.presenter else right:  # a slide: the two main points under the charts
+            notice(ctx, notes[:2] if ctx.presenter else notes)
         with right:
-            if ctx.presenter:
+            if ctx.presenter:  # a slide: the answers beside the charts
                 views.result_cards(*cards, stacked=True)
-            else:
-                notice(ctx, notes)
             export_panel(
                 ctx,
                 "lookup",
