@@ -23,6 +23,7 @@ under a lock): charts are converted with the defaults and drawn with ``st.vega_l
 
 import hashlib
 import io
+import json
 import math
 import pickle
 import re
@@ -84,6 +85,25 @@ def dim_labels(n: int, prefix: str = "d") -> list[str]:
 def shape_title(title: str, shape: tuple[int, ...]) -> str:
     """``"weights (6 × 6)"``."""
     return f"{title} ({' × '.join(str(s) for s in shape)})"
+
+
+def data_title(name: str) -> dict:
+    """A heatmap's title read in the browser from its dataset ``name`` (the cells of
+    :func:`heatmap`): its panel and shape, as :func:`shape_title` writes them. A new shape
+    or panel name then changes only the data, not the spec."""
+    cells = f"data({json.dumps(name)})"
+    last = f"peek({cells})"  # the cells are in row-major order: the last one has the shape
+    shape = f"' (' + ({last}.i + 1) + ' × ' + ({last}.j + 1) + ')'"
+    return {"text": {"expr": f"{cells}[0].panel + {shape}"}}
+
+
+def _title_text(node: Mapping, rows: list | None) -> object:
+    """A view's title as drawn: a :func:`data_title` worked out from ``rows``."""
+    title, data = node.get("title"), node.get("data")
+    name = data.get("name") if isinstance(data, Mapping) else None
+    if rows and isinstance(name, str) and title == data_title(name):
+        return shape_title(rows[0]["panel"], (rows[-1]["i"] + 1, rows[-1]["j"] + 1))
+    return title
 
 
 def fmt(value: float, digits: int = 2) -> str:
@@ -154,6 +174,18 @@ def symmetric_domain(*matrices: np.ndarray) -> list[float]:
     return [-top, top]
 
 
+# Sizes come in steps of this factor (cells from :func:`fit_cell`, the scale :func:`fit`
+# shrinks a chart by), so a chart keeps its spec while its shape changes a little (a
+# d_model slider): the browser swaps the new rows into the chart on screen instead of
+# compiling and drawing it again (~80 ms of main-thread work for a strip of 7 matrices).
+LADDER = 2**0.125
+
+
+def on_ladder(x: float) -> float:
+    """The largest power of :data:`LADDER` that is at most ``x`` (> 0)."""
+    return LADDER ** math.floor(math.log(x, LADDER) + 1e-9)
+
+
 def fit_cell(
     columns: int,
     rows: int = 1,
@@ -162,12 +194,13 @@ def fit_cell(
     lo: int = 12,
     hi: int = 56,
 ) -> int:
-    """Cell size in px so that ``columns`` cells fit ``width`` (and ``rows`` fit ``height``),
-    kept within ``lo``..``hi``."""
+    """Cell size in px so that ``columns`` cells fit ``width`` (and ``rows`` fit ``height``):
+    ``hi`` if they fit at that size, else the whole px of the largest step of
+    :data:`LADDER` that fits, not below ``lo``."""
     fit = width / max(columns, 1)
     if height is not None:
         fit = min(fit, height / max(rows, 1))
-    return int(np.clip(fit, lo, hi))
+    return hi if fit >= hi else max(lo, int(on_ladder(fit)))
 
 
 def text_em(texts: Sequence[str]) -> float:
@@ -230,8 +263,10 @@ def heatmap(
     blank for NaN). Numbers are printed (``annotate=None``) while the matrix is at most
     :data:`MAX_ANNOTATED` wide and tall and cells are at least :data:`MIN_ANNOTATED_CELL` px.
     ``frame`` outlines that row. A single panel is titled with its shape, e.g.
-    "weights (6 × 6)" (or ``title``). Cells are ``cell`` px (default: the matrix fits
-    ~420 px); with ``max_width`` small multiples wrap so that they fit that many px.
+    "weights (6 × 6)", read from its cells in the browser (:func:`data_title`; or
+    ``title``). Cells are ``cell`` px (default: the matrix fits ~420 px) and the views are
+    sized per cell, so a matrix of another shape with the same cell size has the same spec;
+    with ``max_width`` small multiples wrap so that they fit that many px.
     The cells (``panel``, ``row``, ``col``, ``i``, ``j``, ``value``, ``text``: the value
     with ``digits`` decimals, in px as large as the widest text fits its cell
     (:func:`cell_font`) up to ``max_font``; :data:`SLIDE_FONT` on a projector) are the
@@ -306,7 +341,7 @@ def heatmap(
                     "stroke": frame_color,
                     "strokeWidth": float(np.clip(cell / 6, 1, 3)),
                 },  # thin rows: thin frame
-                "encoding": {"x": {"value": 0}, "x2": {"value": cell * n_c}},
+                "encoding": {"x": {"value": 0}, "x2": {"value": "width"}},
             }
         )
     if live:  # two invisible cells at ±max|value| (±1 if all 0) span the colour domain
@@ -330,8 +365,8 @@ def heatmap(
     angle = 0 if max(map(_chars, cols), default=0) <= 2 else -45  # "d0", "猫": upright
     tips = "α" if kind == "weights" else "="
     view = {
-        "width": cell * n_c,
-        "height": round(cell * aspect * n_r, 1),
+        "width": {"step": cell},  # the view grows with the columns: same spec, more data
+        "height": {"step": round(cell * aspect, 1)},
         "encoding": {
             "x": {"field": "col", "type": "nominal", "sort": _by_index("j"),
                   "title": x_title or None, "axis": {"labelAngle": angle, **crowded}},
@@ -347,8 +382,7 @@ def heatmap(
     }  # fmt: skip
     head = {"datasets": {name: data}, "data": {"name": name}}
     if not facet:
-        ((panel, m),) = mats.items()
-        return {**head, "title": shape_title(panel, m.shape) if title is None else title, **view}
+        return {**head, "title": data_title(name) if title is None else title, **view}
     if max_width:
         columns = max(1, min(columns, max_width // (cell * n_c + 20)))
     return {
@@ -383,6 +417,8 @@ def concat(
                 if part.get("data") != {"name": name}:
                     raise ValueError(f"dataset {name!r} is used twice for different data")
                 part["data"] = {"name": unique}
+                if part.get("title") == data_title(name):
+                    part["title"] = data_title(unique)
             datasets[unique] = values
         parts.append(part)
     spec = {
@@ -858,7 +894,7 @@ def _unit_box(node: Mapping, rows: list | None, font: float) -> _Box:
     top = bottom = right = title_w = 0.0
     if node.get("title"):
         top += _title_height(node["title"], font)
-        title_w = _text_width(node["title"], font * 1.25)
+        title_w = _text_width(_title_text(node, rows), font * 1.25)
     left = _axis_depth(y, rows, font, across=True)
     if isinstance(y, Mapping) and y.get("title"):  # horizontal, above the axis
         top += font + 8
@@ -1118,8 +1154,15 @@ def _scale_for(spec: dict, space: Room, datasets: Mapping) -> float:
     def too_wide(g: float) -> bool:
         return _extent(_scaled(spec, g), datasets)[0] > space.width + 1
 
-    # A title wider than its view widens its part: shrink the views further (bisection)
-    # while that helps; a title wider than the room whatever the scale leaves them be.
+    # A title wider than its view widens its part: shrink the views further while that
+    # helps (a title wider than the room whatever the scale leaves them be). Shrinking
+    # goes down the ladder (see LADDER); growing into a slide's room, by bisection.
+    if not space.grow:
+        f = 1.0 if f >= 1 else on_ladder(f)
+        if too_wide(f) and not too_wide(MIN_SHRINK):
+            while too_wide(f):
+                f = max(f / LADDER, MIN_SHRINK)
+        return f
     if not too_wide(f) or too_wide(MIN_SHRINK):
         return f
     low = MIN_SHRINK
@@ -1146,13 +1189,15 @@ def _fit(spec: Mapping, space: Room) -> dict:
     datasets = spec.get("datasets", {})
     out = _fixed_facets(spec, datasets)
     layouts = [out]
-    if _extent(out, datasets)[0] * WRAP_BELOW > space.width:  # too small if only shrunk
+    as_is = _scale_for(out, space, datasets)
+    if as_is < WRAP_BELOW:  # too small if only shrunk
         layouts += _wrapped(out, int(space.width / WRAP_BELOW), datasets)
     if space.height and "vconcat" in out and len(out["vconcat"]) > 1:
         side = {**{k: v for k, v in out.items() if k != "vconcat"}, "hconcat": out["vconcat"]}
         layouts.append(side)
-    scored = [(_scale_for(layout, space, datasets), -i, layout) for i, layout in enumerate(layouts)]
-    f, _, best = max(scored, key=lambda x: x[:2])
+    scales = [as_is] + [_scale_for(layout, space, datasets) for layout in layouts[1:]]
+    order = range(0, -len(layouts), -1)  # equal scales: the earlier layout
+    f, _, best = max(zip(scales, order, layouts, strict=True), key=lambda x: x[:2])
     return best if abs(f - 1) < 0.03 else _scaled(best, f)
 
 

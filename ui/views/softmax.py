@@ -463,14 +463,9 @@ def matrix_chart(
         charts.heatmap({name: m}, tokens, tokens, x_title=x_title, y_title=y_title, max_font=font)
         for name, m in panels.items()
     ]
-    spec = charts.concat(maps, spacing=30, resolve={"scale": {"color": "shared"}})
-    for part, m in zip(spec["hconcat"], panels.values(), strict=True):
-        # The title is read from the panel's own data ("weights at T = 0.50 (6 × 6)"), so a
-        # new temperature changes only the data: the browser swaps it into the chart on
-        # screen instead of compiling and drawing a new one.
-        shape = charts.shape_title("", m.shape).strip()
-        part["title"] = {"text": {"expr": f"data('{part['data']['name']}')[0].panel + ' {shape}'"}}
-    return spec
+    # Each title is read from its panel's data ("weights at T = 0.50 (6 × 6)"), so a new
+    # temperature changes only the data (see charts.data_title).
+    return charts.concat(maps, spacing=30, resolve={"scale": {"color": "shared"}})
 
 
 def peak(weights: np.ndarray) -> float:
