@@ -147,8 +147,8 @@ def inputs_chart(inputs: dict[str, np.ndarray]) -> dict:
     for name, arr in inputs.items():
         rows, cols = [str(i) for i in range(arr.shape[0])], [str(j) for j in range(arr.shape[1])]
         kind = "weights" if arr.dtype == bool else "values"
-        parts.append(charts.heatmap({name: arr.astype(float)}, rows, cols, kind, cell=22,
-                                    annotate=False, name=f"m_{name}"))  # fmt: skip
+        cells = {"cell": 22, "annotate": False, "name": f"m_{name}", "live_domain": True}
+        parts.append(charts.heatmap({name: arr.astype(float)}, rows, cols, kind, **cells))
     return charts.concat(parts)
 
 

@@ -178,7 +178,9 @@ def output_chart(
         ("output", t("multi_head.output"), output, tokens, dims),
     ]
     maps = [
-        charts.heatmap({title: m}, r, c, "values", cell=cell, name=key, max_font=font)
+        charts.heatmap(
+            {title: m}, r, c, "values", cell=cell, name=key, max_font=font, live_domain=True
+        )
         for key, title, m, r, c in items
     ]
     return charts.concat(maps)
