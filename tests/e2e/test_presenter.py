@@ -211,6 +211,17 @@ def _tick_label_clashes(page) -> list[str]:
     return [f"tick labels drawn over each other: {clashes}"] if clashes else []
 
 
+# The step bar's buttons that end past its right edge (at 1920 px the bar does not wrap).
+STEP_BAR_HIDES = """() => {
+  const groups = document.querySelectorAll('[data-testid="stMain"] [data-testid="stButtonGroup"]');
+  const steps = [...groups].find((g) => g.innerText.trim().startsWith('1 ·'));
+  if (!steps) return [];  // a page without steps
+  const edge = steps.getBoundingClientRect().right + 1;
+  return [...steps.querySelectorAll('button')]
+    .filter((b) => b.getBoundingClientRect().right > edge).map((b) => b.innerText);
+}"""
+
+
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("info", PAGES, ids=lambda p: p.id)
 def test_every_presenter_step_fits_one_screen(server, open_app, info, lang) -> None:
@@ -230,6 +241,8 @@ def test_every_presenter_step_fits_one_screen(server, open_app, info, lang) -> N
         if readable or log_axis:
             page.wait_for_selector('[data-testid="stVegaLiteChart"]:visible svg', timeout=60_000)
         box = _layout(page)
+        if step == 1 and (hidden := page.evaluate(STEP_BAR_HIDES)):
+            problems.append(f"the step bar cuts off {hidden}")
         shot(page, f"{info.id}_{lang}_presenter_step{step}")
         if box["scrollHeight"] > box["clientHeight"] + SLACK:
             problems.append(f"step {step}: {box['scrollHeight']} px tall")
