@@ -477,7 +477,8 @@ def test_png_and_svg_carry_the_views_settings_as_a_caption() -> None:
     titled = exports.with_caption(heat, "T = 0.5, query = Russia")
     assert titled["title"]["text"] == heat["title"]["text"], "the title stays as it was"
     assert titled["title"]["subtitle"] == "T = 0.5, query = Russia"
-    assert "T = 0.5, query = Russia" in exports.chart_svg(heat, caption="T = 0.5, query = Russia")
+    svg = exports.chart_svg(heat, caption="T = 0.5, query = Russia")
+    assert "T = 0.5, query = Russia" in svg and "w (2 × 2)" in svg, "title, caption under it"
     untitled = exports.with_caption({"mark": "point"}, "n = 3")
     assert untitled["title"]["text"] == "n = 3"
     assert exports.with_caption(heat, None) is heat
