@@ -20,14 +20,17 @@ steps = stepper(ctx, [t("home.why_title"), t("home.formula_title"), t("home.pipe
 
 
 @st.fragment
-def why() -> None:
-    """Step 1 (a fragment: its slider reruns only this step)."""
-    if not ctx.presenter:  # the step bar names the step
+def why(on_screen: bool) -> None:
+    """Step 1 (a fragment: its slider reruns only this step); off screen, just its slider."""
+    if on_screen and not ctx.presenter:  # the step bar names the step
         st.subheader(t("home.why_title"))
-    left, right = st.columns([3, 2])
+    left, right = st.columns([3, 2]) if on_screen else (None, st.container())
     with right:
-        st.markdown(t("home.why_text"))
+        if on_screen:
+            st.markdown(t("home.why_text"))
         distance_max = slider(ctx, Int("distance", 50, 2, 200), t("home.distance"))
+    if left is None:
+        return
     distance, rnn, attn = core.path_lengths(distance_max)
     data = pd.concat(
         [
@@ -54,23 +57,24 @@ def why() -> None:
     notice(ctx, [t("home.notice_rnn", d=distance_max), t("home.notice_attention")])
 
 
-with steps.section(0):
-    why()
+with steps.section(0) as on_screen:
+    why(on_screen)
 
-with steps.section(1):
-    if not ctx.presenter:  # the step bar names the step
+with steps.section(1) as on_screen:
+    if on_screen and not ctx.presenter:  # the step bar names the step
         st.subheader(t("home.formula_title"))
-    st.latex(
-        r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V"
-    )
-    st.markdown(t("home.formula_text"))
-    link(ctx, "lookup", t("home.lookup_link"))
+    if on_screen:
+        st.latex(
+            r"\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V"
+        )
+        st.markdown(t("home.formula_text"))
+        link(ctx, "lookup", t("home.lookup_link"))
 
 
 @st.fragment
-def pipeline() -> None:
-    """Step 3 (a fragment: its sliders rerun only this step)."""
-    if not ctx.presenter:  # the step bar names the step
+def pipeline(on_screen: bool) -> None:
+    """Step 3 (a fragment: its sliders rerun only this step); off screen, just its sliders."""
+    if on_screen and not ctx.presenter:  # the step bar names the step
         st.subheader(t("home.pipeline_title"))
     with settings_box(ctx, t("home.settings")):
         c1, c2, c3, c4 = st.columns(4)
@@ -82,6 +86,8 @@ def pipeline() -> None:
             d_k = slider(ctx, Int("d_k", 4, 1, 64), "d_k")
         with c4:
             d_v = slider(ctx, Int("d_v", 4, 1, 64), "d_v")
+    if not on_screen:
+        return
     trace = core.self_attention_trace(
         core.lesson_inputs(n, d_model), *core.init_projections(d_model, d_k, d_v)
     )
@@ -118,5 +124,5 @@ def pipeline() -> None:
     untrained(ctx)
 
 
-with steps.section(2):
-    pipeline()
+with steps.section(2) as on_screen:
+    pipeline(on_screen)

@@ -27,7 +27,8 @@ steps = stepper(ctx, titles)
 
 
 def content(ctx: PageContext) -> None:
-    """Everything below the step bar (one fragment: its controls rerun only it)."""
+    """Everything below the step bar (one fragment: its controls rerun only it). Only the
+    step on screen is drawn; the token picker stays in the URL on every step."""
     with settings_box(ctx, t("qkv.settings")):
         s = sentence_controls(ctx)
     w_q, w_k, w_v = s.projections()
@@ -36,103 +37,108 @@ def content(ctx: PageContext) -> None:
     largest_diff = view.difference_text(max(diff_q, diff_k, diff_v))
     # new values: data swapped, no redraw; a slide: numbers, 1 decimal
     live = view.strip_options(ctx)
-    sections = [steps.section(k) for k in range(4)]
-    matrices, follow, fused, lesson = sections
+    matrices, follow, fused, lesson = (steps.section(k) for k in range(4))
 
-    with matrices:
-        heading(ctx, titles[0])  # a slide: the step bar names the step
+    with matrices as on_screen:
         shapes = view.shapes_tex(tr.x, (w_q, w_k, w_v), (tr.q, tr.k, tr.v))
-        if not ctx.presenter:  # a slide has the formulas and the token below the chart
-            st.markdown(t("qkv.matrices_text"))
-            st.latex(shapes)
+        if on_screen:
+            heading(ctx, titles[0])  # a slide: the step bar names the step
+            if not ctx.presenter:  # a slide has the formulas and the token below the chart
+                st.markdown(t("qkv.matrices_text"))
+                st.latex(shapes)
         picker_box, chart_box = st.container(), st.container()
-        text_col, notes_col = beside(ctx, share=0.46)
-    with follow:
-        heading(ctx, titles[1])  # a slide: the step bar names the step
+        text_col, notes_col = beside(ctx, share=0.46) if on_screen else (picker_box, picker_box)
+    with follow as on_screen:
+        if on_screen:
+            heading(ctx, titles[1])  # a slide: the step bar names the step
     on_slide = notes_col if ctx.presenter else picker_box
     with on_slide if steps.host(0, 1) == 0 else follow:  # both steps follow the token: on screen
         i = token_picker(ctx, s.tokens, t("qkv.token"))
 
-    with chart_box:
-        panels = view.matrix_panels(s, tr, (w_q, w_k, w_v))
-        framed = {name: i for name in ("X", "Q", "K", "V")}
-        shown = charts.show_cached(
-            ctx, charts.matrix_strip, panels, frames=framed, space=view.strip_room(ctx), **live
-        )
-        notes = view.matrix_notes(ctx, s, tr, i, largest_diff)
-    arrays = {"x": tr.x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "q": tr.q, "k": tr.k, "v": tr.v}
-    if ctx.presenter:  # the text is what the lecturer says; the slide keeps the formulas
-        with text_col:
-            st.latex(r"\small " + shapes)  # smaller than the body text: the note fits below
-            untrained(ctx)
-            export_panel(ctx, "qkv_matrices", shown, arrays=arrays)
-        with notes_col:
-            notice(ctx, notes[:2])  # a slide: the two main points
-    else:
+    if steps.show(0):
         with chart_box:
-            st.caption(t("qkv.matrices_caption", token=plain(s.tokens[i]), i=i))
-            export_panel(ctx, "qkv_matrices", shown, arrays=arrays)
-            notice(ctx, notes)
-            untrained(ctx)
-
-    with follow:
-        st.markdown(t(f"qkv.follow_text_{s.mode}", token=plain(s.tokens[i]), i=i))
-        st.latex(view.follow_tex(i, tr.x[i], tr.q[i], tr.k[i], tr.v[i]))
-        panels = view.follow_panels(s, tr, i)
-        shown = charts.show_cached(ctx, view.stack, panels)
-        arrays = {"x_i": tr.x[i], "q_i": tr.q[i], "k_i": tr.k[i], "v_i": tr.v[i]}
-        export_panel(ctx, "qkv_follow", shown, arrays=arrays)
-
-    with fused:
-        heading(ctx, titles[2])  # a slide: the step bar names the step
-        st.markdown(t("qkv.fused_text", width=2 * s.d_k + s.d_v, d_k=s.d_k))
-        st.latex(
-            r"W^{QKV}=\left[\,W^Q\;\middle|\;W^K\;\middle|\;W^V\,\right],\qquad"
-            r"\left[\,Q\;\middle|\;K\;\middle|\;V\,\right]=X\,W^{QKV}"
-        )
-        panels, fused_arrays = view.fused_view(s, tr.x, (w_q, w_k, w_v))
-        shown = charts.show_cached(
-            ctx, charts.matrix_strip, panels, space=view.fused_room(ctx), **live
-        )
-        cols = st.columns(3)
-        for col, name, value in zip(cols, "QKV", (diff_q, diff_k, diff_v), strict=True):
-            col.metric(t("qkv.fused_metric", name=name), view.difference_text(value))
-        if not ctx.presenter:  # the metrics above say it on a slide
-            st.caption(t("qkv.fused_caption", diff=largest_diff))
-        export_panel(ctx, "qkv_fused", shown, arrays=fused_arrays)
-
-    with lesson:
-        heading(ctx, titles[3])  # a slide: the step bar names the step
-        panels, kinds = view.lesson_panels(t, s, tr)
-        chart_col, notes_col = beside(ctx)
-        with chart_col:  # square cells, the lesson's 3 decimals
+            panels = view.matrix_panels(s, tr, (w_q, w_k, w_v))
+            framed = {name: i for name in ("X", "Q", "K", "V")}
             shown = charts.show_cached(
-                ctx, charts.matrix_strip, panels, kinds=kinds, frames={p[0]: 0 for p in panels},
-                space=view.lesson_room(ctx), **{**live, "digits": 3, "aspect": 1.0},
-            )  # fmt: skip
-        with notes_col:
-            if view.is_lesson(s):
-                st.success(t("qkv.lesson_match"), icon=":material/check_circle:")
-            else:
-                st.info(t("qkv.lesson_differs"), icon=":material/info:")
-            st.markdown(
-                t(
-                    "qkv.first_rows",
-                    token=plain(s.tokens[0]),
-                    weights=short_list(tr.weights[0]),
-                    output=short_list(tr.output[0]),
+                ctx, charts.matrix_strip, panels, frames=framed, space=view.strip_room(ctx), **live
+            )
+            notes = view.matrix_notes(ctx, s, tr, i, largest_diff)
+        arrays = {"x": tr.x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "q": tr.q, "k": tr.k, "v": tr.v}
+        if ctx.presenter:  # the text is what the lecturer says; the slide keeps the formulas
+            with text_col:
+                st.latex(r"\small " + shapes)  # smaller than the body text: the note fits below
+                untrained(ctx)
+                export_panel(ctx, "qkv_matrices", shown, arrays=arrays)
+            with notes_col:
+                notice(ctx, notes[:2])  # a slide: the two main points
+        else:
+            with chart_box:
+                st.caption(t("qkv.matrices_caption", token=plain(s.tokens[i]), i=i))
+                export_panel(ctx, "qkv_matrices", shown, arrays=arrays)
+                notice(ctx, notes)
+                untrained(ctx)
+
+    with follow as on_screen:
+        if on_screen:
+            st.markdown(t(f"qkv.follow_text_{s.mode}", token=plain(s.tokens[i]), i=i))
+            st.latex(view.follow_tex(i, tr.x[i], tr.q[i], tr.k[i], tr.v[i]))
+            panels = view.follow_panels(s, tr, i)
+            shown = charts.show_cached(ctx, view.stack, panels)
+            arrays = {"x_i": tr.x[i], "q_i": tr.q[i], "k_i": tr.k[i], "v_i": tr.v[i]}
+            export_panel(ctx, "qkv_follow", shown, arrays=arrays)
+
+    with fused as on_screen:
+        if on_screen:
+            heading(ctx, titles[2])  # a slide: the step bar names the step
+            st.markdown(t("qkv.fused_text", width=2 * s.d_k + s.d_v, d_k=s.d_k))
+            st.latex(
+                r"W^{QKV}=\left[\,W^Q\;\middle|\;W^K\;\middle|\;W^V\,\right],\qquad"
+                r"\left[\,Q\;\middle|\;K\;\middle|\;V\,\right]=X\,W^{QKV}"
+            )
+            panels, fused_arrays = view.fused_view(s, tr.x, (w_q, w_k, w_v))
+            shown = charts.show_cached(
+                ctx, charts.matrix_strip, panels, space=view.fused_room(ctx), **live
+            )
+            cols = st.columns(3)
+            for col, name, value in zip(cols, "QKV", (diff_q, diff_k, diff_v), strict=True):
+                col.metric(t("qkv.fused_metric", name=name), view.difference_text(value))
+            if not ctx.presenter:  # the metrics above say it on a slide
+                st.caption(t("qkv.fused_caption", diff=largest_diff))
+            export_panel(ctx, "qkv_fused", shown, arrays=fused_arrays)
+
+    with lesson as on_screen:
+        if on_screen:
+            heading(ctx, titles[3])  # a slide: the step bar names the step
+            panels, kinds = view.lesson_panels(t, s, tr)
+            chart_col, notes_col = beside(ctx)
+            with chart_col:  # square cells, the lesson's 3 decimals
+                shown = charts.show_cached(
+                    ctx, charts.matrix_strip, panels, kinds=kinds, frames={p[0]: 0 for p in panels},
+                    space=view.lesson_room(ctx), **{**live, "digits": 3, "aspect": 1.0},
+                )  # fmt: skip
+            with notes_col:
+                if view.is_lesson(s):
+                    st.success(t("qkv.lesson_match"), icon=":material/check_circle:")
+                else:
+                    st.info(t("qkv.lesson_differs"), icon=":material/info:")
+                st.markdown(
+                    t(
+                        "qkv.first_rows",
+                        token=plain(s.tokens[0]),
+                        weights=short_list(tr.weights[0]),
+                        output=short_list(tr.output[0]),
+                    )
                 )
-            )
-            text = core.text_heatmap(tr.weights, charts.unique_labels(s.tokens))
-            export_panel(
-                ctx,
-                "qkv_lesson",
-                shown,
-                arrays={"weights": tr.weights, "output": tr.output},
-                text=text,
-            )
-            link(ctx, "scaling", t("qkv.next_link"))
-            link(ctx, "weighted_sum")
+                text = core.text_heatmap(tr.weights, charts.unique_labels(s.tokens))
+                export_panel(
+                    ctx,
+                    "qkv_lesson",
+                    shown,
+                    arrays={"weights": tr.weights, "output": tr.output},
+                    text=text,
+                )
+                link(ctx, "scaling", t("qkv.next_link"))
+                link(ctx, "weighted_sum")
 
 
 fragment(ctx, content)

@@ -44,7 +44,6 @@ header[data-testid="stHeader"] [data-testid="stToolbar"] { display: none; }
 .block-container h3 { font-size: 1.4rem; padding: 0.2rem 0 0.4rem 0; }
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.6rem; }
 [data-testid="stVegaLiteChart"] svg.marks { max-width: 100%; height: auto; }
-.st-key-step_prev button, .st-key-step_next button { padding-left: 0.4rem; padding-right: 0.4rem; }
 @media (max-width: 1600px) {  /* smaller than a projector: wrap rather than hide */
   [data-testid="stButtonGroup"] > div { flex-wrap: wrap; }
   [data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"],
@@ -53,9 +52,7 @@ header[data-testid="stHeader"] [data-testid="stToolbar"] { display: none; }
   [data-testid="stMetricDelta"] p,
   [data-testid="stPageLink-NavLink"] p { white-space: normal; }
 }
-.st-key-_step_choice button { max-width: none; height: auto; min-height: 2.2rem; }
-.st-key-_step_choice button p { white-space: normal; overflow: visible; text-overflow: clip;
-  font-size: 0.9rem; line-height: 1.2; }
+.st-key-_step_choice button p { font-size: 0.9rem; }
 </style>
 """
 # Both modes: a chart is never wider than its column (a too-wide chart scrolls inside its
@@ -68,6 +65,11 @@ BASE_CSS = """
 [data-testid="stLayoutWrapper"]:has(> [class*="st-key-hidden_step_"]) { display: none; }
 [data-testid="stVegaLiteChart"] { max-width: 100%; overflow-x: auto; overflow-y: hidden; }
 [data-testid="stWidgetLabel"] p { white-space: normal; overflow-wrap: anywhere; }
+.st-key-step_prev button, .st-key-step_next button { padding-left: 0.4rem; padding-right: 0.4rem; }
+.st-key-_step_choice [data-testid="stButtonGroup"] > div { flex-wrap: wrap; }
+.st-key-_step_choice button { max-width: none; height: auto; min-height: 2.2rem; }
+.st-key-_step_choice button p { white-space: normal; overflow: visible; text-overflow: clip;
+  line-height: 1.2; }
 </style>
 """
 

@@ -1,22 +1,26 @@
-"""Presenter steps: reveal a page one idea at a time, driven by clicker keys.
+"""Steps: a page shows one idea at a time, in presenter mode and for students alike.
 
-In presenter mode a page shows only its current step (the others are drawn hidden, so
-their controls stay in the URL). Prev/Next buttons answer the keys a presentation clicker
-sends (PageUp/PageDown) and the arrow keys; the step lives in the URL (``?step=3``) so a
-prepared link opens on the right slide. Outside presenter mode every step is shown, one
-below the other, for a student reading alone.
+A page's steps are drawn one at a time: a step bar (Back, the numbered steps, Next) picks
+the step on screen, and the step lives in the URL (``?step=3``) so a prepared link opens on
+the right slide and a student's link on the right step. Only the step on screen draws its
+charts and text: a slider then redraws one step, not the whole page (a student moving
+d_model on /qkv used to redraw four strips of heatmaps, three of them off screen). The
+other steps draw only their controls, in hidden containers, so every control stays in the
+URL: a link copied on any step restores them all. A tool page read top to bottom (the
+homework checker) may stack its steps for students instead.
 
-The clicker keys are caught by a small script (:data:`CLICKER_JS`) before any widget sees
-them: a slider the lecturer just dragged keeps its focus (and its arrow keys), but
-PageDown/PageUp still turn the step. A step taller than the screen is scrolled first:
-PageDown shows the rest of it, then moves on. Escape gives the focus back to the page.
+In presenter mode the clicker keys are caught by a small script (:data:`CLICKER_JS`) before
+any widget sees them: a slider the lecturer just dragged keeps its focus (and its arrow
+keys), but PageDown/PageUp still turn the step. A step taller than the screen is scrolled
+first: PageDown shows the rest of it, then moves on. Escape gives the focus back to the
+page. A student's keys keep their usual meaning.
 
 The URL is the single source of truth for the step: the buttons' callbacks write
 ``st.query_params`` directly and the step bar is redrawn from it on every run.
 """
 
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from types import TracebackType
 
 import streamlit as st
 
@@ -26,7 +30,8 @@ from ui.shell import PageContext
 STEP_KEY = "step"
 _CHOICE_KEY = "_step_choice"
 # Runs once per browser tab (a flag on window), acts only while a presenter step bar is on
-# screen. Capture phase on window: it sees the key before the focused widget does.
+# screen (the arrow-key buttons are drawn only then). Capture phase on window: it sees the
+# key before the focused widget does.
 CLICKER_JS = """
 <script>
 (() => {
@@ -42,7 +47,7 @@ CLICKER_JS = """
     button.click();
   };
   window.addEventListener("keydown", (event) => {
-    if (!doc.querySelector(".st-key-step_next")) return;  // not presenting
+    if (!doc.querySelector(".st-key-arrow_keys")) return;  // not presenting
     if (event.key === "Escape") {
       if (doc.activeElement && doc.activeElement !== doc.body) doc.activeElement.blur();
       return;
@@ -80,37 +85,61 @@ def _picked() -> None:
     _go(int(st.session_state[_CHOICE_KEY]))
 
 
+class _Section:
+    """``with steps.section(k) as on_screen:``: step ``k``'s container; ``on_screen`` says
+    whether to draw its charts and text (controls are drawn either way)."""
+
+    def __init__(self, on_screen: bool, index: int) -> None:
+        self.on_screen = on_screen
+        self.box = st.container() if on_screen else st.container(key=f"hidden_step_{index}")
+
+    def __enter__(self) -> bool:
+        self.box.__enter__()
+        return self.on_screen
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> bool | None:
+        return self.box.__exit__(kind, error, trace)
+
+
 @dataclass(frozen=True)
 class Steps:
-    """Which of a page's steps to draw on this run."""
+    """Which of a page's steps is on screen on this run."""
 
-    current: int  # 0-based index of the step on screen (presenter mode)
-    presenter: bool
+    current: int | None  # 0-based index of the step on screen; None: all, stacked
 
     def show(self, index: int) -> bool:
-        """Whether the step ``index`` (0-based) is the one on screen (always, for students)."""
-        return not self.presenter or index == self.current
+        """Whether the step ``index`` (0-based) is on screen."""
+        return self.current is None or index == self.current
 
     def host(self, *indices: int) -> int:
-        """Of the steps ``indices`` that share a control, the one that draws it: the step on
-        screen when it is one of them (presenter mode), else the first."""
-        return self.current if self.presenter and self.current in indices else indices[0]
+        """Of the steps ``indices`` that share a control, the one that draws it where it is
+        seen: the step on screen when it is one of them, else the first."""
+        return self.current if self.current in indices else indices[0]
 
-    def section(self, index: int) -> AbstractContextManager:
-        """The container for step ``index``: ``with steps.section(1): ...``.
+    def section(self, index: int) -> _Section:
+        """The container of step ``index``, entered as ``with steps.section(1) as on_screen:``.
 
-        In presenter mode the other steps are still drawn, inside hidden containers, so
-        their controls stay bound to the URL: a link copied on any step restores them all.
+        Draw the step's controls in it unconditionally and its charts and text only
+        ``if on_screen``. A step off screen is a hidden container that holds just its
+        controls, so they stay bound to the URL and keep their values.
         """
-        if self.show(index):
-            return st.container()
-        return st.container(key=f"hidden_step_{index}")
+        return _Section(self.show(index), index)
 
 
-def stepper(ctx: PageContext, titles: list[str]) -> Steps:
-    """Draw the step bar (presenter mode only) and return which steps to show."""
-    if not ctx.presenter:
-        return Steps(0, presenter=False)
+def stepper(ctx: PageContext, titles: list[str], stacked: bool = False) -> Steps:
+    """Draw the step bar and return which step is on screen.
+
+    ``stacked``: students see every step, one below the other, and no step bar. For a tool
+    read top to bottom (the homework checker: an upload and its verdict on one screen);
+    presenter mode still shows one step at a time.
+    """
+    if stacked and not ctx.presenter:
+        return Steps(None)
     count = len(titles)
     spec = Int(STEP_KEY, 1, 1, count)
     check_url(ctx, spec)
@@ -150,8 +179,9 @@ def stepper(ctx: PageContext, titles: list[str]) -> Steps:
             required=True,
             label_visibility="collapsed",
         )
-    with st.container(key="arrow_keys"):  # hidden by CSS; only their shortcuts matter
-        st.button("←", on_click=_move, args=(-1, count), shortcut="Left")
-        st.button("→", on_click=_move, args=(1, count), shortcut="Right")
-        st.html(CLICKER_JS, unsafe_allow_javascript=True)
-    return Steps(current - 1, presenter=True)
+    if ctx.presenter:  # a clicker and the arrow keys turn the slides
+        with st.container(key="arrow_keys"):  # hidden by CSS; only their shortcuts matter
+            st.button("←", on_click=_move, args=(-1, count), shortcut="Left")
+            st.button("→", on_click=_move, args=(1, count), shortcut="Right")
+            st.html(CLICKER_JS, unsafe_allow_javascript=True)
+    return Steps(current - 1)

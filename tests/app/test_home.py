@@ -5,7 +5,7 @@ from ui.i18n import Translator
 
 
 def test_pipeline_shapes_are_labelled_with_their_matrices():
-    at = open_page(None, lang="en", n="6", d_model="8", d_k="4", d_v="3")
+    at = open_page(None, lang="en", step="3", n="6", d_model="8", d_k="4", d_v="3")
     project = next(m.value for m in at.markdown if "`X (6, 8)`" in m.value)
     assert "`Q, K (6, 4)`" in project and "`V (6, 3)`" in project
     assert any("`αV (6, 3)`" in m.value for m in at.markdown)
@@ -13,9 +13,9 @@ def test_pipeline_shapes_are_labelled_with_their_matrices():
 
 def test_home_says_the_pipeline_weights_are_random_in_both_languages():
     for lang in ("en", "zh"):
-        shown = texts(open_page(None, lang=lang))
+        shown = texts(open_page(None, lang=lang, step="3"))
         assert Translator(lang)("home.untrained") in shown
-    assert "Three learned matrices" not in texts(open_page(None, lang="en"))
+    assert "Three learned matrices" not in texts(open_page(None, lang="en", step="3"))
 
 
 def test_presenter_pipeline_folds_its_sizes_but_keeps_them_in_the_url():

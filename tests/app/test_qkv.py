@@ -50,20 +50,32 @@ def test_opens_with_lesson_002_reproduced(page):
     assert not at.exception
     assert not at.warning
     assert at.title[0].value == EN("qkv.title")
-    assert [s.value for s in at.subheader] == [EN(f"qkv.{k}") for k in STEP_KEYS]
+    tr = trace()
+    assert f"q = [{', '.join(f'{v:.2f}' for v in tr.q[0])}]".replace("-", "−") in texts(at)
+    at = page(PAGE, lang="en", step="4")
     shown = texts(at)
     assert LESSON_WEIGHTS_ROW0 in shown and LESSON_OUTPUT_ROW0 in shown
     assert [s.value for s in at.success] == [EN("qkv.lesson_match")]
-    tr = trace()
-    assert f"q = [{', '.join(f'{v:.2f}' for v in tr.q[0])}]".replace("-", "−") in shown
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_students_see_one_step_and_only_it_is_drawn(page, lang):
+    t = Translator(lang)
+    for step, key in enumerate(STEP_KEYS, start=1):
+        at = page(PAGE, lang=lang, step=str(step), token="2")
+        assert not at.exception
+        assert [s.value for s in at.subheader] == [t(f"qkv.{key}")], "one step on screen"
+        assert len(at.get("vega_lite_chart")) == 1, "off-screen steps draw no chart"
+        assert at.button_group(key="_choice_token").value == "2", "the token stays in the URL"
+        assert at.query_params["token"] == "2"
 
 
 def test_chinese_page_is_translated(page):
-    at = page(PAGE, lang="zh")
-    assert not at.exception
-    assert at.title[0].value == ZH("qkv.title")
-    assert [s.value for s in at.subheader] == [ZH(f"qkv.{k}") for k in STEP_KEYS]
-    assert EN("blocks.notice") not in texts(at)
+    for step in ("1", "2", "3", "4"):
+        at = page(PAGE, lang="zh", step=step)
+        assert not at.exception
+        assert at.title[0].value == ZH("qkv.title")
+        assert EN("blocks.notice") not in texts(at)
 
 
 @pytest.mark.parametrize("step", ["1", "2", "3", "4"])
@@ -81,10 +93,12 @@ def test_presenter_mode_shows_one_step(page, step):
 
 
 def test_fused_projection_matches_within_rounding_for_odd_sizes(page):
-    at = page(PAGE, lang="en", d_model="37", d_k="13", d_v="29", seed="123")
+    sizes = {"d_model": "37", "d_k": "13", "d_v": "29", "seed": "123"}
+    at = page(PAGE, lang="en", step="3", **sizes)
     assert not at.exception
     diffs = differences(at)
     assert len(diffs) == 3 and all(0 <= d < 1e-12 for d in diffs)
+    at = page(PAGE, lang="en", step="1", **sizes)
     assert r"(8\times" not in " ".join(e.value for e in at.latex)
     assert r"(37\times13)" in " ".join(e.value for e in at.latex)
 
@@ -98,12 +112,13 @@ def test_changing_d_k_changes_the_shapes_shown(page):
     assert shapes.count(r"(8\times7)") == 2 and shapes.count(r"(6\times7)") == 2
     assert shapes.count(r"(8\times4)") == 1, "W_V keeps d_v = 4 columns"
     assert "Q and K are 6 × 7" in texts(at)
+    at = page(PAGE, lang="en", step="4", d_k="7")
     assert LESSON_WEIGHTS_ROW0 not in texts(at)
     assert [s.value for s in at.info] == [EN("qkv.lesson_differs")]
 
 
 def test_picking_a_token_follows_its_row(page):
-    at = page(PAGE, lang="en")
+    at = page(PAGE, lang="en", step="2")
     tr = trace()
     assert tex_vector(tr.q[0]) in follow_tex(at)
     at.button_group(key="_choice_token").set_value("3").run()
@@ -111,17 +126,18 @@ def test_picking_a_token_follows_its_row(page):
     assert x_row(at, 3) == tex_vector(tr.x[3])
     assert tex_vector(tr.q[3]) in follow_tex(at) and tex_vector(tr.v[3]) in follow_tex(at)
     assert tex_vector(tr.q[0]) not in follow_tex(at)
+    at = page(PAGE, lang="en", step="1", token="3")
     assert "token 3, “on”" in texts(at)
 
 
 def test_token_in_the_url_is_restored(page):
-    at = page(PAGE, lang="en", token="2")
+    at = page(PAGE, lang="en", step="2", token="2")
     assert at.button_group(key="_choice_token").value == "2"
     assert x_row(at, 2) == tex_vector(trace().x[2])
 
 
 def test_lesson_button_restores_the_lesson_after_changes(page):
-    at = page(PAGE, lang="en", seed="7", d_model="12")
+    at = page(PAGE, lang="en", step="4", seed="7", d_model="12")
     assert LESSON_WEIGHTS_ROW0 not in texts(at)
     (button,) = [b for b in at.button if b.label == EN("sentence.lesson")]
     button.click().run()
@@ -130,12 +146,12 @@ def test_lesson_button_restores_the_lesson_after_changes(page):
 
 
 def test_stable_mode_gives_a_repeated_word_the_same_vector(page):
-    stable = page(PAGE, lang="en", embedding="stable", token="0")
+    stable = page(PAGE, lang="en", step="2", embedding="stable", token="0")
     first = x_row(stable, 0)
     stable.button_group(key="_choice_token").set_value("4").run()
     assert x_row(stable, 4) == first, "“The” and “the” share one vector in stable mode"
-    lesson = page(PAGE, lang="en", token="4")
-    assert x_row(lesson, 4) != x_row(page(PAGE, lang="en"), 0)
+    lesson = page(PAGE, lang="en", step="2", token="4")
+    assert x_row(lesson, 4) != x_row(page(PAGE, lang="en", step="2"), 0)
 
 
 @pytest.mark.parametrize(
@@ -148,7 +164,7 @@ def test_stable_mode_gives_a_repeated_word_the_same_vector(page):
     ],
 )
 def test_bad_sentences_warn_and_fall_back_to_the_lesson(page, params, expected):
-    at = page(PAGE, lang="en", **params)
+    at = page(PAGE, lang="en", step="4", **params)
     assert not at.exception
     assert at.warning and expected in at.warning[0].value
     assert LESSON_WEIGHTS_ROW0 in texts(at)
@@ -159,7 +175,7 @@ def test_bad_sentences_warn_and_fall_back_to_the_lesson(page, params, expected):
     [{"token": "99"}, {"token": "abc"}, {"token": "-1"}, {"embedding": "bogus"}, {"d_k": "0"}],
 )
 def test_bad_url_values_warn_and_fall_back(page, params):
-    at = page(PAGE, lang="en", **params)
+    at = page(PAGE, lang="en", step="4", **params)
     assert not at.exception
     assert at.warning
     assert LESSON_WEIGHTS_ROW0 in texts(at)
@@ -167,7 +183,7 @@ def test_bad_url_values_warn_and_fall_back(page, params):
 
 
 def test_a_stored_token_beyond_a_shortened_sentence_falls_back(page):
-    at = page(PAGE, lang="en", token="5")
+    at = page(PAGE, lang="en", step="2", token="5")
     at.text_input(key="text").set_value("hello world").run()
     assert not at.exception
     assert at.warning
@@ -177,19 +193,22 @@ def test_a_stored_token_beyond_a_shortened_sentence_falls_back(page):
 
 def test_extreme_sizes_run(page):
     text = " ".join(f"w{i}" for i in range(32))
-    at = page(PAGE, lang="en", text=text, d_model="64", d_k="64", d_v="64", token="31")
+    at = page(PAGE, lang="en", step="3", text=text, d_model="64", d_k="64", d_v="64", token="31")
     assert not at.exception
     assert not at.warning
-    assert all(d < 1e-12 for d in differences(at))
+    assert len(differences(at)) == 3 and all(d < 1e-12 for d in differences(at))
     at = page(PAGE, lang="en", d_model="2", d_k="1", d_v="1")
     assert not at.exception
 
 
 def test_large_sizes_shorten_vectors_and_name_the_lesson(page):
-    at = page(PAGE, lang="en", d_model="64", d_k="64", d_v="64")
+    sizes = {"d_model": "64", "d_k": "64", "d_v": "64"}
+    at = page(PAGE, lang="en", **sizes)
     shown = texts(at)
     q_line = next(m.value for m in at.markdown if "comes from row 0 of X alone" in m.value)
     assert q_line.count(",") < 12 and "…" in q_line  # not all 64 numbers
-    assert "lesson 002" not in shown and "Check against the from-scratch lesson" in shown
     assert "exactly the same Q, K and V" in shown or "floating-point rounding" in shown
     assert "random (untrained)" in shown
+    at = page(PAGE, lang="en", step="4", **sizes)
+    shown = texts(at) + at.button_group(key="_step_choice").format_func("4")
+    assert "lesson 002" not in shown and "Check against the from-scratch lesson" in shown

@@ -42,7 +42,7 @@ def test_bad_language_in_url_warns_and_falls_back_to_english() -> None:
 
 
 def test_url_params_restore_controls() -> None:
-    at = open_page(None, n="12", d_model="16", d_k="8", d_v="2", distance="120")
+    at = open_page(None, step="3", n="12", d_model="16", d_k="8", d_v="2", distance="120")
     assert [at.slider(key=k).value for k in ("n", "d_model", "d_k", "d_v", "distance")] == [
         12,
         16,
@@ -83,6 +83,21 @@ def test_presenter_mode_shows_one_step_at_a_time() -> None:
     at.button[1].click().run()  # Next
     assert at.query_params["step"] == "3"
     assert at.slider(key="n").value == 6
+
+
+def test_students_see_one_step_at_a_time_and_off_screen_steps_draw_only_controls() -> None:
+    at = open_page(None, distance="120", d_v="2")
+    assert [b.label for b in at.button][:2] == ["Back", "Next"]
+    assert at.button_group(key="_step_choice").value == "1"
+    assert len(at.get("vega_lite_chart")) == 1, "step 1's chart only"
+    assert "Latex" not in visible_types(at) and not at.latex, "step 2 is not drawn"
+    assert at.slider(key="d_v").value == 2, "step 3's sizes stay in the URL"
+    assert at.query_params["d_v"] == "2"
+    at.button[1].click().run()  # Next
+    assert at.query_params["step"] == "2"
+    assert "Latex" in visible_types(at) and not at.get("vega_lite_chart")
+    assert at.slider(key="distance").value == 120, "step 1's slider keeps its value off screen"
+    assert "→" not in [b.label for b in at.button], "arrow keys turn steps only when presenting"
 
 
 def test_presenter_toggle_goes_to_url() -> None:

@@ -52,13 +52,17 @@ def _slider(page, label: str) -> str:
 
 
 def test_cold_deep_link_restores_controls(fresh_server, open_app) -> None:
-    page = open_app(fresh_server, "/?lang=zh&n=12&d_model=16&distance=120")
+    page = open_app(fresh_server, "/?lang=zh&n=12&d_model=16&distance=120&step=3")
     t = Translator("zh")
-    assert _slider(page, t("home.distance")) == "120"
+    assert _slider(page, t("home.distance")) == "120", "step 1's slider, hidden, is restored"
     assert _slider(page, t("home.n")) == "12"
     assert _slider(page, "d_model") == "16"
     assert "(12, 4)" in page.locator("body").inner_text(), "shapes follow the restored n"
     assert page.locator("h1").first.inner_text().strip() == "注意力实验室"
+    page.locator(".st-key-_step_choice button").first.click()
+    wait_for_url(page, "step=1")
+    assert "distance=120" in href(page) and "n=12" in href(page)
+    assert page.locator(f'input[type="range"][aria-label="{t("home.distance")}"]').is_visible()
 
 
 def test_cold_deep_link_restores_a_concept_page(fresh_server, open_app) -> None:
