@@ -26,7 +26,8 @@ steps = stepper(ctx, [t(f"lookup.step_{s}_short") for s in ("table", "soft", "te
 
 
 def content(ctx: PageContext) -> None:
-    """Everything below the step bar (one fragment: its controls rerun only it)."""
+    """Everything below the step bar (one fragment: its controls rerun only it). The query
+    controls sit above the steps, on every step; only the step on screen is drawn."""
     ids, keys, values = capital_table()
     countries = views.names(t, ids, "country")
     capitals = views.names(t, ids, "capital")
@@ -48,80 +49,86 @@ def content(ctx: PageContext) -> None:
         )
     arrays = {"keys": keys, "values": values, "query": query, "scores": scores, "weights": weights}
 
-    with steps.section(0):
-        heading(ctx, t("lookup.step_table"))
-        st.markdown(t("lookup.table_text"))
-        st.markdown(
-            views.table_markdown(t, countries, capitals, keys, values, scores, weights, hard_index)
-        )
-        st.caption(t("lookup.table_caption"))
+    with steps.section(0) as on_screen:
+        if on_screen:
+            heading(ctx, t("lookup.step_table"))
+            st.markdown(t("lookup.table_text"))
+            rows = (countries, capitals, keys, values, scores, weights, hard_index)
+            st.markdown(views.table_markdown(t, *rows))
+            st.caption(t("lookup.table_caption"))
 
-    with steps.section(1):
-        heading(ctx, t("lookup.step_soft"))
-        if not ctx.presenter:
-            st.markdown(t("lookup.soft_text"))
-        cards = (t, countries, capitals, hard_value, hard_index, blended, weights)
-        if not ctx.presenter:  # a slide has them beside the charts, which get the height
-            views.result_cards(*cards)
-        answers = (weights, blended, hard_index)
-        left, right = beside(ctx)
-        with left:
-            chart = charts.show_cached(
-                ctx,
-                views.soft_chart,
-                t,
-                countries,
-                capitals,
-                keys,
-                values,
-                query,
-                *answers,
-                space=views.chart_room(ctx, 410),
+    with steps.section(1) as on_screen:
+        if on_screen:
+            heading(ctx, t("lookup.step_soft"))
+            if not ctx.presenter:
+                st.markdown(t("lookup.soft_text"))
+            cards = (t, countries, capitals, hard_value, hard_index, blended, weights)
+            if not ctx.presenter:  # a slide has them beside the charts, which get the height
+                views.result_cards(*cards)
+            answers = (weights, blended, hard_index)
+            left, right = beside(ctx)
+            with left:
+                chart = charts.show_cached(
+                    ctx,
+                    views.soft_chart,
+                    t,
+                    countries,
+                    capitals,
+                    keys,
+                    values,
+                    query,
+                    *answers,
+                    space=views.chart_room(ctx, 410),
+                )
+            notes = views.soft_notices(
+                t, capitals, weights, hard_index, blended, length, temperature
             )
-        notes = views.soft_notices(t, capitals, weights, hard_index, blended, length, temperature)
-        with left if ctx.presenter else right:  # a slide: the two main points under the charts
-            notice(ctx, notes[:2] if ctx.presenter else notes)
-        with right:
-            if ctx.presenter:  # a slide: the answers beside the charts
-                views.result_cards(*cards, stacked=True)
+            with left if ctx.presenter else right:  # a slide: the two main points under the charts
+                notice(ctx, notes[:2] if ctx.presenter else notes)
+            with right:
+                if ctx.presenter:  # a slide: the answers beside the charts
+                    views.result_cards(*cards, stacked=True)
+                export_panel(
+                    ctx,
+                    "lookup",
+                    chart,
+                    lambda: views.table_frame(
+                        t, countries, capitals, keys, values, scores, weights
+                    ),
+                    {**arrays, "blended": blended, "hard_value": hard_value},
+                    lambda: text_heatmap(weights[None, :], ["q"], countries),
+                )
+            untrained(ctx)
+
+    with steps.section(2) as on_screen:
+        if on_screen:
+            heading(ctx, t("lookup.step_temperature"))
+            temps, sweep = temperature_sweep(query, keys)
+            st.markdown(t("lookup.sweep_text", m=len(ids), u=views.num(views.uniform(len(ids)), 3)))
+            left, right = beside(ctx)
+            with left:
+                chart = charts.show_cached(
+                    ctx,
+                    views.sweep_chart,
+                    t,
+                    countries,
+                    temps,
+                    sweep,
+                    temperature,
+                    space=views.chart_room(ctx, 440),
+                )
+            with right:
+                notice(ctx, views.sweep_notices(t, countries, temps, sweep, hard_index))
             export_panel(
                 ctx,
-                "lookup",
+                "lookup_temperature",
                 chart,
-                lambda: views.table_frame(t, countries, capitals, keys, values, scores, weights),
-                {**arrays, "blended": blended, "hard_value": hard_value},
-                lambda: text_heatmap(weights[None, :], ["q"], countries),
+                lambda: views.sweep_frame(countries, temps, sweep),
+                {**arrays, "temperatures": temps, "sweep_weights": sweep},
+                lambda: text_heatmap(*views.sweep_text_rows(temps, sweep), countries),
             )
-        untrained(ctx)
-
-    with steps.section(2):
-        heading(ctx, t("lookup.step_temperature"))
-        temps, sweep = temperature_sweep(query, keys)
-        st.markdown(t("lookup.sweep_text", m=len(ids), u=views.num(views.uniform(len(ids)), 3)))
-        left, right = beside(ctx)
-        with left:
-            chart = charts.show_cached(
-                ctx,
-                views.sweep_chart,
-                t,
-                countries,
-                temps,
-                sweep,
-                temperature,
-                space=views.chart_room(ctx, 440),
-            )
-        with right:
-            notice(ctx, views.sweep_notices(t, countries, temps, sweep, hard_index))
-        export_panel(
-            ctx,
-            "lookup_temperature",
-            chart,
-            lambda: views.sweep_frame(countries, temps, sweep),
-            {**arrays, "temperatures": temps, "sweep_weights": sweep},
-            lambda: text_heatmap(*views.sweep_text_rows(temps, sweep), countries),
-        )
-        link(ctx, "softmax", t("lookup.softmax_link"))
-        link(ctx, "qkv", t("lookup.qkv_link"))
+            link(ctx, "softmax", t("lookup.softmax_link"))
+            link(ctx, "qkv", t("lookup.qkv_link"))
 
 
 fragment(ctx, content)

@@ -30,78 +30,85 @@ steps = stepper(
 
 
 def content(ctx: PageContext) -> None:
-    """Everything below the step bar (one fragment: its controls rerun only it)."""
+    """Everything below the step bar (one fragment: its controls rerun only it). Only the
+    step on screen is drawn; steps 3 and 4 draw their own control on every step."""
     logits_a, logits_b, temp = views.controls(ctx)
     probs_a = core.softmax(logits_a, temperature=temp)
     probs_b = core.softmax(logits_b, temperature=temp)
 
-    with steps.section(0):
-        heading(ctx, t("softmax.step_bars"))
-        if not ctx.presenter:
-            st.markdown(t("softmax.bars_text"))
-        st.latex(r"p_i = \frac{e^{x_i/T}}{\sum_j e^{x_j/T}}")
-        sums = {"A": views.total(probs_a), "B": views.total(probs_b)}
-        examples = (("A", logits_a, probs_a), ("B", logits_b, probs_b))
-        room = views.chart_room(ctx, 380, share=1.0)
-        chart = charts.show_cached(ctx, views.bars_chart, t, examples, sums, space=room)
-        if not ctx.presenter:  # the bars carry the same numbers
-            st.markdown(
-                t(
-                    "softmax.probs_line",
-                    T=f"{temp:.2f}",
-                    a=views.vector(probs_a),
-                    b=views.vector(probs_b),
+    with steps.section(0) as on_screen:
+        if on_screen:
+            heading(ctx, t("softmax.step_bars"))
+            if not ctx.presenter:
+                st.markdown(t("softmax.bars_text"))
+            st.latex(r"p_i = \frac{e^{x_i/T}}{\sum_j e^{x_j/T}}")
+            sums = {"A": views.total(probs_a), "B": views.total(probs_b)}
+            examples = (("A", logits_a, probs_a), ("B", logits_b, probs_b))
+            room = views.chart_room(ctx, 380, share=1.0)
+            chart = charts.show_cached(ctx, views.bars_chart, t, examples, sums, space=room)
+            if not ctx.presenter:  # the bars carry the same numbers
+                st.markdown(
+                    t(
+                        "softmax.probs_line",
+                        T=f"{temp:.2f}",
+                        a=views.vector(probs_a),
+                        b=views.vector(probs_b),
+                    )
                 )
-            )
-        notice(ctx, views.bars_notices(t, sums, temp, probs_a, core.softmax(logits_a)))
-        folded(ctx, t("softmax.lesson_fold"), "lesson", lambda: views.lesson_box(t))
-        arrays = {
-            "logits_a": logits_a,
-            "probs_a": probs_a,
-            "logits_b": logits_b,
-            "probs_b": probs_b,
-        }
-        export_panel(ctx, "softmax_bars", chart, arrays=arrays)
+            notice(ctx, views.bars_notices(t, sums, temp, probs_a, core.softmax(logits_a)))
+            folded(ctx, t("softmax.lesson_fold"), "lesson", lambda: views.lesson_box(t))
+            arrays = {
+                "logits_a": logits_a,
+                "probs_a": probs_a,
+                "logits_b": logits_b,
+                "probs_b": probs_b,
+            }
+            export_panel(ctx, "softmax_bars", chart, arrays=arrays)
 
-    with steps.section(1):
-        heading(ctx, t("softmax.step_matrix"))
-        st.markdown(t("softmax.matrix_text"))
-        tokens, mats = views.lesson_trace(temp)
-        panels = {
-            t("softmax.panel_t1"): mats["weights_t1"],
-            t("softmax.panel_t", T=f"{temp:.2f}"): mats["weights_t"],
-        }
-        left, right = beside(ctx)
-        with left:
-            chart = charts.show_cached(
-                ctx,
-                views.matrix_chart,
-                panels,
-                tokens,
-                t("softmax.keys"),
-                t("softmax.queries"),
-                ctx.presenter,
-                space=views.chart_room(ctx, 560),
-            )
-        with right:
-            notice(ctx, views.matrix_notices(t, mats, temp))
-            untrained(ctx)
-            export_panel(
-                ctx,
-                "softmax_matrix",
-                chart,
-                arrays=mats,
-                text=lambda: core.text_heatmap(mats["weights_t"], tokens),
-            )
+    with steps.section(1) as on_screen:
+        if on_screen:
+            heading(ctx, t("softmax.step_matrix"))
+            st.markdown(t("softmax.matrix_text"))
+            tokens, mats = views.lesson_trace(temp)
+            panels = {
+                t("softmax.panel_t1"): mats["weights_t1"],
+                t("softmax.panel_t", T=f"{temp:.2f}"): mats["weights_t"],
+            }
+            left, right = beside(ctx)
+            with left:
+                chart = charts.show_cached(
+                    ctx,
+                    views.matrix_chart,
+                    panels,
+                    tokens,
+                    t("softmax.keys"),
+                    t("softmax.queries"),
+                    ctx.presenter,
+                    space=views.chart_room(ctx, 560),
+                )
+            with right:
+                notice(ctx, views.matrix_notices(t, mats, temp))
+                untrained(ctx)
+                export_panel(
+                    ctx,
+                    "softmax_matrix",
+                    chart,
+                    arrays=mats,
+                    text=lambda: core.text_heatmap(mats["weights_t"], tokens),
+                )
 
     def stable_step(ctx: PageContext) -> None:
-        """Step 3 (a fragment inside the content: its slider reruns only this step)."""
-        heading(ctx, t("softmax.step_stable"))
-        if ctx.presenter:
-            st.markdown(t("softmax.stable_short", limit=f"{EXP_OVERFLOW:.2f}"))
-        else:
-            st.markdown(t("softmax.stable_text"))
+        """Step 3 (a fragment inside the content: its slider reruns only this step). Off
+        screen it draws only its slider, which keeps the URL's scale."""
+        if steps.show(2):
+            heading(ctx, t("softmax.step_stable"))
+            if ctx.presenter:
+                st.markdown(t("softmax.stable_short", limit=f"{EXP_OVERFLOW:.2f}"))
+            else:
+                st.markdown(t("softmax.stable_text"))
         scale = slider(ctx, SCALE, t("softmax.scale"))
+        if not steps.show(2):
+            return
         naive_p, stable_p = (rows[0] for rows in scale_sweep(logits_a, [scale]))
 
         def table() -> None:
@@ -137,10 +144,14 @@ def content(ctx: PageContext) -> None:
             )
 
     def mask_step(ctx: PageContext) -> None:
-        """Step 4 (a fragment inside the content: its choice reruns only this step)."""
-        heading(ctx, t("softmax.step_mask"))
-        st.markdown(t("softmax.mask_text"))
+        """Step 4 (a fragment inside the content: its choice reruns only this step). Off
+        screen it draws only its choice, which keeps the URL's count."""
+        if steps.show(3):
+            heading(ctx, t("softmax.step_mask"))
+            st.markdown(t("softmax.mask_text"))
         count = int(select(ctx, views.mask_choice(len(logits_b)), t("softmax.masked_count")))
+        if not steps.show(3):
+            return
         masked = mask_last(logits_b, count)
         after = core.softmax(masked, temperature=temp)
         left, right = beside(ctx)
@@ -157,10 +168,10 @@ def content(ctx: PageContext) -> None:
             link(ctx, "weighted_sum", t("softmax.weighted_sum_link"))
             link(ctx, "lookup", t("softmax.lookup_link"))
 
-    with steps.section(2):
-        fragment(ctx, stable_step)
-    with steps.section(3):
-        fragment(ctx, mask_step)
+    with steps.section(2) as on_screen:
+        fragment(ctx, stable_step, on_screen)
+    with steps.section(3) as on_screen:
+        fragment(ctx, mask_step, on_screen)
 
 
 fragment(ctx, content)

@@ -72,7 +72,7 @@ def folded(
             draw()
 
 
-def fragment(ctx: PageContext, draw: Callable[[PageContext], None]) -> None:
+def fragment(ctx: PageContext, draw: Callable[[PageContext], None], on_screen: bool = True) -> None:
     """Run ``draw(ctx)`` as a fragment: a control inside it reruns only ``draw``.
 
     A page runs its whole content (everything below the step bar) this way, so a slider
@@ -80,10 +80,15 @@ def fragment(ctx: PageContext, draw: Callable[[PageContext], None]) -> None:
     can be one more fragment inside it. ``draw`` gets its own slot for warnings at its top
     (``ctx.notices``): a fragment rerun may not write into the shell's, so a bad value typed
     into a box inside still shows its warning, once, above the content.
+
+    A step's fragment off screen (``on_screen=False``) sits in a hidden container, and its
+    hidden controls cannot rerun it: it runs only as part of a larger run, which may write
+    to the enclosing slot. So it keeps ``ctx.notices``, and a bad URL value of one of its
+    controls is reported where the reader looks instead of inside the hidden step.
     """
-    _fragment(ctx, draw)
+    _fragment(ctx, draw, on_screen)
 
 
 @st.fragment
-def _fragment(ctx: PageContext, draw: Callable[[PageContext], None]) -> None:
-    draw(replace(ctx, notices=st.container()))
+def _fragment(ctx: PageContext, draw: Callable[[PageContext], None], on_screen: bool) -> None:
+    draw(replace(ctx, notices=st.container()) if on_screen else ctx)

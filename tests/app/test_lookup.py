@@ -9,6 +9,13 @@ from core.lookup import CAPITALS, capital_table, polar_query, soft_lookup
 from tests.app.conftest import texts
 
 PAGE = "pages/1_lookup.py"
+STEPS = ("1", "2", "3")  # the table, hard vs soft, the temperature sweep
+SOFT = "2"  # the step with the hard and soft lookup's answer cards
+
+
+def _on_step(at, step: str):
+    """Turn to ``step`` with the step bar, as a user would (only that step is drawn)."""
+    return at.button_group(key="_step_choice").set_value(step).run()
 
 
 def _soft(at) -> tuple[float, float, float]:
@@ -33,9 +40,10 @@ def test_page_runs_in_both_languages(page, lang):
     title = at.title[0].value
     assert title == ("Attention as a database lookup" if lang == "en" else "把注意力看作数据库查询")
     if lang == "zh":
-        body = texts(at)
-        for english in ("The best match", "What to notice", "Country", "Russia", "weight"):
-            assert english not in body
+        for step in STEPS:  # every step, each drawn only while on screen
+            body = texts(_on_step(at, step))
+            for english in ("The best match", "What to notice", "Country", "Russia", "weight"):
+                assert english not in body, step
 
 
 @pytest.mark.parametrize("step", ["1", "2", "3"])
@@ -46,7 +54,7 @@ def test_presenter_mode_runs_each_step(page, step):
 
 
 def test_defaults_match_a_live_soft_lookup(page):
-    at = page(PAGE)
+    at = page(PAGE, step=SOFT)
     _, keys, values = capital_table()
     weights, blended = soft_lookup(polar_query(30, 1.5), keys, values, 1.0)
     lat, lon, top = _soft(at)
@@ -56,7 +64,7 @@ def test_defaults_match_a_live_soft_lookup(page):
 
 
 def test_lowering_temperature_raises_the_top_weight(page):
-    at = page(PAGE)
+    at = page(PAGE, step=SOFT)
     tops = []
     for log_t in (1.0, 0.0, -0.5, -1.0):
         at.slider(key="log_t").set_value(log_t).run()
@@ -66,11 +74,12 @@ def test_lowering_temperature_raises_the_top_weight(page):
 
 
 def test_smallest_temperature_soft_pick_equals_hard_pick(page):
-    at = page(PAGE, log_t="-2.0")
+    at = page(PAGE, log_t="-2.0", step=SOFT)
     country, lat, lon = _hard(at)
     blend_lat, blend_lon, top = _soft(at)
     assert top == pytest.approx(1.0, abs=1e-3)
     assert (blend_lat, blend_lon) == pytest.approx((lat, lon), abs=0.011)
+    _on_step(at, "3")  # the temperature sweep names the cold limit
     cold = next(m.value for m in at.markdown if "At T = 0.01 the soft lookup" in m.value)
     assert f"of the weight on {country}. The hard lookup picks {country}" in cold
 
@@ -81,7 +90,7 @@ def _aim_control(at):
 
 @pytest.mark.parametrize(("item", "country"), [("brazil", "Brazil"), ("china", "China")])
 def test_choosing_an_item_points_the_query_at_it(page, item, country):
-    at = page(PAGE)
+    at = page(PAGE, step=SOFT)
     _aim_control(at).set_value(item).run()
     assert not at.exception
     assert at.query_params["aim"] == item  # the URL restores the view
@@ -95,15 +104,15 @@ def test_choosing_an_item_points_the_query_at_it(page, item, country):
 
 
 def test_an_aim_link_opens_aimed_in_chinese(page):
-    at = page(PAGE, aim="india", lang="zh")
+    at = page(PAGE, aim="india", lang="zh", step=SOFT)
     assert not at.exception and not at.warning
     assert any("查询正对着**印度**（130°）" in m.value for m in at.markdown)
     assert any("最匹配的是**印度**" in m.value for m in at.markdown)
 
 
 def test_query_length_acts_like_inverse_temperature(page):
-    short = _soft(page(PAGE, length="0.5", log_t="0.0"))[2]
-    long = _soft(page(PAGE, length="2.0", log_t="0.0"))[2]
+    short = _soft(page(PAGE, length="0.5", log_t="0.0", step=SOFT))[2]
+    long = _soft(page(PAGE, length="2.0", log_t="0.0", step=SOFT))[2]
     assert long > short
     _, keys, values = capital_table()
     expected = soft_lookup(polar_query(30, 2.0), keys, values, 1.0)[0].max()
@@ -111,7 +120,7 @@ def test_query_length_acts_like_inverse_temperature(page):
 
 
 def test_bad_url_params_warn_and_fall_back(page):
-    at = page(PAGE, angle="abc", length="99", log_t="nan", aim="atlantis")
+    at = page(PAGE, angle="abc", length="99", log_t="nan", aim="atlantis", step=SOFT)
     assert len(at.warning) == 4
     assert at.slider(key="angle").value == 30
     assert at.slider(key="length").value == pytest.approx(1.5)
@@ -129,10 +138,12 @@ def test_bad_url_params_warn_and_fall_back(page):
 )
 def test_extreme_controls_raise_nothing_and_show_no_nan(page, params):
     at = page(PAGE, **params)
-    assert not at.exception and not at.warning
-    body = texts(at)
-    assert "nan" not in body.lower().replace("nanjing", "")
-    lat, lon, top = _soft(at)
+    for step in STEPS:  # every step, each drawn only while on screen
+        _on_step(at, step)
+        assert not at.exception and not at.warning
+        body = texts(at)
+        assert "nan" not in body.lower().replace("nanjing", ""), step
+    lat, lon, top = _soft(_on_step(at, SOFT))
     assert np.isfinite([lat, lon, top]).all() and 0 < top <= 1
 
 
@@ -162,17 +173,32 @@ def test_a_capital_beside_another_at_its_latitude_writes_its_label_below():
 
 
 def test_cold_notices_do_not_call_a_single_capital_a_blend(page):
-    shown = texts(page(PAGE, lang="en", log_t="-2"))
+    shown = texts(page(PAGE, lang="en", log_t="-2", step=SOFT))
     assert "need not be any capital" not in shown and "practically Moscow itself" in shown
-    assert "Keys and values here are made up by hand" in texts(page(PAGE, lang="en"))
+    assert "Keys and values here are made up by hand" in texts(page(PAGE, lang="en", step=SOFT))
 
 
 def test_presenter_slide_folds_the_controls_and_keeps_two_notes(page):
-    student = page(PAGE, lang="en")
-    slide = page(PAGE, lang="en", present="1", step="2")
+    student = page(PAGE, lang="en", step=SOFT)
+    slide = page(PAGE, lang="en", present="1", step=SOFT)
     label = "Query: direction, length and temperature"
     assert label in [e.label for e in slide.expander]
     assert label not in [e.label for e in student.expander]
     notes = next(m.value for m in slide.markdown if m.value.startswith("- The hard lookup"))
     assert notes.count("\n- ") == 1  # two bullet points (students get three)
     assert _soft(slide) == _soft(student)  # the same live answer on the slide
+
+
+def test_only_the_step_on_screen_draws_its_charts(page):
+    at = page(PAGE, lang="en", log_t="-1.0", step="1")
+    assert not at.exception and not at.warning
+    assert not at.get("vega_lite_chart"), "the table step has no chart; the others are not sent"
+    shown = texts(at)
+    assert "| Country | Capital |" in shown
+    assert "The best match is" not in shown and "At T = 0.01 the soft lookup" not in shown
+    assert at.slider(key="log_t").value == pytest.approx(-1.0)  # a control of steps 2 and 3
+    assert at.query_params["log_t"] == "-1.0" and at.query_params["step"] == "1"
+    _on_step(at, "3")
+    assert len(at.get("vega_lite_chart")) == 1  # the sweep only, not the hard-vs-soft planes
+    assert "The best match is" not in texts(at)
+    assert at.slider(key="log_t").value == pytest.approx(-1.0)

@@ -18,6 +18,22 @@ from ui.views import scaling as view
 
 PAGE = "pages/3_scaling.py"
 EN, ZH = Translator("en"), Translator("zh")
+STEPS = ("1", "2", "3", "4")  # the sentence's scores, variance, saturation, gradient
+
+
+def on_step(at: AppTest, step: str) -> AppTest:
+    """Turn to ``step`` with the step bar, as a user would (only that step is drawn)."""
+    return at.button_group(key="_step_choice").set_value(step).run()
+
+
+def every_step_metrics(at: AppTest) -> list[str]:
+    """The values of every step's readouts, each step turned to in turn (ends on step 4)."""
+    return [m.value for step in STEPS for m in on_step(at, step).metric]
+
+
+def every_step_texts(at: AppTest) -> str:
+    """The visible text of every step, each turned to in turn (ends on step 4)."""
+    return "\n".join(texts(on_step(at, step)) for step in STEPS)
 
 
 def metric(at: AppTest, key: str, t: Translator = EN, **values: object) -> float:
@@ -56,8 +72,9 @@ def test_page_opens_in_chinese(page):
     at = page(PAGE, lang="zh")
     assert not at.exception
     assert at.title[0].value == ZH("scaling.title")
-    assert [s.value for s in at.subheader] == [ZH(f"scaling.step{i}_title") for i in (1, 2, 3, 4)]
-    assert metric(at, "scaling.m_var_theory", t=ZH) == 64
+    titles = [s.value for step in STEPS for s in on_step(at, step).subheader]
+    assert titles == [ZH(f"scaling.step{i}_title") for i in (1, 2, 3, 4)]
+    assert metric(on_step(at, "2"), "scaling.m_var_theory", t=ZH) == 64
 
 
 def test_presenter_mode_runs_and_shows_one_step_at_a_time(page):
@@ -71,8 +88,8 @@ def test_presenter_mode_runs_and_shows_one_step_at_a_time(page):
 
 
 def test_raising_hist_dk_raises_the_measured_variance_and_scaling_keeps_it_near_one(page):
-    low = page(PAGE, lang="en", hist_dk="4")
-    high = page(PAGE, lang="en", hist_dk="256")
+    low = page(PAGE, lang="en", hist_dk="4", step="2")
+    high = page(PAGE, lang="en", hist_dk="256", step="2")
     var_low = metric(low, "scaling.m_var_raw", d_k=4)
     var_high = metric(high, "scaling.m_var_raw", d_k=256)
     assert var_high > 20 * var_low
@@ -84,7 +101,7 @@ def test_raising_hist_dk_raises_the_measured_variance_and_scaling_keeps_it_near_
 
 
 def test_the_hist_dk_control_drives_the_readout(page):
-    at = page(PAGE, lang="en")
+    at = page(PAGE, lang="en", step="2")
     before = metric(at, "scaling.m_var_raw", d_k=64)
     at.button_group(key="_choice_hist_dk").set_value("512").run()
     assert not at.exception
@@ -92,20 +109,22 @@ def test_the_hist_dk_control_drives_the_readout(page):
 
 
 def test_unscaled_rows_saturate_and_lose_their_gradient_at_large_d_k(page):
-    at = page(PAGE, lang="en")
+    at = page(PAGE, lang="en", step="3")
     top_raw = metric(at, "scaling.m_top_raw", d_k=512)
     top_scaled = metric(at, "scaling.m_top_scaled", d_k=512)
     assert top_raw > 0.9 > 0.5 > top_scaled
     assert metric(at, "scaling.m_ent_raw", d_k=512) < metric(at, "scaling.m_ent_scaled", d_k=512)
+    on_step(at, "4")
     g_raw = metric(at, "scaling.m_grad_raw", d_k=512)
     g_scaled = metric(at, "scaling.m_grad_scaled", d_k=512)
     assert 0 < g_raw < g_scaled / 4
 
 
 def test_experiment_seed_and_sample_count_change_the_measurement(page):
-    base = metric(page(PAGE, lang="en"), "scaling.m_var_raw", d_k=64)
-    other_seed = metric(page(PAGE, lang="en", exp_seed="7"), "scaling.m_var_raw", d_k=64)
-    fewer = page(PAGE, lang="en", samples="1000")
+    base = metric(page(PAGE, lang="en", step="2"), "scaling.m_var_raw", d_k=64)
+    other = page(PAGE, lang="en", exp_seed="7", step="2")
+    other_seed = metric(other, "scaling.m_var_raw", d_k=64)
+    fewer = page(PAGE, lang="en", samples="1000", step="2")
     assert other_seed != base
     assert metric(fewer, "scaling.m_var_raw", d_k=64) != base
     assert EN("scaling.variance_caption", n=1000) in [c.value for c in fewer.caption]
@@ -148,7 +167,7 @@ def test_bad_url_params_warn_and_fall_back(page, key, raw):
     assert len(at.warning) == 1
     assert f"`{key}`" in at.warning[0].value
     default = page(PAGE, lang="en")
-    assert [m.value for m in at.metric] == [m.value for m in default.metric]
+    assert every_step_metrics(at) == every_step_metrics(default)
 
 
 def test_bad_params_together_in_chinese_warn_in_chinese(page):
@@ -174,19 +193,24 @@ def test_extreme_control_values_raise_nothing(page):
     )
     assert not at.exception
     assert not at.warning
-    values = [m.value for m in at.metric]
+    values = every_step_metrics(at)
+    assert not at.exception and not at.warning
     assert values and not any("nan" in v or "inf" in v for v in values)
     # with d_k = 1 the histogram's two series are the same samples
+    on_step(at, "2")
     assert metric(at, "scaling.m_var_raw", d_k=1) == pytest.approx(
         metric(at, "scaling.m_var_scaled", d_k=1), abs=0.01
     )
 
 
 def test_exports_are_offered_outside_presenter_mode(page):
-    at = open_exports(page(PAGE, lang="en"))
-    names = {e.proto.label for e in at.get("download_button")}
-    assert {"PNG", "SVG", "CSV", "NPZ", "TXT"} <= names
-    assert len(at.get("download_button")) == 5 + 4 * 3  # scores (5), three experiments (4 each)
+    at = page(PAGE, lang="en")
+    labels = []
+    for step in STEPS:  # only the step on screen draws its box
+        at = open_exports(on_step(at, step))
+        labels += [e.proto.label for e in at.get("download_button")]
+    assert {"PNG", "SVG", "CSV", "NPZ", "TXT"} <= set(labels)
+    assert len(labels) == 5 + 4 * 3  # scores (5), three experiments (4 each)
     assert np.isfinite(metric(at, "scaling.m_grad_raw", d_k=512))
 
 
@@ -208,7 +232,7 @@ def test_the_score_chart_exports_as_svg_with_its_data():
 
 def test_gradient_text_states_the_true_maximum_with_live_numbers(page):
     at = page(PAGE, lang="en", n_keys="8")
-    shown = texts(at)
+    shown = every_step_texts(at)  # the page is on step 4, the gradient's
     assert "largest for an even row" not in shown
     even, half = view.even_row_norms(8)
     assert even == pytest.approx(np.sqrt(7) / 8) and half == pytest.approx(0.5)
@@ -227,3 +251,22 @@ def test_histogram_gives_each_series_its_own_bins():
     raw_edges, raw_counts, scaled_edges, scaled_counts = view.histogram_data(10_000, 0, 9)
     assert abs(int(raw_counts.max()) - int(scaled_counts.max())) <= 2  # no spike: own bins
     np.testing.assert_allclose(scaled_edges[[0, -1]], raw_edges[[0, -1]] / np.sqrt(512))
+
+
+def test_only_the_step_on_screen_draws_its_charts(page):
+    at = page(PAGE, lang="en", hist_dk="256", samples="5000", d_k="16", step="1")
+    assert not at.exception and not at.warning
+    assert len(at.get("vega_lite_chart")) == 1  # the score heatmaps; no experiment is sent
+    labels = [m.label for m in at.metric]
+    assert EN("scaling.m_std_raw") in labels
+    assert EN("scaling.m_var_raw", d_k=256) not in labels
+    assert EN("scaling.m_grad_raw", d_k=512) not in labels
+    # steps 2-4's controls are drawn hidden: they keep the URL's values
+    assert at.button_group(key="_choice_hist_dk").value == "256"
+    assert at.slider(key="samples").value == 5000
+    assert at.query_params["hist_dk"] == "256" and at.query_params["samples"] == "5000"
+    on_step(at, "4")
+    assert len(at.get("vega_lite_chart")) == 1  # the gradient chart only
+    assert at.slider(key="d_k").value == 16  # step 1's slider, now off screen
+    assert at.query_params["d_k"] == "16" and at.query_params["hist_dk"] == "256"
+    assert EN("scaling.m_std_raw") not in [m.label for m in at.metric]

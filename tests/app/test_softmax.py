@@ -5,10 +5,21 @@ import math
 import pytest
 
 from core.softmax import softmax
-from tests.app.conftest import open_exports, texts, visible_of
+from tests.app.conftest import open_exports, texts, visible, visible_of
 from ui.views.softmax import MAX_ENTRIES, Problem, parse_logits
 
 PAGE = "pages/4_softmax.py"
+STEPS = ("1", "2", "3", "4")  # bars, the score matrix, naive vs stable, masks
+
+
+def _on_step(at, step: str):
+    """Turn to ``step`` with the step bar, as a user would (only that step is drawn)."""
+    return at.button_group(key="_step_choice").set_value(step).run()
+
+
+def _every_step_texts(at) -> str:
+    """The visible text of every step, each turned to in turn (one is drawn at a time)."""
+    return "\n".join(texts(_on_step(at, step)) for step in STEPS)
 
 
 def _probs_line(at) -> str:
@@ -25,7 +36,7 @@ def test_page_runs_in_both_languages(page, lang):
     assert not at.exception
     assert not at.warning
     if lang == "zh":
-        body = texts(at)
+        body = _every_step_texts(at)
         for english in ("What to notice", "probabilities", "naive", "stable", "mask"):
             assert english not in body
 
@@ -91,20 +102,20 @@ def test_minus_inf_entry_gets_exactly_zero(page):
 
 
 def test_masking_the_last_entries_gives_exact_zeros_and_renormalises(page):
-    at = page(PAGE, masked="3")
+    at = page(PAGE, masked="3", step="4")
     notes = _notices(at)
     assert "The masked entries (3 of them) get a probability of exactly 0.0" in notes
     assert "together they sum to 1.000" in notes
 
 
 def test_masking_every_entry_gives_all_zeros_not_nan(page):
-    at = page(PAGE, masked="5")
+    at = page(PAGE, masked="5", step="4")
     assert not at.exception
     assert "return all zeros (sum 0)" in _notices(at)
 
 
 def test_naive_softmax_overflows_while_stable_stays_correct(page):
-    at = page(PAGE, scale="1")
+    at = page(PAGE, scale="1", step="3")
     table = next(m.value for m in at.markdown if m.value.startswith("|  | naive"))
     assert "NaN" not in table and "+∞" not in table
     at.slider(key="scale").set_value(400).run()
@@ -115,7 +126,7 @@ def test_naive_softmax_overflows_while_stable_stays_correct(page):
 
 
 def test_naive_never_breaks_for_small_logits_is_reported(page):
-    at = page(PAGE, logits_a="0.1, 0.2")
+    at = page(PAGE, logits_a="0.1, 0.2", step="3")
     assert "survives every scale up to ×1000" in _notices(at)
 
 
@@ -138,7 +149,8 @@ def test_bad_url_controls_warn_and_fall_back(page):
 def test_extreme_values_raise_nothing_and_print_no_raw_nan(page, params):
     at = page(PAGE, **params)
     assert not at.exception and not at.warning
-    body = texts(at)
+    body = _every_step_texts(at)
+    assert not at.exception and not at.warning
     assert "nan" not in body.replace("NaN", "")
 
 
@@ -185,11 +197,11 @@ def test_parse_logits_rejects_with_a_reason(raw, reason):
 
 
 def test_temperature_notices_make_sense_when_t_is_one(page):
-    at_one = texts(page(PAGE, lang="en"))
+    at_one = _every_step_texts(page(PAGE, lang="en"))
     assert "at T = 1 it is" not in at_one and "at T = 1 and" not in at_one
     assert "both panels are the same" in at_one
     assert "lesson 002" not in at_one and "the from-scratch lesson" in at_one
-    warm = texts(page(PAGE, lang="en", temp="2.0"))
+    warm = _every_step_texts(page(PAGE, lang="en", temp="2.0"))
     assert "At T = 2.00 the largest probability in A is" in warm
     assert "at T = 1 and" in warm  # the matrix step compares the two panels
     assert "random (untrained)" in warm
@@ -201,24 +213,31 @@ def test_presenter_slides_fold_controls_and_secondary_tables(page):
     assert "Logits A and B, temperature T" in labels
     assert "The numbers exp sees, entry by entry" in labels
     assert not [s.value for s in slide.subheader]
-    student = page(PAGE, lang="en", scale="800")
+    student = page(PAGE, lang="en", scale="800", step="3")
     assert "The numbers exp sees, entry by entry" not in [e.label for e in student.expander]
 
 
 @pytest.mark.parametrize("present", ["0", "1"])
 def test_exports_are_built_only_while_their_box_is_open(page, present):
     at = page(PAGE, lang="en", present=present)
-    assert not at.get("download_button"), "a closed box sends no button"
-    at = open_exports(at)
-    assert not at.exception
-    labels = [b.proto.label for b in at.get("download_button")]
+    labels = []
+    for step in STEPS:  # only the step on screen draws its box
+        _on_step(at, step)
+        assert not at.get("download_button"), "a closed box sends no button"
+        at = open_exports(at)
+        assert not at.exception
+        labels += [b.proto.label for b in at.get("download_button")]
+        on_screen = [b.key for b in visible_of(at, "DownloadButton")]
+        if step == "1":
+            assert on_screen and all(k.endswith("_softmax_bars") for k in on_screen)
+        assert len(on_screen) == len(at.get("download_button")), "no box off screen"
     assert labels.count("PNG") == labels.count("NPZ") == 4  # one box per step
     assert {"SVG", "CSV", "TXT"} <= set(labels)
-    on_screen = [b.key for b in visible_of(at, "DownloadButton")]
-    if present == "1":  # the other steps are drawn hidden, their boxes too
-        assert on_screen and all(k.endswith("_softmax_bars") for k in on_screen)
+    _on_step(at, "3")
+    at = open_exports(at)
+    shown = len(at.get("download_button"))
     at.slider(key="scale").set_value(500).run()  # an open box stays open (in a fragment)
-    assert len(at.get("download_button")) == len(labels)
+    assert len(at.get("download_button")) == shown
 
 
 def test_a_presenter_fold_draws_its_table_only_once_opened(page):
@@ -229,3 +248,30 @@ def test_a_presenter_fold_draws_its_table_only_once_opened(page):
     at.run()
     table = next(e for e in at.expander if e.label == label).markdown
     assert table and "naive: eᶻ" in table[0].value and "+∞" in table[0].value  # scale 800
+
+
+def test_only_the_step_on_screen_draws_its_charts(page):
+    at = page(PAGE, lang="en", scale="400", masked="3", step="1")
+    assert not at.exception and not at.warning
+    assert len(at.get("vega_lite_chart")) == 1  # the bars; the other three steps send none
+    shown = texts(at)
+    assert "p(A) = [0.659, 0.242, 0.099]" in shown
+    assert "first breaks at" not in shown and "naive: eᶻ" not in shown
+    assert "get a probability of exactly 0.0" not in shown
+    # the controls of steps 3 and 4 are drawn off screen: they keep the URL's values
+    assert at.slider(key="scale").value == 400
+    assert at.button_group(key="_choice_masked").value == "3"
+    assert at.query_params["scale"] == "400" and at.query_params["masked"] == "3"
+    _on_step(at, "3")
+    assert len(at.get("vega_lite_chart")) == 1  # the exponent chart only
+    assert "first breaks at ×355" in _notices(at)
+    assert at.query_params["masked"] == "3" and at.query_params["step"] == "3"
+
+
+@pytest.mark.parametrize("step", ["1", "4"])
+def test_a_bad_value_for_a_step_off_screen_warns_on_screen(page, step):
+    at = page(PAGE, lang="en", step=step, scale="abc")  # step 3's slider
+    assert not at.exception
+    warnings = [w.value for w in visible(at.main) if type(w).__name__ == "Warning"]
+    assert any("`scale`" in w for w in warnings), "the warning is where the reader looks"
+    assert at.slider(key="scale").value == 1

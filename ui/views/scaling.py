@@ -1,5 +1,6 @@
 """Presentation helpers for the scaling page: cached experiments, its charts and readouts."""
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import altair as alt
@@ -132,9 +133,14 @@ class Frame:
         return charts.room(ctx, SHARE, height) if self.split else charts.room(ctx)
 
 
-def frame(ctx: PageContext, section: DeltaGenerator, title: str) -> Frame:
-    """Draw a step's heading in ``section`` and lay out its places (see :class:`Frame`)."""
-    with section:
+def frame(ctx: PageContext, section: AbstractContextManager[bool], title: str) -> Frame:
+    """Draw a step's heading in ``section`` (``steps.section(k)``) and lay out its places
+    (see :class:`Frame`). A step off screen gets neither: its places are one box in its
+    hidden container, for its controls only."""
+    with section as on_screen:
+        if not on_screen:
+            box = st.container()
+            return Frame(box, box, box, box, split=False)
         st.subheader(title)
         if ctx.presenter:
             main, notes = beside(ctx)
@@ -477,15 +483,15 @@ def show_scores(ctx: PageContext, s: Sentence, unit: bool) -> None:
         link(ctx, "qkv", t("scaling.link_qkv"))
 
 
-def variance_step(ctx: PageContext, f: Frame, cfg: Settings) -> None:
-    """Step 2: the histogram of q·k at one d_k and the variance at every d_k."""
+def variance_step(ctx: PageContext, f: Frame, cfg: Settings, i: int) -> None:
+    """Step 2: the histogram of q·k at ``D_KS[i]`` (:func:`hist_control`, drawn by the page
+    at the top of ``f.main`` on every step) and the variance at every d_k."""
     t = ctx.t
     with f.intro:
         st.markdown(t("scaling.variance_text"))
         st.latex(r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k")
     exp = variance_data(cfg.samples, cfg.seed)
     with f.main:
-        i = hist_control(ctx)
         d_k = D_KS[i]
         metrics(
             ctx,
