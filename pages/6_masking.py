@@ -18,37 +18,44 @@ steps = stepper(ctx, titles)
 
 
 def content(ctx: PageContext) -> None:
-    """Everything below the step bar (one fragment: its controls rerun only it)."""
-    sentence, causal, n_pad, side = mv.controls(ctx)
-    view = mv.compute(sentence, causal, n_pad, side)
+    """Everything below the step bar (one fragment: its controls rerun only it). Only the
+    step on screen is drawn; steps 2 and 3 keep their sliders in the URL off screen."""
+    sentence, causal, n_pad, pad_side = mv.controls(ctx)
+    # step 2 follows the sentence without padding: no masked view to compute
+    view = None if steps.show(1) else mv.compute(sentence, causal, n_pad, pad_side)
 
-    with steps.section(0):
-        st.subheader(titles[0])
-        main, side, _ = mv.beside(ctx, wide=True)
-        main.markdown(t("masking.s1_text"))
-        side.latex(
-            r"\tilde s_{ij}=\begin{cases}s_{ij}&\text{mask}_{ij}\\-\infty&\text{else}\end{cases}"
-        )
-        trace = view.masked
-        chart = charts.show_cached(
-            ctx, mv.mask_chart, t, view.tokens, view.before, trace.scaled, trace.weights,
-            ctx.presenter, space=charts.room(ctx, height=340),
-        )  # fmt: skip
-        main, side, _ = mv.beside(ctx)
-        with main:
-            notice(ctx, mv.mask_notice(ctx, view))
-        with side:
-            untrained(ctx)
-            export_panel(
-                ctx,
-                "masking",
-                chart,
-                arrays=lambda: mv.mask_arrays(view),
-                text=lambda: mv.weights_text(view),
+    with steps.section(0) as on_screen:
+        if on_screen:
+            st.subheader(titles[0])
+            main, side, _ = mv.beside(ctx, wide=True)
+            main.markdown(t("masking.s1_text"))
+            side.latex(
+                r"\tilde s_{ij}=\begin{cases}s_{ij}&\text{mask}_{ij}\\"
+                r"-\infty&\text{else}\end{cases}"
             )
+            trace = view.masked
+            chart = charts.show_cached(
+                ctx, mv.mask_chart, t, view.tokens, view.before, trace.scaled, trace.weights,
+                ctx.presenter, space=charts.room(ctx, height=340),
+            )  # fmt: skip
+            main, side, _ = mv.beside(ctx)
+            with main:
+                notice(ctx, mv.mask_notice(ctx, view))
+            with side:
+                untrained(ctx)
+                export_panel(
+                    ctx,
+                    "masking",
+                    chart,
+                    arrays=lambda: mv.mask_arrays(view),
+                    text=lambda: mv.weights_text(view),
+                )
 
     def generation_step(ctx: PageContext) -> None:
         """Step 2 (a fragment inside the content: its slider reruns only this step)."""
+        if not steps.show(1):  # off screen: only its slider, so it stays in the URL
+            mv.generation_control(ctx, len(sentence.tokens))
+            return
         st.subheader(titles[1])
         main, side, space = mv.beside(ctx)
         side.markdown(t("masking.s2_text"))
@@ -64,11 +71,15 @@ def content(ctx: PageContext) -> None:
 
     def fill_step(ctx: PageContext) -> None:
         """Step 3 (a fragment inside the content: its controls rerun only this step)."""
+        n = mv.padded_length(sentence, n_pad)
+        if not steps.show(2):  # off screen: only its controls, so they stay in the URL
+            mv.fill_controls(ctx, n)
+            return
         st.subheader(titles[2])
         main, side, space = mv.beside(ctx)
         with main:
             st.markdown(t("masking.s3_text"))
-            row, dtype, temp = mv.fill_controls(ctx, len(view.tokens))
+            row, dtype, temp = mv.fill_controls(ctx, n)
             fv = mv.fill_view(view, row, dtype, temp)
             chart = charts.show_cached(
                 ctx, mv.fill_chart, t, view.tokens, row, fv.weights, fv.blank, ctx.presenter,
@@ -88,10 +99,10 @@ def content(ctx: PageContext) -> None:
             link(ctx, "softmax")
             link(ctx, "kv_cache")
 
-    with steps.section(1):
-        fragment(ctx, generation_step)
-    with steps.section(2):
-        fragment(ctx, fill_step)
+    with steps.section(1) as on_screen:
+        fragment(ctx, generation_step, on_screen)
+    with steps.section(2) as on_screen:
+        fragment(ctx, fill_step, on_screen)
 
 
 fragment(ctx, content)

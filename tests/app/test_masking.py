@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import chart_tables, texts, visible_of
+from tests.app.conftest import chart_tables, texts, visible, visible_of
 
 PAGE = "pages/6_masking.py"
 N_LESSON = 6  # "The cat sat on the mat"
@@ -34,6 +34,11 @@ def no_nan_anywhere(at: AppTest) -> None:
         assert "nan" not in table.value.to_string().lower()
 
 
+def every_step(page, **params: str) -> list[AppTest]:
+    """The page opened on each of its three steps (a student sees one step at a time)."""
+    return [page(PAGE, **params, step=str(k)) for k in (1, 2, 3)]
+
+
 def lesson_weights(causal: bool) -> np.ndarray:
     """Lesson 002's sentence computed here independently, with the masking exercise's −∞."""
     rng = np.random.default_rng(42)
@@ -54,11 +59,32 @@ def test_page_runs_in_english_and_chinese(page):
     en = page(PAGE)
     assert not en.exception
     assert en.title[0].value == "Masks"
-    zh = page(PAGE, lang="zh")
+    zh = page(PAGE, lang="zh", step="2")
     assert not zh.exception
     assert zh.title[0].value == "掩码"
     assert "为什么解码器不能偷看后面的词" in texts(zh)
     assert "Why a decoder" not in texts(zh)
+
+
+def test_only_the_step_on_screen_draws_its_charts(page):
+    params = {"gen": "4", "row": "1", "dtype": "float16", "temp": "0.5"}
+    at = page(PAGE, lang="en", step="1", **params)
+    assert not at.exception and not at.warning
+    assert len(at.get("vega_lite_chart")) == 1  # the mask chart; not steps 2 and 3
+    assert [s.value for s in at.subheader] == ["Masks on your sentence"]
+    assert not at.table  # step 3's table of fills
+    assert "the derivation lesson" not in texts(at)  # step 3's text
+    # steps 2 and 3 keep their controls, hidden, bound to the URL
+    assert at.slider(key="gen").value == 4
+    assert at.slider(key="row").value == 1
+    assert at.segmented_control(key="_choice_dtype").value == "float16"
+    assert at.slider(key="temp").value == 0.5
+    assert {k: at.query_params[k] for k in params} == params
+    at.button(key="step_next").click().run()  # step 2: its slider where it was left
+    assert at.query_params["step"] == "2"
+    assert len(at.get("vega_lite_chart")) == 1
+    assert at.slider(key="gen").value == 4 and at.query_params["temp"] == "0.5"
+    assert "Without the mask, the query of **the** puts" in texts(at)  # token 4
 
 
 @pytest.mark.parametrize("step", ["1", "2", "3"])
@@ -100,33 +126,35 @@ def test_padding_masks_the_pad_columns_in_every_row(page):
 
 
 def test_fully_masked_rows_give_zero_weights_and_no_nan_on_screen(page):
-    at = page(PAGE, pad="2", pad_side="left", row="0")
+    runs = every_step(page, pad="2", pad_side="left", row="0")
+    at = runs[0]
     assert not at.exception
     w = panel(at, 0, "weights after masking")
     np.testing.assert_array_equal(w[:2], 0.0)  # [PAD]₀ and [PAD]₁ see no key
     np.testing.assert_allclose(w[2:].sum(axis=1), 1.0, atol=1e-12)
     assert "have no visible key at all" in texts(at)
-    table = fill_table(at)
+    table = fill_table(runs[2])
     blank = table["every key masked: weights"].tolist()
     assert blank[0] == "all 0"  # −∞: the guard gives a zero row
     assert blank[1] == "0.1250 each"  # −1e9: uniform 1/8 over every key
     assert table["every key masked: length of output"].tolist()[0] == "0.0000"
     assert table["softmax without a guard"].tolist()[:2] == ["0/0: undefined", "well defined"]
-    no_nan_anywhere(at)
+    for at in runs:
+        no_nan_anywhere(at)
 
 
 def test_every_key_masked_panel_is_zero_for_minus_inf_and_uniform_for_minus_1e9(page):
-    at = page(PAGE)
-    blank = panel(at, 2, "query sat, every key masked")
+    at = page(PAGE, step="3")
+    blank = panel(at, 0, "query sat, every key masked")
     np.testing.assert_array_equal(blank[0], 0.0)
     np.testing.assert_allclose(blank[1], 1 / N_LESSON, atol=1e-7)  # float32 by default
-    yours = panel(at, 2, "query sat, your mask")
+    yours = panel(at, 0, "query sat, your mask")
     np.testing.assert_allclose(yours[0], yours[1], atol=1e-7)
     np.testing.assert_array_equal(yours[:, 3:], 0.0)  # causal: 'sat' cannot see later tokens
 
 
 def test_float16_turns_large_negatives_into_minus_infinity(page):
-    at = page(PAGE, dtype="float16")
+    at = page(PAGE, dtype="float16", step="3")
     table = fill_table(at)
     assert table["masked score ÷ T, as stored"].tolist() == ["−∞", "−∞", "−1e+04"]
     assert table["every key masked: weights"].tolist()[:2] == ["all 0", "all 0"]
@@ -141,8 +169,8 @@ def test_float16_turns_large_negatives_into_minus_infinity(page):
 
 
 def test_generation_step_moves_the_look_ahead_share(page):
-    at = page(PAGE)
-    frames = chart_tables(at, 1)
+    at = page(PAGE, step="2")
+    frames = chart_tables(at, 0)
     data = max(frames, key=len)
     with_mask = data[data["series"] == "with causal mask"]
     assert (with_mask["weight"].to_numpy()[3:] == 0).all()  # step 2: tokens 3.. do not exist
@@ -185,22 +213,25 @@ def test_pad_side_is_a_raw_token_in_the_url(page):
 
 def test_extreme_values_raise_nothing(page):
     long_text = " ".join(f"w{i}" for i in range(32))
-    at = page(
-        PAGE, text=long_text, pad="8", pad_side="left", d_model="64", d_k="1", d_v="64",
+    runs = every_step(
+        page, text=long_text, pad="8", pad_side="left", d_model="64", d_k="1", d_v="64",
         dtype="float16", temp="0.05", row="39", gen="31",
     )  # fmt: skip
-    assert not at.exception
-    assert not at.warning
-    no_nan_anywhere(at)
-    one = page(PAGE, text="Hello", causal="true")
-    assert not one.exception
-    w = panel(one, 0, "weights after masking")
+    for at in runs:
+        assert not at.exception
+        assert not at.warning
+        no_nan_anywhere(at)
+    ones = every_step(page, text="Hello", causal="true")
+    for one in ones:
+        assert not one.exception
+    w = panel(ones[0], 0, "weights after masking")
     np.testing.assert_array_equal(w, [[1.0]])
 
 
 def test_notices_make_sense_at_default_settings(page):
-    at = page(PAGE)
-    shown = texts(at)
+    runs = every_step(page)
+    at = runs[0]
+    shown = "\n".join(texts(run) for run in runs)
     assert "random (untrained)" in shown
     assert "from 1.000000 to 1.000000" not in shown
     # rows that see a key sum to 1: exactly, or with the deviation spelled out
@@ -210,11 +241,11 @@ def test_notices_make_sense_at_default_settings(page):
 
 
 def test_fill_notice_says_whether_minus_1e4_can_overflow_on_the_slider(page):
-    f64 = texts(page(PAGE, dtype="float64"))
+    f64 = texts(page(PAGE, dtype="float64", step="3"))
     assert "far below this slider's lowest T" in f64
-    cold = texts(page(PAGE, dtype="float16", temp="0.1"))  # 1e4 / 0.1 > 65504
+    cold = texts(page(PAGE, dtype="float16", temp="0.1", step="3"))  # 1e4 / 0.1 > 65504
     assert "it has overflowed" in cold
-    warm = texts(page(PAGE, dtype="float16", temp="1.0"))
+    warm = texts(page(PAGE, dtype="float16", temp="1.0", step="3"))
     assert "still finite" in warm
 
 
@@ -229,3 +260,10 @@ def test_chinese_opens_on_a_chinese_sentence_with_the_lesson_one_click_away(page
     next(b for b in at.button if b.label == zh("sentence.lesson")).click().run()
     assert at.text_input(key="text").value == "The cat sat on the mat"
     assert not at.exception
+
+
+def test_a_bad_value_for_a_step_off_screen_warns_on_screen(page):
+    at = page(PAGE, lang="en", gen="abc", row="x")  # steps 2 and 3's sliders, on step 1
+    assert not at.exception
+    warnings = " ".join(w.value for w in visible(at.main) if type(w).__name__ == "Warning")
+    assert "`gen`" in warnings and "`row`" in warnings

@@ -32,24 +32,49 @@ def sum_tex(at: AppTest) -> str:
     return tex
 
 
+def every_step(page, **params: str) -> list[AppTest]:
+    """The page opened on each of its steps (a student sees one step at a time)."""
+    return [page(PAGE, **params, step=str(k)) for k in range(1, len(STEP_KEYS) + 1)]
+
+
 def test_opens_in_english_with_the_lesson_output_row(page):
-    at = page(PAGE, lang="en")
-    assert not at.exception
-    assert not at.warning
-    assert [s.value for s in at.subheader] == [EN(f"weighted_sum.{k}") for k in STEP_KEYS]
-    assert LESSON_OUTPUT_ROW0 in texts(at)
-    assert sum_tex(at).endswith(
+    row, scale, total, matrix = every_step(page, lang="en")
+    for at in (row, scale, total, matrix):
+        assert not at.exception
+        assert not at.warning
+    subheaders = [s.value for at in (row, scale, total, matrix) for s in at.subheader]
+    assert subheaders == [EN(f"weighted_sum.{k}") for k in STEP_KEYS]
+    assert LESSON_OUTPUT_ROW0 in texts(matrix)
+    assert sum_tex(total).endswith(
         r"&= \left[\,-0.233,\ 0.443,\ 1.035,\ 0.550\,\right]\end{aligned}" + "\n$$"
     )
-    assert "0.097" in sum_tex(at) and "0.445" in sum_tex(at), "lesson weights row 0"
-    assert "The weights add up to 1.000." in texts(at)
+    assert "0.097" in sum_tex(total) and "0.445" in sum_tex(total), "lesson weights row 0"
+    assert "The weights add up to 1.000." in texts(row)
 
 
 def test_opens_in_chinese(page):
-    at = page(PAGE, lang="zh")
+    runs = every_step(page, lang="zh")
+    for at in runs:
+        assert not at.exception
+        assert at.title[0].value == ZH("weighted_sum.title")
+    subheaders = [s.value for at in runs for s in at.subheader]
+    assert subheaders == [ZH(f"weighted_sum.{k}") for k in STEP_KEYS]
+
+
+def test_only_the_step_on_screen_draws_its_charts(page):
+    at = page(PAGE, lang="en", token="3", d_v="6", step="1")
     assert not at.exception
-    assert at.title[0].value == ZH("weighted_sum.title")
-    assert [s.value for s in at.subheader] == [ZH(f"weighted_sum.{k}") for k in STEP_KEYS]
+    assert len(at.get("vega_lite_chart")) == 1  # the weight bars; not the three strips
+    assert [s.value for s in at.subheader] == [EN("weighted_sum.row_title")]
+    assert not [e for e in at.latex if r"\sum_{j}" in e.value]  # step 3's sum
+    assert "Output row" not in texts(at)  # step 4's
+    assert at.button_group(key="_choice_token").value == "3"  # followed on every step
+    assert at.query_params["token"] == "3" and at.query_params["d_v"] == "6"
+    at.button(key="step_next").click().run()  # step 2 keeps the token and the sizes
+    assert at.query_params["step"] == "2" and at.query_params["token"] == "3"
+    assert at.button_group(key="_choice_token").value == "3"
+    assert len(at.get("vega_lite_chart")) == 1
+    assert [s.value for s in at.subheader] == [EN("weighted_sum.scale_title")]
 
 
 @pytest.mark.parametrize("step", ["1", "2", "3", "4"])
@@ -62,9 +87,10 @@ def test_presenter_mode_shows_one_step(page, step):
 
 
 def test_output_row_is_the_trace_output_of_the_chosen_token(page):
-    at = page(PAGE, lang="en", token="2")
+    at = page(PAGE, lang="en", token="2", step="4")
     tr = trace()
     assert row_text(tr.output[2]) in texts(at)
+    at = page(PAGE, lang="en", token="2", step="3")
     assert sum_tex(at).startswith(r"$$" + "\n" + r"\begin{aligned}o_{2}")
     assert tex_vector(tr.output[2]) in sum_tex(at)
     for j in range(6):  # every term: α_2j · v_j
@@ -72,18 +98,19 @@ def test_output_row_is_the_trace_output_of_the_chosen_token(page):
 
 
 def test_changing_the_token_changes_the_output_row(page):
-    at = page(PAGE, lang="en")
+    at = page(PAGE, lang="en", step="4")
     tr = trace()
     assert row_text(tr.output[0]) in texts(at)
     at.button_group(key="_choice_token").set_value("4").run()
     assert not at.exception
     assert row_text(tr.output[4]) in texts(at)
     assert row_text(tr.output[0]) not in texts(at)
+    at.button(key="step_prev").click().run()  # step 3 follows the same token
     assert tex_vector(tr.output[4]) in sum_tex(at)
 
 
 def test_sizes_drive_the_output(page):
-    at = page(PAGE, lang="en", d_v="6", seed="3", token="1")
+    at = page(PAGE, lang="en", d_v="6", seed="3", token="1", step="4")
     tr = trace(d_v=6, seed=3)
     assert row_text(tr.output[1]) in texts(at)
     assert "here 6 × 6" in texts(at)
@@ -91,7 +118,7 @@ def test_sizes_drive_the_output(page):
 
 @pytest.mark.parametrize("raw", ["17", "6", "x", "-2"])
 def test_out_of_range_token_in_the_url_warns_and_falls_back(page, raw):
-    at = page(PAGE, lang="en", token=raw)
+    at = page(PAGE, lang="en", token=raw, step="4")
     assert not at.exception
     assert at.warning and "token" in at.warning[0].value
     assert at.button_group(key="_choice_token").value == "0"
@@ -100,7 +127,7 @@ def test_out_of_range_token_in_the_url_warns_and_falls_back(page, raw):
 
 def test_long_sentence_shows_the_largest_terms_and_sums_the_rest(page):
     text = " ".join(f"w{i}" for i in range(20))
-    at = page(PAGE, lang="en", text=text, token="7")
+    at = page(PAGE, lang="en", text=text, token="7", step="3")
     assert not at.exception
     tr = trace(text)
     tex = sum_tex(at)
@@ -111,16 +138,17 @@ def test_long_sentence_shows_the_largest_terms_and_sums_the_rest(page):
 
 def test_extreme_sizes_run(page):
     text = " ".join(f"w{i}" for i in range(32))
-    at = page(PAGE, lang="en", text=text, d_model="64", d_k="64", d_v="64", token="31")
-    assert not at.exception
-    assert not at.warning
-    at = page(PAGE, lang="en", text="solo", d_model="2", d_k="1", d_v="1")
-    assert not at.exception
-    assert "The weights add up to 1.000." in texts(at)
+    for at in every_step(page, lang="en", text=text, d_model="64", d_k="64", d_v="64", token="31"):
+        assert not at.exception
+        assert not at.warning
+    solo = every_step(page, lang="en", text="solo", d_model="2", d_k="1", d_v="1")
+    for at in solo:
+        assert not at.exception
+    assert "The weights add up to 1.000." in texts(solo[0])
 
 
 def test_wide_values_print_a_shortened_output_row(page):
-    at = page(PAGE, lang="en", d_v="64")
+    at = page(PAGE, lang="en", d_v="64", step="4")
     row = next(m.value for m in at.markdown if m.value.startswith("Output row"))
     assert row.count(",") == 6 and "…" in row  # first four, …, last two
     assert "random (untrained)" in texts(at)

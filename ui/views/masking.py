@@ -113,6 +113,11 @@ def compute(sentence: Sentence, causal: bool, n_pad: int, side: str) -> MaskView
     return _compute(s.x, tuple(s.tokens), s.d_model, s.d_k, s.d_v, s.seed, causal, n_pad, side)
 
 
+def padded_length(sentence: Sentence, n_pad: int) -> int:
+    """How many tokens the padded sentence has (:func:`compute`'s rows), without computing it."""
+    return len(sentence.tokens) + n_pad
+
+
 def mask_chart(
     t: Translator,
     tokens: list[str],

@@ -13,6 +13,7 @@ from streamlit.delta_generator import DeltaGenerator
 from core.attention import RowMix, other_terms, top_terms
 from ui import charts
 from ui.blocks import link, notice
+from ui.safe import plain
 from ui.shell import PageContext
 from ui.views.notes import untrained
 from ui.views.qkv import vector_tex
@@ -167,6 +168,24 @@ def stacked(
         "height": 360 if presenter else 320,
         "layer": layers,
     }
+
+
+def what_to_notice(ctx: PageContext, tokens: Sequence[str], i: int, mix: RowMix) -> list[str]:
+    """The page's "what to notice" items for query ``i``: its largest weight, that the
+    weights average the values, and the output's width."""
+    t = ctx.t
+    top = int(top_terms(mix.weights, 1)[0])
+    largest = t(
+        "weighted_sum.notice_top",
+        token=plain(tokens[i]),
+        top=plain(tokens[top]),
+        w=f"{mix.weights[top]:.3f}",
+    )
+    return [
+        largest,
+        t("weighted_sum.notice_average", total=f"{mix.weight_total:.3f}"),
+        t("weighted_sum.notice_width", d_v=len(mix.output), n=len(tokens)),
+    ]
 
 
 def sum_tex(i: int, mix: RowMix, v: np.ndarray) -> str:
