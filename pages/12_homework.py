@@ -14,53 +14,66 @@ ctx = shell("homework")
 t = ctx.t
 header(ctx)
 titles = [t(f"homework.s{i}_title") for i in range(1, 5)]
-steps = stepper(ctx, titles)
+steps = stepper(ctx, titles, stacked=True)  # students: upload and verdict on one screen
 
 
 def content(ctx: PageContext) -> None:
-    """Everything below the step bar (one fragment: its controls rerun only it)."""
-    with steps.section(0):
-        st.subheader(titles[0])
+    """Everything below the step bar (one fragment: its controls rerun only it). Only the
+    step on screen is drawn; the settings (in the URL) and the upload (in this session)
+    are drawn on every step, hidden off their own, so they keep their values."""
+    with steps.section(0) as on_screen:
+        if on_screen:
+            st.subheader(titles[0])
         with settings_box(ctx, t("homework.settings")):
             hw, part = hv.controls(ctx)
-            st.caption(t("homework.settings_note"))
-        inputs, answers = hv.exercise_data(hw)
-        st.markdown(t(f"homework.ex{hw.exercise}_task", h=hw.h))
-        st.latex(hv.FORMULAS[hw.exercise])
-        st.markdown(hv.shapes_table(ctx, hw, {**inputs, **answers}))
-        if not ctx.presenter:  # on a projector the shapes are the point; the numbers are on paper
-            charts.show_cached(ctx, hv.inputs_chart, inputs)
-            hv.downloads(ctx, hw, inputs)
+            if on_screen:
+                st.caption(t("homework.settings_note"))
+        if on_screen:
+            inputs, answers = hv.exercise_data(hw)
+            st.markdown(t(f"homework.ex{hw.exercise}_task", h=hw.h))
+            st.latex(hv.FORMULAS[hw.exercise])
+            st.markdown(hv.shapes_table(ctx, hw, {**inputs, **answers}))
+            if not ctx.presenter:  # on a projector the shapes matter; the numbers are on paper
+                charts.show_cached(ctx, hv.inputs_chart, inputs)
+                hv.downloads(ctx, hw, inputs)
 
-    with steps.section(1):
-        st.subheader(titles[1])
-        st.markdown(t("homework.s2_text", part=t(f"homework.part_{part}"), shape=hv.shape_text(
-            answers[part].shape)))  # fmt: skip
-        parsed = hv.upload_controls(ctx, part)
-        if parsed is not None:
-            st.markdown(hv.read_summary(t, parsed))
-        st.caption(t("homework.privacy"))
+    with steps.section(1) as on_screen:
+        if on_screen:
+            st.subheader(titles[1])
+            shape = hv.shape_text(hv.exercise_data(hw)[1][part].shape)
+            st.markdown(t("homework.s2_text", part=t(f"homework.part_{part}"), shape=shape))
+        upload = hv.upload_controls(ctx, on_screen)  # on every step: the upload lives in them
+        later = any(steps.show(k) for k in (1, 2, 3))  # the steps that read the upload
+        parsed = hv.read_upload(ctx, upload, part, on_screen) if later else None
+        if on_screen:
+            if parsed is not None:
+                st.markdown(hv.read_summary(t, parsed))
+            st.caption(t("homework.privacy"))
 
-    checked = None if parsed is None else hv.check(hw, part, parsed)
+    # checked only for the steps that show it (3 and 4)
+    shown = steps.show(2) or steps.show(3)
+    checked = hv.check(hw, part, parsed) if parsed is not None and shown else None
 
-    with steps.section(2):
-        st.subheader(titles[2])
-        if checked is None:
-            st.info(t("homework.waiting"), icon=":material/upload_file:")
-        else:
-            hv.verdict(ctx, checked)
-            if checked.comparison is not None:
-                hv.details(ctx, checked)
+    with steps.section(2) as on_screen:
+        if on_screen:
+            st.subheader(titles[2])
+            if checked is None:
+                st.info(t("homework.waiting"), icon=":material/upload_file:")
+            else:
+                hv.verdict(ctx, checked)
+                if checked.comparison is not None:
+                    hv.details(ctx, checked)
 
-    with steps.section(3):
-        st.subheader(titles[3])
-        if checked is None:
-            st.info(t("homework.waiting"), icon=":material/upload_file:")
-        else:
-            hv.diagnosis(ctx, checked)
-        link(ctx, "masking")
-        link(ctx, "multi_head")
-        link(ctx, "softmax")
+    with steps.section(3) as on_screen:
+        if on_screen:
+            st.subheader(titles[3])
+            if checked is None:
+                st.info(t("homework.waiting"), icon=":material/upload_file:")
+            else:
+                hv.diagnosis(ctx, checked)
+            link(ctx, "masking")
+            link(ctx, "multi_head")
+            link(ctx, "softmax")
 
 
 fragment(ctx, content)

@@ -17,11 +17,15 @@ titles = [t("kv_cache.s1_title"), t("kv_cache.s2_title")]
 steps = stepper(ctx, titles)
 
 
-def decode_step(ctx: PageContext) -> None:
-    """Step 1 (a fragment: its controls rerun only this step). Presenter mode: the step
-    slider and the cache chart beside the readouts and notes."""
-    kv.intro(ctx, titles[0], "kv_cache.s1_text")
+def decode_step(ctx: PageContext, on_screen: bool) -> None:
+    """Step 1. Presenter mode: the step slider and the cache chart beside the readouts and
+    notes. Off screen: only its controls (the sentence and t), so they stay in the URL."""
+    if on_screen:
+        kv.intro(ctx, titles[0], "kv_cache.s1_text")
     sentence = kv.controls(ctx)
+    if not on_screen:
+        kv.step_control(ctx, len(sentence.tokens))
+        return
     view = kv.compute(sentence)
     left, right = kv.beside(ctx, kv.CHART_SHARE)
     with left:
@@ -51,10 +55,13 @@ def decode_step(ctx: PageContext) -> None:
         )
 
 
-def cost_step(ctx: PageContext) -> None:
-    """Step 2 (a fragment: its controls rerun only this step)."""
-    kv.intro(ctx, titles[1], "kv_cache.s2_text")
+def cost_step(ctx: PageContext, on_screen: bool) -> None:
+    """Step 2. Off screen: only its controls, so they stay in the URL."""
+    if on_screen:
+        kv.intro(ctx, titles[1], "kv_cache.s2_text")
     n, width, layers, log = kv.cost_controls(ctx)
+    if not on_screen:
+        return
     cv = kv.cost_view(n, width, layers)
     room = kv.room(ctx, 1.0, 355)
     chart = charts.show_cached(
@@ -67,8 +74,14 @@ def cost_step(ctx: PageContext) -> None:
         link(ctx, "multi_head")
 
 
-# Everything below the step bar is these two fragments (no control outside them).
-with steps.section(0):
-    fragment(ctx, decode_step)
-with steps.section(1):
-    fragment(ctx, cost_step)
+def content(ctx: PageContext) -> None:
+    """Everything below the step bar (one fragment: its controls rerun only it). Only the
+    step on screen is drawn; the other step's controls are drawn hidden, so a bad value
+    of theirs in a link still warns at the top, whichever step is on screen."""
+    with steps.section(0) as on_screen:
+        decode_step(ctx, on_screen)
+    with steps.section(1) as on_screen:
+        cost_step(ctx, on_screen)
+
+
+fragment(ctx, content)

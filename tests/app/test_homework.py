@@ -207,6 +207,31 @@ def test_presenter_mode_shows_one_step_and_the_diagnosis_readably(page):
     assert not visible_of(at, "vega_lite_chart")  # the verdict's chart is on its own step
 
 
+def test_students_see_every_step_and_a_slide_draws_only_its_own(page, monkeypatch):
+    _, _, answer = lesson(3, n=5, h=4)
+    checks = []
+    real = hv.check
+    monkeypatch.setattr(hv, "check", lambda *a: checks.append(a) or real(*a))
+    pasted = np.array2string(answer["output"], precision=12, separator=", ")
+    at = page(PAGE, exercise="3", n="5", h="4")  # a student: upload and verdict on one screen
+    at.text_area[0].input(pasted).run()
+    assert Translator("en")("homework.accepted") in [s.value for s in at.success]
+    assert at.get("vega_lite_chart") and "| `W_O` |" in texts(at)  # step 1 above it
+    assert Translator("en")("steps.next") not in [b.label for b in at.button], "no step bar"
+    checks.clear()
+    at = page(PAGE, exercise="3", n="5", h="4", present="1", step="2")  # a slide: the upload
+    at.text_area[0].input(pasted).run()
+    assert not at.get("vega_lite_chart") and not at.success and not at.metric
+    assert not checks, "the upload is read on its step, checked on the next two"
+    assert "| `W_O` |" not in texts(at)  # step 1's shapes table
+    at.query_params["step"] = "4"  # the step bar turns the slide; the upload's widgets stay
+    at.run()
+    assert Translator("en")("homework.accepted") in [s.value for s in at.success]
+    assert not at.get("vega_lite_chart") and len(checks) == 1
+    assert at.slider(key="h").value == 4 and at.slider(key="n").value == 5  # step 1's controls
+    assert at.query_params["h"] == "4" and at.query_params["exercise"] == "3"
+
+
 # ------------------------------------------------------------------------------ downloads
 
 

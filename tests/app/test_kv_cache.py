@@ -9,6 +9,7 @@ from tests.app.conftest import chart_tables, texts, visible_of
 
 PAGE = "pages/8_kv_cache.py"
 N_LESSON = 6
+DECODE, COST = "1", "2"  # the steps (?step=): only one is drawn
 
 
 def panel(at: AppTest, name: str) -> np.ndarray:
@@ -40,7 +41,7 @@ def test_page_runs_in_english_and_chinese(page):
     en = page(PAGE)
     assert not en.exception
     assert en.title[0].value == "KV cache"
-    zh = page(PAGE, lang="zh")
+    zh = page(PAGE, lang="zh", step=COST)
     assert not zh.exception
     assert zh.title[0].value == "KV 缓存"
     assert "缓存省了什么" in texts(zh)
@@ -78,7 +79,7 @@ def test_stepping_adds_one_cache_row_and_cached_weights_equal_the_causal_row(pag
 
 
 def test_cost_controls_drive_the_numbers(page):
-    at = page(PAGE)
+    at = page(PAGE, step=COST)
     before = texts(at)
     assert "The last of the 2048 steps alone costs 4.92 × 10⁶ multiply-adds" in before
     assert "144 MiB in float32 or 72 MiB in float16" in before  # 2·2048·768·12 floats
@@ -86,7 +87,7 @@ def test_cost_controls_drive_the_numbers(page):
     assert "72 MiB in float32 or 36 MiB in float16" in texts(at)
     at.number_input(key="layers").set_value(24).run()
     assert "144 MiB in float32" in texts(at)
-    data = max(chart_tables(at, 1), key=len)
+    data = max(chart_tables(at, 0), key=len)  # the step's one chart
     per_step = data[data["panel"] == "per step"]
     with_c = per_step[per_step["series"] == "with cache"]["value"].to_numpy()
     without = per_step[per_step["series"] == "without cache"]["value"].to_numpy()
@@ -114,6 +115,10 @@ def test_extreme_values_raise_nothing(page):
     assert not at.warning
     assert metric(at, "Rows in the cache") == "32"
     assert "nan" not in texts(at).lower()
+    at.query_params["step"] = COST
+    assert not at.run().exception
+    assert not at.warning
+    assert "nan" not in texts(at).lower()
     one = page(PAGE, text="Hi")
     assert not one.exception
     assert metric(one, "Rows in the cache") == "1"
@@ -123,7 +128,21 @@ def test_notices_fit_the_first_and_the_last_step(page):
     first = texts(page(PAGE, t="0"))
     assert "nothing is cached yet" in first and "nothing is reused yet" in first
     assert "the rows above were computed once" not in first
-    last = texts(page(PAGE, t="5"))
+    last = texts(page(PAGE, t="5")) + texts(page(PAGE, t="5", step=COST))
     assert "The keys after" not in last  # nothing comes after the last token
     assert "× as many multiply-adds" in last and "1393× more" not in last
     assert "random (untrained)" in last
+
+
+def test_only_the_step_on_screen_draws_its_charts_and_both_keep_their_controls(page):
+    at = page(PAGE, t="4", n_max="1024", layers="24")  # step 1: the cache chart only
+    assert len(at.get("vega_lite_chart")) == 1 and panel(at, "K").shape == (N_LESSON, 4)
+    assert "72 MiB" not in texts(at) and "What the cache saves" not in texts(at)
+    assert at.slider(key="n_max").value == 1024 and at.number_input(key="layers").value == 24
+    assert at.query_params["n_max"] == "1024" and at.query_params["layers"] == "24"
+    at = page(PAGE, t="4", n_max="1024", layers="24", step=COST)  # step 2: the costs only
+    assert len(at.get("vega_lite_chart")) == 1 and not at.metric
+    assert "144 MiB in float32" in texts(at)  # 2·1024·768·24 floats
+    assert at.slider(key="t").value == 4 and at.query_params["t"] == "4"
+    at = page(PAGE, n_max="abc")  # a bad value of step 2 warns on step 1, where it is seen
+    assert any("`n_max`" in w.value for w in visible_of(at, "Warning"))

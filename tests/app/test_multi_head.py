@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
-from tests.app.conftest import open_exports, open_page, optional_module, texts, visible_of
+from tests.app.conftest import open_page, optional_module, texts, visible_of
 
 PAGE = "pages/7_multi_head.py"
 LONG_TEXT = " ".join(f"w{i}" for i in range(32))  # the 32-token maximum
+SPLIT, WEIGHTS, MERGE, CHECK = "1", "2", "3", "4"  # the steps (?step=): only one is drawn
 
 
 def page(**params: str):
@@ -81,7 +82,7 @@ def test_presenter_mode_shows_one_step_at_a_time():
     ]
     assert len(visible_of(at, "Metric")) >= 2  # step 4: numbers, no charts
     assert not visible_of(at, "vega_lite_chart")
-    at = open_exports(at)  # the other steps' boxes (drawn hidden), opened
+    assert not at.get("popover")  # no export box: the other steps' boxes are not drawn either
     assert not visible_of(at, "DownloadButton")  # nothing to export on a step without charts
 
 
@@ -101,7 +102,7 @@ def test_heads_that_do_not_divide_d_model_warn_and_fall_back():
 
 @pytest.mark.parametrize("raw", ["abc", "0", "-2", "08", "1e9"])
 def test_unusable_heads_in_the_link_warn_and_fall_back(raw):
-    at = page(heads=raw)
+    at = page(heads=raw, step=CHECK)
     assert at.warning, raw
     assert heads(at).value == "2"
     assert metrics(at)["max |batched − loop|, output"] < 1e-12
@@ -126,15 +127,16 @@ def test_heads_drive_the_stage_shapes_and_the_panels():
         "(6, 8)", "(6, 8)", "(6, 2, 4)", "(2, 6, 4)", "(2, 6, 6)", "(2, 6, 4)", "(6, 8)", "(6, 8)"
     ]  # fmt: skip
     assert shapes(four)[2:6] == ["(6, 4, 2)", "(4, 6, 2)", "(4, 6, 6)", "(4, 6, 2)"]
+    assert "d_k = d_v = d_model / h = 8 / 4 = 2" in texts(four)
+    two, four = page(step=WEIGHTS), page(heads="4", step=WEIGHTS)
     assert list(panels(two)) == ["head 0", "head 1", "average"]  # numbered from 0, as tokens
     assert list(panels(four)) == ["head 0", "head 1", "head 2", "head 3", "average"]
     assert not np.allclose(panels(two)["head 0"], panels(four)["head 0"])
-    assert "d_k = d_v = d_model / h = 8 / 4 = 2" in texts(four)
 
 
 def test_average_panel_is_the_mean_of_the_head_panels():
     for params in ({}, {"heads": "4", "seed": "7"}, {"d_model": "12", "heads": "3"}):
-        mats = panels(page(**params))
+        mats = panels(page(**params, step=WEIGHTS))
         average = mats.pop("average")
         np.testing.assert_allclose(average, np.mean(list(mats.values()), axis=0), atol=1e-12)
         np.testing.assert_allclose(average.sum(axis=1), 1.0)
@@ -142,13 +144,13 @@ def test_average_panel_is_the_mean_of_the_head_panels():
 
 def test_batched_and_loop_results_agree_on_screen():
     for params in ({}, {"d_model": "12", "heads": "3"}, {"d_model": "64", "heads": "16"}):
-        shown = metrics(page(**params))
+        shown = metrics(page(**params, step=CHECK))
         assert shown["max |batched − loop|, output"] < 1e-12, params
         assert shown["max |batched − loop|, weights"] < 1e-12, params
 
 
 def test_notice_numbers_follow_the_seed():
-    a, b = page(), page(seed="7")
+    a, b = page(step=WEIGHTS), page(seed="7", step=WEIGHTS)
     notice_a = next(m.value for m in a.markdown if "head 0 →" in m.value)
     notice_b = next(m.value for m in b.markdown if "head 0 →" in m.value)
     assert re.search(r"head 0 → “.+” \(0\.\d\d\)", notice_a)
@@ -156,7 +158,7 @@ def test_notice_numbers_follow_the_seed():
 
 
 def test_concat_w_o_and_output_are_drawn_with_their_shapes():
-    at = page(heads="4")
+    at = page(heads="4", step=MERGE)
     concat, w_o, out = (chart_data(at, k) for k in ("concat", "w_o", "output"))
     assert (concat.i.max() + 1, concat.j.max() + 1) == (6, 8)
     assert (w_o.i.max() + 1, w_o.j.max() + 1) == (8, 8)
@@ -171,6 +173,7 @@ def test_concat_w_o_and_output_are_drawn_with_their_shapes():
 def test_extreme_settings_run():
     at = page(d_model="64", heads="64", text=LONG_TEXT)
     assert shapes(at)[3] == "(64, 32, 1)"
+    at = page(d_model="64", heads="64", text=LONG_TEXT, step=WEIGHTS)
     assert len(panels(at)) == 9  # 8 heads drawn + the average; the caption says so
     assert "first 8 of the 64 heads" in texts(at)
     at = page(d_model="2", heads="1", seed="4294967295")
@@ -181,10 +184,10 @@ def test_extreme_settings_run():
 
 def test_without_torch_the_page_says_how_to_enable_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # torch absent, even where installed
-    at = page()
+    at = page(step=CHECK)
     assert "pip install torch" in at.info[0].value
     assert not any("torch" in m.label for m in at.metric)
-    zh = page(lang="zh")
+    zh = page(lang="zh", step=CHECK)
     assert "未安装 PyTorch" in zh.info[0].value
 
 
@@ -195,7 +198,7 @@ def test_torch_nn_multihead_attention_agrees_when_installed():
     from ui.views.multi_head import torch_check
 
     for params in ({}, {"d_model": "12", "heads": "3"}, {"d_model": "16", "heads": "16"}):
-        shown = metrics(page(**params))
+        shown = metrics(page(**params, step=CHECK))
         for what in ("output", "averaged weights", "per-head weights"):
             assert shown[f"max |ours − torch|, {what}"] < 1e-12, (params, what)
     x = np.random.default_rng(5).normal(size=(5, 8))
@@ -243,7 +246,7 @@ def test_the_page_charts_export_to_png_svg_and_csv():
 def test_random_heads_are_called_nearly_flat_not_disagreeing():
     from ui.views import multi_head as mh
 
-    at = page()
+    at = page(step=WEIGHTS)
     shown = panels(at)
     shown.pop("average")
     best = max(float(m.max(axis=1).max()) for m in shown.values())
@@ -258,3 +261,23 @@ def test_eight_heads_fill_their_rows_without_an_empty_panel():
 
     assert mh.panel_columns(9) == 3  # 8 heads + the average: 3 × 3, not 5 + 4
     assert [mh.panel_columns(n) for n in (2, 3, 5, 7)] == [2, 3, 5, 4]  # 7: 4 + 3
+
+
+def test_only_the_step_on_screen_draws_its_charts_and_runs_its_checks(monkeypatch):
+    from ui.views import multi_head as mh
+
+    torch_runs = []
+    real = mh.torch_check
+    monkeypatch.setattr(mh, "torch_check", lambda *a: torch_runs.append(a) or real(*a))
+    at = page(heads="4")  # step 1: the stage table only
+    assert shapes(at)[2] == "(6, 4, 2)"
+    assert not at.get("vega_lite_chart"), "the heads' chart and the merge strip are off screen"
+    assert not at.metric and not torch_runs, "the loop and torch checks belong to step 4"
+    at = page(heads="4", d_model="12", step=MERGE)
+    drawn = {ds.name for chart in at.get("vega_lite_chart") for ds in chart.proto.datasets}
+    assert "concat" in drawn and "weights" not in drawn, "the merge strip only"
+    assert not any("| NumPy |" in m.value for m in at.markdown) and not torch_runs
+    assert heads(at).value == "4" and at.slider(key="d_model").value == 12  # still in the URL
+    assert at.query_params["heads"] == "4" and at.query_params["d_model"] == "12"
+    at = page(heads="4", step=CHECK)
+    assert len(torch_runs) == 1 and not at.get("vega_lite_chart")

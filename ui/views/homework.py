@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from core.homework import (
     MISTAKE_STEPS,
@@ -270,9 +271,17 @@ def downloads(ctx: PageContext, hw: Homework, inputs: dict[str, np.ndarray]) -> 
 # ----------------------------------------------------------------------------- upload
 
 
-def upload_controls(ctx: PageContext, part: str) -> Parsed | None:
-    """The file uploader and the paste box; the parsed array, or None (with a translated
-    message for a bad upload)."""
+@dataclass(frozen=True)
+class Upload:
+    """What the two upload widgets hold: a file, pasted text, or neither."""
+
+    file: UploadedFile | None
+    pasted: str
+
+
+def upload_controls(ctx: PageContext, on_screen: bool) -> Upload:
+    """The file uploader and the paste box. Drawn on every step (off their own, hidden):
+    the upload lives only in these widgets' state, which steps 3 and 4 read."""
     t = ctx.t
     file_col, paste_col = st.columns(2)
     with file_col:
@@ -280,19 +289,27 @@ def upload_controls(ctx: PageContext, part: str) -> Parsed | None:
             t("homework.upload_label"), type=FILE_TYPES, key=UPLOAD_KEY, max_upload_size=1,
             help=t("homework.upload_help", limit_kb=MAX_BYTES // 1000),
         )  # fmt: skip
-        st.caption(t("homework.upload_pickles"))
+        if on_screen:
+            st.caption(t("homework.upload_pickles"))
     with paste_col:
         pasted = st.text_area(
             t("homework.paste"), key=PASTE_KEY, height=140,
             placeholder="[[0.0969, 0.1223, …], …]", help=t("homework.paste_help"),
         )  # fmt: skip
+    return Upload(uploaded, pasted or "")
+
+
+def read_upload(ctx: PageContext, upload: Upload, part: str, on_screen: bool) -> Parsed | None:
+    """The uploaded (else pasted) array, or None; a bad upload gets a translated message
+    where the upload widgets are on screen."""
     try:
-        if uploaded is not None:
-            return parse_upload(uploaded.name, uploaded.getvalue(), NAMES[part])
-        if pasted and pasted.strip():
-            return parse_text(pasted, NAMES[part])
+        if upload.file is not None:
+            return parse_upload(upload.file.name, upload.file.getvalue(), NAMES[part])
+        if upload.pasted.strip():
+            return parse_text(upload.pasted, NAMES[part])
     except UploadError as err:
-        st.error(error_text(t, err), icon=":material/error:")
+        if on_screen:
+            st.error(error_text(ctx.t, err), icon=":material/error:")
     return None
 
 
