@@ -78,7 +78,7 @@ def bench_app(repeats: int = 12) -> None:
     at.switch_page("pages/9_encoder.py")
     t0 = time.perf_counter()
     at.run()
-    print(f"page, first run (model load + forward of both sentences): "
+    print(f"page, first run on step 1 (model load + forward of the sentence): "
           f"{(time.perf_counter() - t0) * 1000:.0f} ms")  # fmt: skip
     times = []
     for k in range(repeats):

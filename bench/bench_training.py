@@ -109,7 +109,7 @@ def bench_scrub(repeats: int = 15) -> None:
     write_section(
         "training: snapshot-slider rerun (AppTest, finished run)",
         f"{machine()}\n\nWhole-page AppTest rerun after moving the snapshot slider on "
-        f"/training?run=1 (cached run; in the browser only the fragment reruns). "
+        f"/training?run=1&step=2 (cached run; in the browser only the fragment reruns). "
         f"Median {med:.1f} ms, min {min(times[2:]):.1f} ms over {repeats} moves "
         f"(budget: worst-case server rerun ≤ 100 ms).",
     )
@@ -154,7 +154,7 @@ def bench_browser(presses: int = 30) -> None:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1920, "height": 1080})
-            page.goto("http://127.0.0.1:8661/training?lang=en&run=1")
+            page.goto("http://127.0.0.1:8661/training?lang=en&run=1&step=2")
             page.wait_for_timeout(3000)
             page.wait_for_selector("text=Snapshot at step", timeout=180_000)
             ours = _steps(page, "Snapshot at step", presses)
@@ -169,7 +169,7 @@ def bench_browser(presses: int = 30) -> None:
     print(f"scrub step median {o:.0f} ms, reference {r:.0f} ms, ratio {o / r:.2f}")
     write_section(
         "training: snapshot scrub in Chromium vs the one-heatmap reference",
-        f"{machine()}\n\nKey press on the snapshot slider of /training?run=1 -> script idle "
+        f"{machine()}\n\nKey press on the snapshot slider of /training?run=1&step=2 -> script idle "
         f"and two frames drawn (bench_app's STEP_JS), {presses} presses each.\n\n"
         f"| page | median ms | steps |\n|---|---:|---:|\n"
         f"| training scrub | {o:.0f} | {len(ours)} |\n"

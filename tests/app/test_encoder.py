@@ -32,6 +32,11 @@ def metric(at: AppTest) -> tuple[str, str]:
     return m.label, m.value
 
 
+def go(at: AppTest, step: str) -> AppTest:
+    """Pick ``step`` in the step bar, as a student clicking it would."""
+    return at.button_group(key="_step_choice").set_value(step).run()
+
+
 def head_matrix(at: AppTest) -> np.ndarray:
     """The large head heatmap (the first chart) as a matrix."""
     frame = max(chart_tables(at, 0), key=len)
@@ -54,11 +59,11 @@ def test_page_shows_it_attending_to_animal_in_l3h1_in_english_and_chinese(page):
     assert not zh.exception
     assert zh.title[0].value == "真实编码器内部"
     assert metric(zh) == ("L3H1: it → animal", expected)
-    assert "平均会把专门干这件事的头淹没" in texts(zh)
+    assert "平均会把专门干这件事的头淹没" in texts(go(zh, "2"))  # the averaging step
 
 
 def test_default_head_is_the_one_head_search_ranks_first(page):
-    at = page(PAGE)
+    at = page(PAGE, step="3")  # head search
     assert at.segmented_control(key="_choice_layer").value == "3"
     assert at.selectbox(key="_choice_head").value == "1"
     assert "layer" not in at.query_params and "head" not in at.query_params
@@ -69,9 +74,10 @@ def test_default_head_is_the_one_head_search_ranks_first(page):
 
 
 def test_head_search_button_selects_that_head_everywhere(page):
-    at = page(PAGE)
+    at = page(PAGE, step="3")  # head search
     at.button(key="pick_L5H11").click().run()
     assert at.query_params["layer"] == ["5"] or at.query_params["layer"] == "5"
+    go(at, "1")  # the head's own step
     assert metric(at)[0] == "L5H11: it → animal"
     _, attention = reference(LESSON)
     np.testing.assert_allclose(head_matrix(at), attention[5, 11], atol=1e-6)
@@ -90,7 +96,7 @@ def test_averaging_notice_is_computed_from_the_layer_mean(page):
     tokens, attention = reference(LESSON)
     it, animal = tokens.index("it"), tokens.index("animal")
     mean = attention[3, :, it, animal].mean()
-    body = texts(page(PAGE))
+    body = texts(page(PAGE, step="2"))  # all heads at once
     assert f"in layer 3 the mean over its 12 heads puts {mean:.3f}" in body
     cls = attention[..., 0].mean(axis=(1, 2))  # (L,) mean weight on [CLS] per layer
     assert f"to {cls.max():.2f} (L{int(cls.argmax())})" in body
@@ -105,19 +111,19 @@ def test_hiding_special_tokens_drops_them_and_renormalises_rows(page):
     np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-5)
     raw = attention[3, 1, 1:-1, 1:-1]
     np.testing.assert_allclose(w, raw / raw.sum(axis=1, keepdims=True), atol=1e-5)
-    assert "each row was rescaled" in texts(at)
+    assert "each row was rescaled" in texts(go(at, "2"))  # the averaging step's notice
 
 
 def test_several_query_tokens_get_a_row_of_panels_each(page):
-    at = page(PAGE, q="10,2")
+    at = page(PAGE, q="10,2", step="2")  # all heads at once
     assert not at.exception
-    grids = [f for f in chart_tables(at, 1) if "panel" in f and set(f["panel"]) >= {"L0", "L5"}]
+    grids = [f for f in chart_tables(at, 0) if "panel" in f and set(f["panel"]) >= {"L0", "L5"}]
     assert len(grids) == 2
     assert at.query_params["q"] in ("10,2", ["10,2"])
 
 
 def test_comparison_states_what_changed_in_the_selected_head(page):
-    at = page(PAGE)
+    at = page(PAGE, step="4")
     body = texts(at)
     tokens_b, attention_b = reference(WIDE)
     wb = attention_b[3, 1, tokens_b.index("it")]
@@ -128,7 +134,7 @@ def test_comparison_states_what_changed_in_the_selected_head(page):
 
 
 def test_explain_this_weight_recomputes_the_forward_pass(page):
-    at = page(PAGE)
+    at = page(PAGE, step="5")
     body = texts(at)
     assert "Recomputed here" in body
     diff = float(body.split("(difference ")[1].split(")")[0])
@@ -171,7 +177,7 @@ def test_bad_url_params_warn_and_fall_back(page):
 
 def test_presenter_comparison_shows_the_query_rows_large(page):
     at = page(PAGE, present="1", step="4")
-    frames = [f for f in chart_tables(at, 3) if "row" in f]
+    frames = [f for f in chart_tables(at, 0) if "row" in f]  # the one chart: step 4's
     pair = next(f for f in frames if set(f["row"]) == {"A: it", "B: it"})
     _, attention_a = reference(LESSON)
     _, attention_b = reference(WIDE)
@@ -197,4 +203,20 @@ def test_presenter_steps_are_short_and_keep_every_control_in_the_url(page):
     assert "Changed tokens" not in shown  # the chart's columns say it: tired/wide
     assert "In **L5H11**" in shown  # the notice still speaks of the head in the URL
     assert at.query_params["head"] in ("11", ["11"]) and at.query_params["layer"] in ("5", ["5"])
-    assert "The lesson's third exercise" in texts(page(PAGE))  # students read it all
+    assert "The lesson's third exercise" in texts(page(PAGE, step="4"))  # students read it all
+
+
+def test_only_the_step_on_screen_draws_its_charts(page):
+    at = page(PAGE, q="10,2", head="11", layer="5")
+    assert not at.exception
+    assert len(at.get("vega_lite_chart")) == 1  # the head's heatmap; not grid, search, …
+    assert "The lesson's third exercise" not in texts(at)  # step 4's text is not sent
+    assert not any(b.key and b.key.startswith("pick_") for b in at.button)  # step 3's
+    go(at, "4")
+    assert len(at.get("vega_lite_chart")) == 1  # the comparison alone
+    assert "The lesson's third exercise" in texts(at)
+    # the settings (queries, head) are on every step and keep their URL values
+    assert at.pills(key="_q_pick").value == ["10", "2"]
+    assert at.selectbox(key="_choice_head").value == "11"
+    assert at.query_params["q"] in ("10,2", ["10,2"])
+    assert at.query_params["head"] in ("11", ["11"]) and at.query_params["layer"] in ("5", ["5"])

@@ -14,6 +14,11 @@ def train_button(at: AppTest, label: str = "Train"):
     return next(b for b in at.button if b.label == label)
 
 
+def go(at: AppTest, step: str) -> AppTest:
+    """Pick ``step`` in the step bar, as a student clicking it would."""
+    return at.button_group(key="_step_choice").set_value(step).run()
+
+
 def curve_steps(at: AppTest, index: int = 0) -> int:
     """How many steps the loss curve of the ``index``-th chart holds."""
     frames = [
@@ -58,20 +63,20 @@ def test_a_shared_link_shows_the_finished_run_at_once(page):
 
 
 def test_step_slider_scrubs_through_the_snapshots(page):
-    at = page(PAGE, run="1", **SHORT)
+    at = page(PAGE, run="1", step="2", **SHORT)  # the scrub step: its chart is the only one
     slider = next(s for s in at.slider if s.key == "at")
     assert slider.value == 60
-    end = probe_weights(at, 1)
+    end = probe_weights(at, 0)
     slider.set_value(0).run()
     assert not at.exception
-    start = probe_weights(at, 1)
+    start = probe_weights(at, 0)
     assert start.max() < end.max()  # spread out at step 0, sharp after training
     assert "step 0" in texts(at)
     np.testing.assert_allclose(start.reshape(-1, 9).sum(axis=1), 1.0, atol=0.02)
 
 
 def test_play_button_switches_to_pause(page):
-    at = page(PAGE, run="1", **SHORT)
+    at = page(PAGE, run="1", step="2", **SHORT)
     train_button(at, "Play").click().run()
     assert not at.exception
     assert any(b.label == "Pause" for b in at.button)
@@ -98,7 +103,7 @@ def test_presenter_mode_shows_one_slide_with_one_chart(page, step):
 
 
 def test_why_view_measures_four_runs_and_links_the_scaling_page(page):
-    at = page(PAGE, why="1", **SHORT)
+    at = page(PAGE, why="1", step="3", **SHORT)
     assert not at.exception
     table = at.table[0].value
     assert list(table.columns[1:]) == [
@@ -111,7 +116,7 @@ def test_why_view_measures_four_runs_and_links_the_scaling_page(page):
 
 
 def test_why_view_waits_for_a_click_in_student_mode(page):
-    at = page(PAGE, **SHORT)
+    at = page(PAGE, step="3", **SHORT)
     assert not at.table
     train_button(at, "Run the comparison (four training runs)").click().run()
     assert at.query_params["why"] == "1"
@@ -126,7 +131,32 @@ def test_bad_url_values_warn_and_fall_back(page, bad):
 
 
 def test_largest_number_task_shows_a_causal_attention_matrix(page):
-    at = page(PAGE, task="max", run="1", **SHORT)
+    at = page(PAGE, task="max", run="1", step="2", **SHORT)  # the scrub step
     assert not at.exception
-    w = probe_weights(at, 1).reshape(8, 8)
+    w = probe_weights(at, 0).reshape(8, 8)
     np.testing.assert_array_equal(w[np.triu_indices(8, 1)], 0.0)
+
+
+def test_only_the_step_on_screen_draws_its_charts(page):
+    at = page(PAGE, run="1", at="30", **SHORT)
+    assert not at.exception
+    assert len(at.get("vega_lite_chart")) == 1  # the training curves; not the scrub chart
+    assert not at.metric  # the scrub step's metrics are not sent
+    assert not any(b.label == "Play" for b in at.button)
+    slider = at.slider(key="at")  # the scrub step's slider, hidden, keeps its URL value
+    assert slider.value == 30 and at.query_params["at"] in ("30", ["30"])
+    go(at, "2")
+    assert len(at.get("vega_lite_chart")) == 1 and at.slider(key="at").value == 30
+    assert "step 30" in texts(at)
+
+
+def test_a_run_trained_on_the_first_step_is_scrubbed_on_the_second(page):
+    at = page(PAGE, **SHORT)
+    train_button(at).click().run()
+    assert at.query_params["run"] == "1"
+    go(at, "2")
+    assert not at.exception
+    assert not any("Press **Train**" in str(i.value) for i in at.info)
+    assert at.slider(key="at").value == 60
+    assert curve_steps(at) == 60  # the run trained on step 1, from the cache
+    assert any(b.label == "Play" for b in at.button)

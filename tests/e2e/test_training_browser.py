@@ -40,7 +40,7 @@ def test_pressing_train_grows_the_curve_live(server, open_app, lang, present) ->
 
 
 def test_a_finished_link_opens_trained_and_the_slider_scrubs(server, open_app) -> None:
-    page = open_app(server, "/training?lang=en&run=1", width=1366, height=768)
+    page = open_app(server, "/training?lang=en&run=1&step=2", width=1366, height=768)
     assert page.locator('[data-testid="stException"]').count() == 0
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="Snapshot at step")
     slider.get_by_role("slider").focus()

@@ -87,10 +87,20 @@ def strip(tokens: list[str], limit: int = 16) -> str:
 
 
 def sentence(ctx: PageContext, spec: Text, label: str) -> Analysis:
-    """A URL-bound sentence box run through the model; empty or unreadable text warns and
-    falls back to the box's default sentence, long text is cut (and says so)."""
+    """A URL-bound sentence box run through the model (:func:`sentence_box`, :func:`read`)."""
+    return read(ctx, spec, sentence_box(ctx, spec, label))
+
+
+def sentence_box(ctx: PageContext, spec: Text, label: str) -> str:
+    """A URL-bound sentence box; its text, not yet read by the model (a step off screen
+    keeps the box without paying for the forward pass)."""
+    return text(ctx, spec, label, help=ctx.t("encoder.text_help", limit=minilm.MAX_TOKENS))
+
+
+def read(ctx: PageContext, spec: Text, raw: str) -> Analysis:
+    """``raw`` (the text of ``spec``'s box) through the model; empty or unreadable text
+    warns and falls back to the box's default sentence, long text is cut (and says so)."""
     t = ctx.t
-    raw = text(ctx, spec, label, help=t("encoder.text_help", limit=minilm.MAX_TOKENS))
     a = analyse(raw)
     if len(a.tokens) <= 2:
         ctx.warn(t("encoder.empty", fallback=code(spec.default)))

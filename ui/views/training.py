@@ -100,6 +100,12 @@ def finished(config: TrainConfig, _live: History | None = None) -> History:
     return _live if _live is not None else run(config)
 
 
+def finished_runs(ctx: PageContext, cfgs: tuple[TrainConfig, ...]) -> tuple[History, ...]:
+    """The finished runs of ``cfgs`` (trained here, with a spinner, if they are not cached)."""
+    with st.spinner(ctx.t("training.running")):
+        return tuple(finished(c) for c in cfgs)
+
+
 @st.cache_data(max_entries=48, show_spinner=False)
 def start(config: TrainConfig) -> History:
     """The untrained model: the run's step-0 snapshot (same weights and example), no curves."""
@@ -331,10 +337,11 @@ def snapshot_index(h: History, step: int) -> int:
     return int(np.argmin(np.abs(np.array(snapshot_steps(h)) - step)))
 
 
-def at_slider(ctx: PageContext, h: History) -> int:
-    """The URL-bound snapshot slider (``?at=120``); a value this run has no snapshot near
-    falls back to the last one."""
-    total, every = h.config.steps, max(1, h.config.steps // UPDATES)
+def at_slider(ctx: PageContext, config: TrainConfig) -> int:
+    """The URL-bound snapshot slider (``?at=120``): the step picked (:func:`snapshot_index`
+    finds its snapshot); a bad value falls back to the last step. It needs the run's
+    settings only, so a step off screen keeps it in the URL without training the run."""
+    total, every = config.steps, max(1, config.steps // UPDATES)
     spec = Int(AT, total, 0, total)
     raw = st.query_params.get(AT)
     if raw is not None and spec.parse(raw) is None:
@@ -347,7 +354,7 @@ def at_slider(ctx: PageContext, h: History) -> int:
         ctx.t("training.at"), 0, total, step=every, key=AT, bind="query-params",
         help=ctx.t("training.at_help"), **start,
     )  # fmt: skip
-    return snapshot_index(h, int(value))
+    return int(value)
 
 
 def toggle_play() -> None:
