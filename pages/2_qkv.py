@@ -59,8 +59,9 @@ def content(ctx: PageContext) -> None:
         with chart_box:
             panels = view.matrix_panels(s, tr, (w_q, w_k, w_v))
             framed = {name: i for name in ("X", "Q", "K", "V")}
+            room = view.strip_room(ctx)
             shown = charts.show_cached(
-                ctx, charts.matrix_strip, panels, frames=framed, space=view.strip_room(ctx), **live
+                ctx, view.projection_strip, panels, frames=framed, space=room, **live
             )
             notes = view.matrix_notes(ctx, s, tr, i, largest_diff)
         arrays = {"x": tr.x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "q": tr.q, "k": tr.k, "v": tr.v}

@@ -440,6 +440,7 @@ def matrix_strip(
     legends: bool = True,
     aspect: float = 1.0,
     largest: int | None = None,
+    cell: int | None = None,
 ) -> dict:
     """Matrices of different shapes side by side (X, W_Q, Q, …), each titled with its shape
     and on its own colour scale (``live_domain``: see :func:`heatmap`).
@@ -451,7 +452,8 @@ def matrix_strip(
     slide the room goes to the cells).
     Cells shrink (not below 10 px) so the strip fits a 1920 px screen with the sidebar open
     (without it in presenter mode), and grow up to ``largest`` px (default 26, or 34 on a
-    projector, numbers up to :data:`SLIDE_FONT`).
+    projector, numbers up to :data:`SLIDE_FONT`), unless ``cell`` gives their px (a caller
+    that lays the panels out in rows of its own sizes them for those rows).
     """
     kinds, frames = kinds or {}, frames or {}
     # px for the strip, largest cell, and the axis labels, legend and gap of one panel
@@ -460,7 +462,8 @@ def matrix_strip(
     columns, rows = sum(len(c) for *_, c in items), max(len(r) for _, _, r, _ in items)
     # At least 10 px: a wide strip then wraps into rows (see fit) instead of shrinking its
     # cells to hairlines (d_model = 64: 3 px cells, rows too thin to tell apart).
-    cell = fit_cell(columns, rows, width - overhead * len(items), 900, lo=10, hi=top)
+    if cell is None:
+        cell = fit_cell(columns, rows, width - overhead * len(items), 900, lo=10, hi=top)
     return concat(
         [
             heatmap(

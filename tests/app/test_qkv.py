@@ -1,6 +1,7 @@
 """The Q, K, V page: matrices with shapes, one followed token, the fused projection, and
 lesson 002's numbers."""
 
+import json
 import re
 
 import pytest
@@ -212,3 +213,18 @@ def test_large_sizes_shorten_vectors_and_name_the_lesson(page):
     at = page(PAGE, lang="en", step="4", **sizes)
     shown = texts(at) + at.button_group(key="_step_choice").format_func("4")
     assert "lesson 002" not in shown and "Check against the from-scratch lesson" in shown
+
+
+def test_the_strip_keeps_its_spec_while_d_model_grows_so_the_browser_swaps_its_data(page):
+    at = page(PAGE, lang="en", d_model="11")
+    specs = []
+    for d_model in range(11, 23):
+        at.slider(key="d_model").set_value(d_model).run()
+        (chart,) = at.get("vega_lite_chart")
+        specs.append((chart.proto.spec, tuple(d.name for d in chart.proto.datasets)))
+    assert len(set(specs)) == 1, "same spec from d_model 11 to 22: only the rows change"
+    spec = json.loads(specs[0][0])
+    x, grid = spec["vconcat"]  # X on top; the weights, and Q, K, V each under its weight
+    assert x["title"]["text"]["expr"].startswith('data("cells")')
+    assert grid["columns"] == 3 and len(grid["concat"]) == 6
+    assert grid["resolve"] == {"scale": {"color": "independent"}}, "each its own colours"

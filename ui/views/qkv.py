@@ -60,6 +60,27 @@ def matrix_panels(
     ]
 
 
+def projection_strip(
+    panels: Sequence[charts.Panel], *, presenter: bool, frames: dict[str, int], **options: object
+) -> dict:
+    """Step 1's chart of :func:`matrix_panels`. For students, X on top, the three weight
+    matrices below it and Q, K, V each under its weight matrix, with cells sized for that
+    layout: X and the weights keep their cell size (:func:`charts.fit_cell`, up to 26 px)
+    until d_model ≈ 23, so a d_model slider swaps the data of the chart on screen instead of
+    building a new one (one row of seven panels shrank its cells at every step or two). On
+    a slide, one row, laid out for its room (:func:`charts.fit`)."""
+    if presenter:
+        return charts.matrix_strip(panels, presenter=True, frames=frames, **options)
+    x, *rest = panels
+    widest = max(len(x[3]), sum(len(c) for *_, c in rest[:3]))
+    tall = len(x[2]) + len(rest[0][2]) + len(rest[3][2])
+    cell = charts.fit_cell(widest, tall, charts.PAGE_WIDTH - 3 * STRIP_OVERHEAD, lo=10, hi=26)
+    strip = charts.matrix_strip(panels, frames=frames, cell=cell, **options)
+    first, *grid = strip.pop("hconcat")  # each on its own colour scale, as in the strip
+    grid = {"concat": grid, "columns": 3, "spacing": 18, "resolve": strip["resolve"]}
+    return {**strip, "vconcat": [first, grid]}
+
+
 def matrix_notes(
     ctx: PageContext, s: Sentence, tr: core.AttentionTrace, i: int, largest_diff: str
 ) -> list[str]:
@@ -108,6 +129,9 @@ def fused_view(
         ("X · W_QKV", qkv, s.tokens, cols),
     ]
     return panels, {"x": x, "w_qkv": w_qkv, "qkv": qkv}
+
+
+STRIP_OVERHEAD = 80  # px of a panel's axis labels, legend and gap in the strip
 
 
 def strip_room(ctx: PageContext) -> charts.Room:
