@@ -1,6 +1,7 @@
 """The multi-head attention page: heads among the divisors of d_model, per-head weights and
 their average, batched == per-head loop, and the optional PyTorch cross-check."""
 
+import json
 import re
 import sys
 
@@ -281,3 +282,15 @@ def test_only_the_step_on_screen_draws_its_charts_and_runs_its_checks(monkeypatc
     assert at.query_params["heads"] == "4" and at.query_params["d_model"] == "12"
     at = page(heads="4", step=CHECK)
     assert len(torch_runs) == 1 and not at.get("vega_lite_chart")
+
+
+def test_the_merge_strip_keeps_its_spec_while_d_model_grows_for_students():
+    at = page(step=MERGE, d_model="12")
+    seen = set()
+    for d_model in (12, 14, 16, 18, 20):
+        at.slider(key="d_model").set_value(d_model).run()
+        (chart,) = at.get("vega_lite_chart")
+        seen.add((chart.proto.spec, tuple(d.name for d in chart.proto.datasets)))
+    assert len(seen) == 1, "the browser swaps the rows instead of building a new chart"
+    ((spec, _),) = seen
+    assert len(json.loads(spec)["vconcat"]) == 3, "concat, W_O and output one below the other"

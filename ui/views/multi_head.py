@@ -163,14 +163,19 @@ def output_chart(
     h: int,
     tokens: list[str],
 ) -> dict:
-    """The ``h`` heads concatenated, W_O and the output side by side, each titled with its
-    shape."""
+    """The ``h`` heads concatenated, W_O and the output, each titled with its shape: side
+    by side on a slide; for students one below the other (the concatenation, times W_O,
+    gives the output), where each needs only d_model cells of width, so the cells keep
+    their size (26 px up to d_model ≈ 28) and a d_model step swaps the chart's data instead
+    of building a new chart (side by side, W_O's d_model × d_model shrank them every step)."""
     d_model = w_o.shape[0]
     concat_cols = _concat_labels(h, concat.shape[-1] // h)
     dims = charts.dim_labels(d_model)
-    width = (PRESENTER_WIDTH if presenter else PAGE_WIDTH) - 350  # minus labels and legends
-    height = 330 * (1.35 if presenter else 1.0)
-    cell = charts.fit_cell(3 * d_model, max(len(tokens), d_model), width, height, lo=4)
+    if presenter:
+        width, height = PRESENTER_WIDTH - 350, 330 * 1.35  # minus labels and legends
+        cell = charts.fit_cell(3 * d_model, max(len(tokens), d_model), width, height, lo=4)
+    else:
+        cell = charts.fit_cell(d_model, 1, PAGE_WIDTH - 150, lo=4, hi=26)
     font = charts.SLIDE_FONT if presenter else 15
     items = [
         ("concat", t("multi_head.concat"), concat, tokens, concat_cols),
@@ -183,7 +188,7 @@ def output_chart(
         )
         for key, title, m, r, c in items
     ]
-    return charts.concat(maps)
+    return charts.concat(maps, "hconcat" if presenter else "vconcat")
 
 
 def _concat_labels(h: int, d_v: int) -> list[str]:
