@@ -1249,14 +1249,21 @@ def to_spec(chart: alt.TopLevelMixin | dict, presenter: bool) -> dict:
 # How Vega draws a chart in the browser. For students, on a canvas: a slider step redraws
 # one bitmap per chart instead of rewriting hundreds of SVG nodes, which cut a step's
 # main-thread work by 8-23 % on /masking, /weighted_sum and /qkv (bench/RESULTS.md,
-# session 7). On a slide, SVG: presenter mode scales a chart too wide for a laptop's column
-# with CSS (vector-sharp on a projector), and its text stays measurable in the DOM.
-def _renderer(presenter: bool) -> dict:
-    return {} if presenter else {"usermeta": {"embedOptions": {"renderer": "canvas"}}}
+# session 7). A canvas has no element per mark, so the ARIA description Vega-Lite writes
+# for every mark (a string built from all its fields, per cell, through Vega's expression
+# interpreter, on every data swap) reaches no one there: off ("aria": false; ~13 % of
+# /qkv's Vega work per step, session 10). On a slide, SVG with those descriptions:
+# presenter mode scales a chart too wide for a laptop's column with CSS (vector-sharp on a
+# projector), and its text stays measurable in the DOM.
+def _drawn(spec: dict, presenter: bool) -> dict:
+    if presenter:
+        return spec
+    config = {**spec.get("config", {}), "aria": False}
+    return {**spec, "config": config, "usermeta": {"embedOptions": {"renderer": "canvas"}}}
 
 
 def _draw(spec: dict, key: str | None, presenter: bool) -> None:
-    st.vega_lite_chart(spec={**spec, **_renderer(presenter)}, theme=None, key=key, width="content")
+    st.vega_lite_chart(spec=_drawn(spec, presenter), theme=None, key=key, width="content")
 
 
 def show(

@@ -617,6 +617,8 @@ def test_charts_are_drawn_on_canvas_for_students_and_as_svg_on_slides(
     assert specs
     drawn = {s.get("usermeta", {}).get("embedOptions", {}).get("renderer") for s in specs}
     assert drawn == {renderer}  # None: Vega's default renderer, SVG
+    # a canvas has no element per mark: no per-mark ARIA descriptions (SVG keeps them)
+    assert {s["config"].get("aria", True) for s in specs} == {renderer is None}
 
 
 def test_cell_sizes_come_in_steps_so_a_little_more_width_keeps_the_cell() -> None:
