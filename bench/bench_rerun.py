@@ -2,16 +2,17 @@
 
     python bench/bench_rerun.py                 # every page, every control
     python bench/bench_rerun.py softmax qkv     # some pages
-    python bench/bench_rerun.py --profile qkv   # also cProfile the slowest rerun of each page
+    python bench/bench_rerun.py --profile qkv   # also cProfile the slowest rerun of each step
     python bench/bench_rerun.py --write         # replace the section in bench/RESULTS.md
 
-Each page opens at its default settings (English, caches warm for those). Then every
-control of the main area is moved, one at a time, to values the process has not seen yet
-(its ends, points across its range, other options, another sentence), so the computations
-that depend on it miss their caches; the control goes back to its default (untimed) before
-the next one. A rerun's cost is the CPU time of the script thread (``time.thread_time``):
-wall time on a shared machine is mostly waiting for a core. The table lists each page's
-slowest control.
+Each page opens at its default settings on each of its steps in turn (English, caches
+emptied, then warm for the defaults; a page computes only the step on screen). Then every
+control of the main area (those of other steps too, which stay drawn) is moved, one at a
+time, to values the process has not seen yet (its ends, points across its range, other
+options, another sentence), so the computations that depend on it miss their caches; the
+control goes back to its default (untimed) before the next one. A rerun's cost is the CPU
+time of the script thread (``time.thread_time``): wall time on a shared machine is mostly
+waiting for a core. The table lists each page's slowest control and the step it was on.
 """
 
 import argparse
@@ -142,17 +143,43 @@ def _share_script_cache() -> None:
     app_test.ScriptCache = local_script_runner.ScriptCache = lambda: shared
 
 
-def bench_page(info, profile: bool) -> list[tuple[str, float, float, int]]:
+def _open(info, step: int):
     from streamlit.testing.v1 import AppTest
-
-    _share_script_cache()
 
     at = AppTest.from_file(str(ROOT / "dashboard.py"), default_timeout=120)
     at.query_params["lang"] = "en"
+    at.query_params["step"] = str(step)
     if info.file != "dashboard.py":
         at.switch_page(info.file)
     at.run()
     at.run()
+    return at
+
+
+def _step_count(at) -> int:
+    """How many steps the page shows one at a time (1 if it stacks them)."""
+    bars = [w for w in at.button_group if w.key == "_step_choice"]
+    return len(bars[0].options) if bars else 1
+
+
+def bench_page(info, profile: bool) -> list[tuple[str, float, float, int]]:
+    """Every control timed on every step (a page computes only the step on screen, so a
+    control's cost depends on the step it is moved on); rows are named ``step·key``."""
+    _share_script_cache()
+    from streamlit.runtime.caching import cache_data_api
+
+    rows = []
+    step, count = 1, 1
+    while step <= count:
+        cache_data_api.CacheDataAPI.clear(None)  # this step's values are new to the process
+        at = _open(info, step)
+        count = _step_count(at)
+        rows += _bench_step(at, info, step, profile)
+        step += 1
+    return rows
+
+
+def _bench_step(at, info, step: int, profile: bool) -> list[tuple[str, float, float, int]]:
     rows = []
     worst: tuple[float, str, object] = (0.0, "", None)
     for kind, key, values in _controls(at):
@@ -168,8 +195,8 @@ def bench_page(info, profile: bool) -> list[tuple[str, float, float, int]]:
                 worst = (ms, key, value)
             _set(at, kind, key, default)
             at.run()
-        rows.append((key, max(times), statistics.median(times), len(times)))
-        print(f"  {info.id:13s} {key:17s} CPU max {max(times):7.1f} median "
+        rows.append((f"{step}·{key}", max(times), statistics.median(times), len(times)))
+        print(f"  {info.id:13s} {step}·{key:15s} CPU max {max(times):7.1f} median "
               f"{statistics.median(times):7.1f} ms | wall max {max(walls):7.1f} ms "
               f"({len(times)} values)", flush=True)  # fmt: skip
     if profile and worst[1]:
@@ -185,7 +212,7 @@ def bench_page(info, profile: bool) -> list[tuple[str, float, float, int]]:
         _set(at, kind, key, default)
         out = io.StringIO()
         pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(45)
-        print(f"--- profile {info.id} {key}={value!r}: {ms2:.1f} ms (caches cleared)\n"
+        print(f"--- profile {info.id} step {step} {key}={value!r}: {ms2:.1f} ms (caches cleared)\n"
               + out.getvalue())  # fmt: skip
     return rows
 
@@ -197,7 +224,7 @@ def main() -> None:
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     load0 = os.getloadavg()
-    table = ["| page | slowest control | max CPU ms | median CPU ms | values | within 100 ms |",
+    table = ["| page | slowest step·control | max CPU ms | median CPU ms | values | ≤ 100 ms |",
              "|---|---|---:|---:|---:|---|"]  # fmt: skip
     detail = ["| page | control | max ms | median ms |", "|---|---|---:|---:|"]
     for info in available_pages():
@@ -214,11 +241,12 @@ def main() -> None:
         head = (
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores; load "
             f"average {load0[0]:.1f} before, {load1[0]:.1f} after (shared machine).\n\n"
-            "`python bench/bench_rerun.py`: every main-area control moved to values the "
-            "process has not seen (ends, points across the range, other options, other "
-            "sentences), other controls at their defaults. Time: CPU time of the script "
-            "thread per rerun (`time.thread_time`): on this overloaded shared machine the "
-            "wall time is mostly waiting for a core, the CPU time is the rerun's own cost."
+            "`python bench/bench_rerun.py`: on every step of every page, every main-area "
+            "control moved to values the process has not seen (ends, points across the "
+            "range, other options, other sentences), other controls at their defaults, "
+            "caches emptied before each step. Time: CPU time of the script thread per "
+            "rerun (`time.thread_time`): on a shared machine the wall time is mostly "
+            "waiting for a core, the CPU time is the rerun's own cost."
         )
         body = "\n".join(table) + "\n\nEvery control:\n\n" + "\n".join(detail)
         write_section("app: worst-case rerun per control (new values)", head + "\n\n" + body)
