@@ -40,41 +40,47 @@ def content(ctx: PageContext) -> None:
     matrices, follow, fused, lesson = (steps.section(k) for k in range(4))
 
     with matrices as on_screen:
-        shapes = view.shapes_tex(tr.x, (w_q, w_k, w_v), (tr.q, tr.k, tr.v))
         if on_screen:
             heading(ctx, titles[0])  # a slide: the step bar names the step
-            if not ctx.presenter:  # a slide has the formulas and the token below the chart
+            if not ctx.presenter:  # a slide has the formula beside the chart
                 st.markdown(t("qkv.matrices_text"))
-                st.latex(shapes)
-        picker_box, chart_box = st.container(), st.container()
-        text_col, notes_col = beside(ctx, share=0.46) if on_screen else (picker_box, picker_box)
+        top = st.container()
+        chart_box, side = beside(ctx, share=view.SLIDE_SHARE) if on_screen else (top, top)
+        with side if ctx.presenter else top:  # the controls: above the chart, or beside it
+            pickers = st.container(horizontal=True, gap="medium")
     with follow as on_screen:
         if on_screen:
             heading(ctx, titles[1])  # a slide: the step bar names the step
-    on_slide = notes_col if ctx.presenter else picker_box
-    with on_slide if steps.host(0, 1) == 0 else follow:  # both steps follow the token: on screen
+    with pickers if steps.host(0, 1) == 0 else follow:  # both steps follow the token: on screen
         i = token_picker(ctx, s.tokens, t("qkv.token"))
+    with pickers:
+        which = view.projection_picker(ctx)
 
     if steps.show(0):
+        w, out = {"q": (w_q, tr.q), "k": (w_k, tr.k), "v": (w_v, tr.v)}[which]
+        shapes = view.shapes_tex(tr.x, w, out, which)
+        if not ctx.presenter:
+            with top:
+                st.latex(shapes)
         with chart_box:
-            panels = view.matrix_panels(s, tr, (w_q, w_k, w_v))
-            framed = {name: i for name in ("X", "Q", "K", "V")}
+            panels = view.matrix_panels(s, tr.x, w, out, which)
+            framed = {"X": i, which.upper(): i}
             room = view.strip_room(ctx)
             shown = charts.show_cached(
                 ctx, view.projection_strip, panels, frames=framed, space=room, **live
             )
-            notes = view.matrix_notes(ctx, s, tr, i, largest_diff)
+            notes = view.matrix_notes(ctx, s, out, i, which, largest_diff)
         arrays = {"x": tr.x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "q": tr.q, "k": tr.k, "v": tr.v}
         if ctx.presenter:  # the text is what the lecturer says; the slide keeps the formulas
-            with text_col:
-                st.latex(r"\small " + shapes)  # smaller than the body text: the note fits below
+            with side:
+                st.latex(r"\small " + shapes)  # smaller than the body text: the notes fit below
+                notice(ctx, notes[:2])  # a slide: the two main points
                 untrained(ctx)
                 export_panel(ctx, "qkv_matrices", shown, arrays=arrays)
-            with notes_col:
-                notice(ctx, notes[:2])  # a slide: the two main points
         else:
             with chart_box:
-                st.caption(t("qkv.matrices_caption", token=plain(s.tokens[i]), i=i))
+                name = which.upper()
+                st.caption(t("qkv.matrices_caption", token=plain(s.tokens[i]), i=i, name=name))
                 export_panel(ctx, "qkv_matrices", shown, arrays=arrays)
                 notice(ctx, notes)
                 untrained(ctx)

@@ -4,11 +4,13 @@ lesson 002's numbers."""
 import json
 import re
 
+import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import embed_tokens, init_projections, self_attention_trace, tokenize
-from tests.app.conftest import texts, visible, visible_of
+from tests.app.conftest import chart_tables, texts, visible, visible_of
 from ui.i18n import Translator
 
 PAGE = "pages/2_qkv.py"
@@ -39,6 +41,11 @@ def x_row(at: AppTest, i: int) -> str:
 def differences(at: AppTest) -> list[float]:
     labels = [EN("qkv.fused_metric", name=n) for n in "QKV"]
     return [float(m.value) for m in at.metric if m.label in labels]
+
+
+def step_1_panels(at: AppTest) -> dict[str, pd.DataFrame]:
+    """Step 1's matrices by name, as drawn (the grid's empty corner has no cells)."""
+    return {t.panel[0]: t for t in chart_tables(at, 0) if len(t)}
 
 
 def trace(text="The cat sat on the mat", d_model=8, d_k=4, d_v=4, seed=42, mode="lesson"):
@@ -105,14 +112,18 @@ def test_fused_projection_matches_within_rounding_for_odd_sizes(page):
 
 
 def test_changing_d_k_changes_the_shapes_shown(page):
+    def shapes(at: AppTest) -> str:
+        (tex,) = [e.value for e in at.latex if "underbrace" in e.value]
+        return tex.strip("$\n")
+
     at = page(PAGE, lang="en")
-    shapes = next(e.value for e in at.latex if "underbrace" in e.value)
-    assert shapes.count(r"(8\times4)") == 3 and shapes.count(r"(6\times4)") == 3
+    assert shapes(at).startswith("Q = X") and r"(8\times4)" in shapes(at)
+    assert r"(6\times4)" in shapes(at)
     at.slider(key="d_k").set_value(7).run()
-    shapes = next(e.value for e in at.latex if "underbrace" in e.value)
-    assert shapes.count(r"(8\times7)") == 2 and shapes.count(r"(6\times7)") == 2
-    assert shapes.count(r"(8\times4)") == 1, "W_V keeps d_v = 4 columns"
+    assert r"(8\times7)" in shapes(at) and r"(6\times7)" in shapes(at)
     assert "Q and K are 6 × 7" in texts(at)
+    at.button_group(key="_choice_projection").set_value("v").run()
+    assert shapes(at).startswith("V = X") and r"(8\times4)" in shapes(at), "d_v stays 4"
     at = page(PAGE, lang="en", step="4", d_k="7")
     assert LESSON_WEIGHTS_ROW0 not in texts(at)
     assert [s.value for s in at.info] == [EN("qkv.lesson_differs")]
@@ -218,13 +229,40 @@ def test_large_sizes_shorten_vectors_and_name_the_lesson(page):
 def test_the_strip_keeps_its_spec_while_d_model_grows_so_the_browser_swaps_its_data(page):
     at = page(PAGE, lang="en", d_model="11")
     specs = []
-    for d_model in range(11, 23):
+    for d_model in range(11, 22):
         at.slider(key="d_model").set_value(d_model).run()
         (chart,) = at.get("vega_lite_chart")
         specs.append((chart.proto.spec, tuple(d.name for d in chart.proto.datasets)))
-    assert len(set(specs)) == 1, "same spec from d_model 11 to 22: only the rows change"
+    assert len(set(specs)) == 1, "same spec from d_model 11 to 21: only the rows change"
     spec = json.loads(specs[0][0])
-    x, grid = spec["vconcat"]  # X on top; the weights, and Q, K, V each under its weight
+    corner, w, x, q = spec["concat"]  # W above Q, X left of it: Q[i, j] = X row i · W column j
+    assert spec["columns"] == 2 and corner["data"] == {"values": []}
+    assert [part["data"]["name"] for part in (x, w, q)] == ["cells", "cells_1", "cells_2"]
     assert x["title"]["text"]["expr"].startswith('data("cells")')
-    assert grid["columns"] == 3 and len(grid["concat"]) == 6
-    assert grid["resolve"] == {"scale": {"color": "independent"}}, "each its own colours"
+    assert spec["resolve"] == {"scale": {"color": "independent"}}, "each its own colours"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_step_1_draws_the_picked_projection_and_keeps_it_in_the_url(page, lang):
+    tr, ws = trace(), init_projections(8, 4, 4, 42)
+    at = page(PAGE, lang=lang, token="2")
+    drawn = step_1_panels(at)
+    assert list(drawn) == ["X", "W_Q", "Q"], "X · W_Q = Q by default"
+    at.button_group(key="_choice_projection").set_value("v").run()
+    assert not at.exception and at.query_params["projection"] == "v"
+    drawn = step_1_panels(at)
+    assert list(drawn) == ["X", "W_V", "V"]
+    assert np.allclose(drawn["W_V"].value.to_numpy().reshape(8, 4), ws[2])
+    assert np.allclose(drawn["V"].value.to_numpy().reshape(6, 4), tr.v)
+    v_row = ", ".join(f"{x:.2f}" for x in tr.v[2]).replace("-", "−")
+    assert f"v = [{v_row}]" in texts(at), "the note quotes the followed token's row of V"
+    at = page(PAGE, lang=lang, projection="k")
+    assert list(step_1_panels(at)) == ["X", "W_K", "K"], "restored from the URL"
+
+
+def test_a_bad_projection_in_the_url_warns_and_falls_back_to_q(page):
+    at = page(PAGE, lang="en", projection="z")
+    assert not at.exception
+    assert len(at.warning) == 1
+    assert list(step_1_panels(at)) == ["X", "W_Q", "Q"]
+    assert "projection" not in at.query_params

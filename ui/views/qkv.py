@@ -9,12 +9,15 @@ from core.projections import fuse_qkv, fused_project
 from ui import charts
 from ui import sentence as shared
 from ui.i18n import Translator
+from ui.params import Choice, select
 from ui.safe import plain
 from ui.sentence import LESSON_SETTINGS, Sentence
 from ui.shell import PageContext
 from ui.views.notes import short_list
 
-STRIP_HEIGHT = 368  # presenter px for the X -> Q, K, V strip: text and notes sit below it
+STRIP_HEIGHT = 760  # presenter px for step 1's X, W and product: the slide's full height…
+SLIDE_SHARE = 0.5  # …in this share of its width; the controls, formula and notes beside it
+SLIDE_GRID_ASPECT = 0.7  # presenter: step 1's cells are this much as high as wide
 FUSED_HEIGHT = 440  # presenter px for X, W_QKV and X · W_QKV (the metrics sit below)
 LESSON_HEIGHT = 560  # presenter px for the weights and output of step 4 (notes beside them)
 SLIDE_ASPECT = 0.8  # presenter: the strips' cells are this much as high as wide
@@ -40,56 +43,57 @@ def digits(ctx: PageContext) -> int:
     return strip_options(ctx)["digits"]
 
 
+PROJECTION = Choice("projection", "q", ("q", "k", "v"))  # step 1 draws one product at a time
+
+
+def projection_picker(ctx: PageContext) -> str:
+    """Which product step 1 draws, ``"q"``, ``"k"`` or ``"v"`` (``?projection=k``)."""
+    return select(ctx, PROJECTION, ctx.t("qkv.projection"), format_func=str.upper)
+
+
 def matrix_panels(
-    s: Sentence, tr: core.AttentionTrace, ws: Sequence[np.ndarray]
+    s: Sentence, x: np.ndarray, w: np.ndarray, out: np.ndarray, which: str
 ) -> list[charts.Panel]:
-    """X, W_Q, W_K, W_V, Q, K, V as heatmap panels (step 1)."""
-    dims = charts.dim_labels(s.d_model)
-    q_cols, k_cols, v_cols = (
-        charts.dim_labels(d, p) for d, p in ((s.d_k, "q"), (s.d_k, "k"), (s.d_v, "v"))
-    )
-    w_q, w_k, w_v = ws
-    return [
-        ("X", tr.x, s.tokens, dims),
-        ("W_Q", w_q, dims, q_cols),
-        ("W_K", w_k, dims, k_cols),
-        ("W_V", w_v, dims, v_cols),
-        ("Q", tr.q, s.tokens, q_cols),
-        ("K", tr.k, s.tokens, k_cols),
-        ("V", tr.v, s.tokens, v_cols),
-    ]
+    """X, the weight matrix of projection ``which`` and its product ``out`` = X · ``w``,
+    e.g. X, W_Q, Q, as heatmap panels (step 1)."""
+    name, dims = which.upper(), charts.dim_labels(s.d_model)
+    cols = charts.dim_labels(out.shape[1], which)
+    return [("X", x, s.tokens, dims), (f"W_{name}", w, dims, cols), (name, out, s.tokens, cols)]
 
 
 def projection_strip(
     panels: Sequence[charts.Panel], *, presenter: bool, frames: dict[str, int], **options: object
 ) -> dict:
-    """Step 1's chart of :func:`matrix_panels`. For students, X on top, the three weight
-    matrices below it and Q, K, V each under its weight matrix, with cells sized for that
-    layout: X and the weights keep their cell size (:func:`charts.fit_cell`, up to 26 px)
-    until d_model ≈ 23, so a d_model slider swaps the data of the chart on screen instead of
-    building a new one (one row of seven panels shrank its cells at every step or two). On
-    a slide, one row, laid out for its room (:func:`charts.fit`)."""
-    if presenter:
-        return charts.matrix_strip(panels, presenter=True, frames=frames, **options)
-    x, *rest = panels
-    widest = max(len(x[3]), sum(len(c) for *_, c in rest[:3]))
-    tall = len(x[2]) + len(rest[0][2]) + len(rest[3][2])
-    cell = charts.fit_cell(widest, tall, charts.PAGE_WIDTH - 3 * STRIP_OVERHEAD, lo=10, hi=26)
-    strip = charts.matrix_strip(panels, frames=frames, cell=cell, **options)
-    first, *grid = strip.pop("hconcat")  # each on its own colour scale, as in the strip
-    grid = {"concat": grid, "columns": 3, "spacing": 18, "resolve": strip["resolve"]}
-    return {**strip, "vconcat": [first, grid]}
+    """Step 1's chart of :func:`matrix_panels` (X, W and their product P), laid out as the
+    product is computed: W above P and X left of it, so P[i, j] sits where X's row i meets
+    W's column j. For students the cells are sized for the page (:func:`charts.fit_cell`, up
+    to 26 px while d_model ≲ 21), so a d_model slider swaps the data of the chart on screen
+    instead of building a new one; a slide's grow into its room (:func:`charts.fit`)."""
+    (_, x, _, x_cols), (_, w, _, w_cols), _ = panels
+    wide, tall = len(x_cols) + len(w_cols), x.shape[0] + w.shape[0]
+    cell = charts.fit_cell(wide, tall, charts.PAGE_WIDTH - 2 * STRIP_OVERHEAD, lo=10, hi=26)
+    if presenter:  # lower cells: the grid is as tall as d_model + n rows, and the slide low
+        options = {**options, "aspect": SLIDE_GRID_ASPECT}
+    strip = charts.matrix_strip(
+        panels, frames=frames, presenter=presenter, cell=None if presenter else cell, **options
+    )
+    x_view, w_view, product = strip.pop("hconcat")
+    corner = {"data": {"values": []}, "mark": "rect", "width": 1, "height": 1}  # grid's top left
+    grid = [{**corner, "view": {"stroke": None}}, w_view, x_view, product]
+    return {**strip, "concat": grid, "columns": 2, "align": "each"}
 
 
 def matrix_notes(
-    ctx: PageContext, s: Sentence, tr: core.AttentionTrace, i: int, largest_diff: str
+    ctx: PageContext, s: Sentence, out: np.ndarray, i: int, which: str, largest_diff: str
 ) -> list[str]:
-    """Step 1's "what to notice": the shapes, token ``i``'s rows, the fused projection."""
+    """Step 1's "what to notice": the shapes, token ``i``'s row of the product ``out``
+    (projection ``which``) and the fused projection."""
     t = ctx.t
     fused = "qkv.notice_fused" if largest_diff != "0" else "qkv.notice_fused_exact"
+    row = short_list(out[i], digits(ctx))
     return [
         t("qkv.notice_shapes", n=len(s.tokens), d_model=s.d_model, d_k=s.d_k, d_v=s.d_v),
-        t("qkv.notice_rows", token=plain(s.tokens[i]), i=i, q=short_list(tr.q[i], digits(ctx))),
+        t("qkv.notice_rows", token=plain(s.tokens[i]), i=i, name=which, row=row),
         t(fused, diff=largest_diff),
     ]
 
@@ -135,8 +139,9 @@ STRIP_OVERHEAD = 80  # px of a panel's axis labels, legend and gap in the strip
 
 
 def strip_room(ctx: PageContext) -> charts.Room:
-    """Room for the X -> Q, K, V strip: the page width, :data:`STRIP_HEIGHT` on a slide."""
-    return charts.room(ctx, height=STRIP_HEIGHT)
+    """Room for step 1's chart: the page width; on a slide :data:`SLIDE_SHARE` of it,
+    :data:`STRIP_HEIGHT` high."""
+    return charts.room(ctx, share=SLIDE_SHARE if ctx.presenter else 1.0, height=STRIP_HEIGHT)
 
 
 def fused_room(ctx: PageContext) -> charts.Room:
@@ -188,17 +193,14 @@ def _shape(shape: tuple[int, ...]) -> str:
     return r"\times".join(str(d) for d in shape)
 
 
-def shapes_tex(x: np.ndarray, ws: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> str:
-    """``Q = X W^Q`` with the live shapes under each factor, for Q, K and V."""
-    lines = []
-    for name, w, out in zip("QKV", ws, outs, strict=True):
-        lines.append(
-            rf"{name} &= X\,W^{name} &&"
-            rf"\underbrace{{({_shape(x.shape)})}}_{{X}}\cdot"
-            rf"\underbrace{{({_shape(w.shape)})}}_{{W^{name}}}"
-            rf"\;\to\;\underbrace{{({_shape(out.shape)})}}_{{{name}}}"
-        )
-    return r"\begin{aligned}" + r"\\[4pt]".join(lines) + r"\end{aligned}"
+def shapes_tex(x: np.ndarray, w: np.ndarray, out: np.ndarray, which: str) -> str:
+    """``Q = X W^Q`` (for ``which = "q"``) with the live shapes under each factor."""
+    name = which.upper()
+    return (
+        rf"{name} = X\,W^{name} \qquad \underbrace{{({_shape(x.shape)})}}_{{X}}\cdot"
+        rf"\underbrace{{({_shape(w.shape)})}}_{{W^{name}}}"
+        rf"\;\to\;\underbrace{{({_shape(out.shape)})}}_{{{name}}}"
+    )
 
 
 def follow_tex(i: int, x_i: np.ndarray, q_i: np.ndarray, k_i: np.ndarray, v_i: np.ndarray) -> str:
