@@ -208,6 +208,24 @@ def test_torch_nn_multihead_attention_agrees_when_installed():
     assert max(check.output_diff, check.average_diff, check.per_head_diff) < 1e-12
 
 
+def test_torch_is_frozen_out_of_the_garbage_collectors_sight_once_imported():
+    # ~140 000 objects that live as long as the server: a full collection walking them all
+    # paused the rerun it fell on (gen-2 collections of 60-140 ms in bench_rerun's process).
+    import gc
+
+    import ui.views.multi_head as mh
+
+    torch = optional_module("torch")
+    page()  # start-up's objects are frozen once per process, here at the latest
+    gc.unfreeze()  # as when torch is first needed after that
+    mh._torch.clear()  # torch as the process's first cross-check imports it
+    mh._torch_run.clear()
+    metrics(page(step=CHECK))
+    walked = {id(o) for o in gc.get_objects()}  # what a full collection walks
+    for module in (torch, torch.nn, torch.nn.functional, torch.nn.modules.activation):
+        assert id(vars(module)) not in walked, module.__name__
+
+
 def test_sentence_controls_drive_the_page_and_the_lesson_button_restores_them():
     at = page(seed="7", d_model="12", heads="3")
     assert shapes(at)[2] == "(6, 3, 4)"

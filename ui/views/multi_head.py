@@ -5,9 +5,11 @@ optional PyTorch cross-check imports torch lazily, inside :func:`torch_check`, s
 runs (and says how to enable the check) when torch is not installed.
 """
 
+import gc
 import importlib.util
 import math
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 import streamlit as st
@@ -304,6 +306,21 @@ def torch_check(x: np.ndarray, d_model: int, h: int, seed: int) -> TorchCheck | 
     return _torch_run(x, d_model, h, seed)
 
 
+@st.cache_resource(show_spinner=False)
+def _torch() -> ModuleType | None:
+    """torch, imported once per server process (None if it fails to import). Its ~140 000
+    objects live as long as the process, so they are frozen out of the garbage collector's
+    sight, as the start-up objects are (:mod:`ui.shell`): a full collection that walked
+    them all paused whichever rerun it fell on by ~70 ms more."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    gc.collect()
+    gc.freeze()
+    return torch
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
 def _torch_run(x: np.ndarray, d_model: int, h: int, seed: int) -> TorchCheck | None:
     """Run torch.nn.MultiheadAttention loaded with our weights.
@@ -311,9 +328,8 @@ def _torch_run(x: np.ndarray, d_model: int, h: int, seed: int) -> TorchCheck | N
     Our projections are ``x @ W``; torch computes ``x @ W.T``, hence
     :func:`core.multihead.torch_layout`. float64 so that only rounding differs.
     """
-    try:
-        import torch
-    except ImportError:  # found but broken: treat as not installed
+    torch = _torch()
+    if torch is None:  # found but broken: treat as not installed
         return None
     w_q, w_k, w_v, w_o = init_multihead(d_model, h, seed)
     in_proj, out_proj = torch_layout(w_q, w_k, w_v, w_o)
