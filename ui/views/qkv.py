@@ -69,14 +69,14 @@ def projection_strip(
     W's column j. For students the cells are sized for the page (:func:`charts.fit_cell`, up
     to 26 px while d_model ≲ 21), so a d_model slider swaps the data of the chart on screen
     instead of building a new one; a slide's grow into its room (:func:`charts.fit`)."""
-    (_, x, _, x_cols), (_, w, _, w_cols), _ = panels
-    wide, tall = len(x_cols) + len(w_cols), x.shape[0] + w.shape[0]
-    cell = charts.fit_cell(wide, tall, charts.PAGE_WIDTH - 2 * STRIP_OVERHEAD, lo=10, hi=26)
     if presenter:  # lower cells: the grid is as tall as d_model + n rows, and the slide low
         options = {**options, "aspect": SLIDE_GRID_ASPECT}
-    strip = charts.matrix_strip(
-        panels, frames=frames, presenter=presenter, cell=None if presenter else cell, **options
-    )
+        cell = None
+    else:  # one W and the product beside X: d_model + d_k cells wide
+        x_cols, w_cols = panels[0][3], panels[1][3]
+        width = charts.PAGE_WIDTH - 2 * STRIP_OVERHEAD
+        cell = charts.fit_cell(len(x_cols) + len(w_cols), width=width, lo=10, hi=26)
+    strip = charts.matrix_strip(panels, frames=frames, presenter=presenter, cell=cell, **options)
     x_view, w_view, product = strip.pop("hconcat")
     corner = {"data": {"values": []}, "mark": "rect", "width": 1, "height": 1}  # grid's top left
     grid = [{**corner, "view": {"stroke": None}}, w_view, x_view, product]
