@@ -58,14 +58,21 @@ def folded(
 ) -> None:
     """Secondary material of a step (a table, a long formula, a side note): ``draw()`` in
     place for students; on the projector in a closed expander whose content is drawn only
-    once it is opened (opening it reruns the page), so a slide pays nothing for it.
+    once it is opened (:func:`lazy_box`), so a slide pays nothing for it."""
+    if not ctx.presenter:
+        draw()
+        return
+    lazy_box(label, key, draw, icon)
+
+
+def lazy_box(label: str, key: str, draw: Callable[[], None], icon: str | None = None) -> None:
+    """A closed expander whose content is drawn only once it is opened (opening it reruns
+    the page): what it holds costs a page nothing until a reader asks for it, including the
+    frontend code it needs (the code viewer alone is 1.5 MB of JavaScript to load).
 
     Never for controls: a widget inside a closed lazy box is not drawn, so it would drop out
     of the URL.
     """
-    if not ctx.presenter:
-        draw()
-        return
     box = st.expander(label, icon=icon, key=f"fold_{key}", on_change="rerun")
     if box.open:
         with box:

@@ -56,6 +56,20 @@ def test_page_opens_with_the_lesson_exercise(page, lang):
     assert len(at.file_uploader) == 1 and len(at.text_area) == 1
 
 
+def test_the_numpy_literal_is_drawn_only_once_its_box_is_opened(page):
+    """The code viewer's frontend is 1.5 MB of JavaScript: a page load must not need it."""
+    at = page(PAGE, lang="en")
+    label = Translator("en")("homework.literal")
+    assert not next(e for e in at.expander if e.label == label).children
+    assert not at.code
+    at.session_state["fold_literal"] = True
+    at.run()
+    code = next(e for e in at.expander if e.label == label).code
+    namespace = {"np": np}
+    exec(code[0].value, namespace)  # the inputs, as a student pastes them
+    np.testing.assert_array_equal(namespace["X"], lesson()[1]["X"])
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_no_scaling_upload_is_diagnosed_then_the_right_answer_accepted(page, lang):
     t = Translator(lang)

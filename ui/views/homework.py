@@ -27,7 +27,7 @@ from core.homework import (
     tolerance,
 )
 from ui import charts
-from ui.blocks import notice
+from ui.blocks import lazy_box, notice
 from ui.exports import npz_bytes
 from ui.i18n import Translator
 from ui.params import Choice, Int, number, select, slider
@@ -263,9 +263,12 @@ def downloads(ctx: PageContext, hw: Homework, inputs: dict[str, np.ndarray]) -> 
                 on_click="ignore", icon=":material/download:", width="stretch",
             )  # fmt: skip
     st.caption(t("homework.download_hint", file=f"{name}.npz", answer=ANSWER_FILE))
-    with st.expander(t("homework.literal"), icon=":material/content_copy:"):
+
+    def literal() -> None:
         st.caption(t("homework.literal_hint"))
         st.code(numpy_literal(inputs), language="python", height=260)
+
+    lazy_box(t("homework.literal"), "literal", literal, ":material/content_copy:")
 
 
 # ----------------------------------------------------------------------------- upload
