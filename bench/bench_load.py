@@ -18,12 +18,17 @@ The one-heatmap reference page of ``bench_step.py`` (with a title) is loaded the
 in the same run: its time is what Streamlit's frontend costs on this machine before any
 page of ours adds to it. Each load is split at the first websocket message (the frontend
 is up and connected) and the last one (the script has finished).
+
+``--serve``: our pages through the class recipe, ``deploy/serve --replicas 1`` (nginx in
+front of one replica, sending Streamlit's ~130 frontend files itself, gzipped), instead of
+a bare ``streamlit run``; the reference stays a bare server.
 """
 
 import argparse
 import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -32,13 +37,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_step import QUIET, REF_SRC, start  # noqa: E402
+from bench_step import QUIET, REF_SRC, free_port, start  # noqa: E402
 
 from ui.pages import PAGES  # noqa: E402
 
 HEADING = "## app: fresh page load in Chromium"
 RESULTS = ROOT / "bench" / "RESULTS.md"
 CHROMIUM = "/usr/bin/chromium"
+SERVE = ROOT / "deploy" / "serve"
 
 # The websocket hooks of bench_step.INIT_JS, with a lighter observer: only added and removed
 # nodes, and a callback that just notes the time. Recording every attribute change of every
@@ -122,6 +128,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--pages", default="")
     parser.add_argument("--cached", action="store_true")
+    parser.add_argument("--serve", action="store_true")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     wanted = [p for p in args.pages.split(",") if p]
@@ -129,7 +136,13 @@ def main() -> None:
     tmp = Path(tempfile.gettempdir()) / "bench_load"
     tmp.mkdir(exist_ok=True)
     (tmp / "ref_app.py").write_text('import streamlit as st\n\nst.title("reference")\n' + REF_SRC)
-    proc, url = start(ROOT, "dashboard.py")
+    where = ["--port", str(free_port()), "--run-dir", str(tmp / "deploy")]
+    if args.serve:
+        subprocess.run([str(SERVE), "--replicas", "1", *where], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL)  # fmt: skip
+        proc, url = None, f"http://127.0.0.1:{where[1]}/"
+    else:
+        proc, url = start(ROOT, "dashboard.py")
     ref, ref_url = start(tmp, "ref_app.py")
     rows = []
     try:
@@ -141,7 +154,10 @@ def main() -> None:
                 rows.append(_measure(browser, info.id, link, args.repeats, args.cached))
             browser.close()
     finally:
-        proc.terminate()
+        if proc is None:
+            subprocess.run([str(SERVE), "stop", *where], cwd=ROOT, check=True)
+        else:
+            proc.terminate()
         ref.terminate()
     ref_ms = rows[0][2][2]
     table = "\n".join(
@@ -155,12 +171,14 @@ def main() -> None:
     machine = (
         f"{os.cpu_count()} cores, 1-min load average {os.getloadavg()[0]:.1f} when written, "
         f"{args.repeats} new sessions per page, "
+        + ("our pages through deploy/serve (nginx, 1 replica), " if args.serve else "")
         + ("each a new tab of a browser with the app cached" if args.cached
            else "each in a new browser context (nothing cached)")
     )  # fmt: skip
     print(table, machine, sep="\n")
     if args.write:
-        heading = HEADING + (", the app in the browser's cache" if args.cached else "")
+        heading = HEADING + (" through deploy/serve" if args.serve else "")
+        heading += ", the app in the browser's cache" if args.cached else ""
         section = f"{heading}\n\n{machine}\n\n{table}\n"
         text = RESULTS.read_text()
         pattern = re.compile(rf"^{re.escape(heading)}\n.*?(?=^## |\Z)", re.S | re.M)
