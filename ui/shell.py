@@ -70,6 +70,11 @@ BASE_CSS = """
 .st-key-_step_choice button { max-width: none; height: auto; min-height: 2.2rem; }
 .st-key-_step_choice button p { white-space: normal; overflow: visible; text-overflow: clip;
   line-height: 1.2; }
+@media (max-height: 900px) {  /* a laptop: less room above the title, the chart comes sooner */
+  header[data-testid="stHeader"] { height: 2.5rem; min-height: 0; }
+  .block-container { padding-top: 3rem; }
+  .block-container h1 { font-size: 2.25rem; padding: 0.5rem 0 0.5rem 0; }
+}
 </style>
 """
 

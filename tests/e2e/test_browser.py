@@ -115,6 +115,23 @@ def test_language_switch_in_the_sidebar(server, open_app) -> None:
     assert "lang=zh" in href(page)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_laptop_screen_gives_the_top_of_the_page_to_the_content(server, open_app, lang) -> None:
+    """At 1366 x 768 less room above the title and a smaller title than at 1920 x 1080, so
+    a student's first chart comes closer; the title stays clear of the header above it."""
+    tops, sizes = {}, {}
+    for width, height in ((1920, 1080), (1366, 768)):
+        page = open_app(server, f"/kv_cache?lang={lang}", width=width, height=height)
+        title = page.locator('[data-testid="stMain"] h1').first.bounding_box()
+        header = page.locator('header[data-testid="stHeader"]').bounding_box()
+        tops[width] = title["y"]
+        sizes[width] = title["height"]
+        assert title["y"] >= header["y"] + header["height"]
+        shot(page, f"laptop_top_kv_cache_{lang}_{width}")
+    assert tops[1366] <= tops[1920] - 40
+    assert sizes[1366] < sizes[1920]
+
+
 def test_presenter_mode_type_is_large_and_clicker_keys_step_through_the_home_page(
     server, open_app
 ) -> None:
