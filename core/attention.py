@@ -90,6 +90,7 @@ class RowMix:
     running: np.ndarray  # (n_k, d_v)   partial sums over keys 0..j; the last row is the output
     output: np.ndarray  # (d_v,)        α_i @ V
     weight_total: float  # Σ_j α_ij (1 for a softmax row, 0 for an all-masked row)
+    sizes: np.ndarray  # (n_k,)       |α_ij v_j|: how big each key's piece of the output is
 
 
 def mix_row(weights_row: np.ndarray, v: np.ndarray) -> RowMix:
@@ -99,7 +100,9 @@ def mix_row(weights_row: np.ndarray, v: np.ndarray) -> RowMix:
     """
     contributions = weights_row[:, None] * v  # (n_k, d_v)
     running = np.cumsum(contributions, axis=0)  # (n_k, d_v)
-    return RowMix(weights_row, contributions, running, weights_row @ v, float(weights_row.sum()))
+    sizes = np.linalg.norm(contributions, axis=1)  # (n_k,)
+    total = float(weights_row.sum())
+    return RowMix(weights_row, contributions, running, weights_row @ v, total, sizes)
 
 
 def top_terms(weights_row: np.ndarray, k: int) -> np.ndarray:

@@ -1,9 +1,11 @@
 """The weighted-sum page: one query's weights, the scaled values, their sum, and O = A V."""
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import embed_tokens, init_projections, self_attention_trace, tokenize
+from core.attention import mix_row
 from tests.app.conftest import texts, visible_of
 from ui.i18n import Translator
 
@@ -107,6 +109,23 @@ def test_changing_the_token_changes_the_output_row(page):
     assert row_text(tr.output[0]) not in texts(at)
     at.button(key="step_prev").click().run()  # step 3 follows the same token
     assert tex_vector(tr.output[4]) in sum_tex(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_notice_names_the_biggest_piece_of_the_output_as_well_as_the_largest_weight(page, lang):
+    tr, t = trace(), Translator(lang)
+    tokens = tokenize("The cat sat on the mat")
+    branches = set()
+    for i in range(len(tokens)):
+        mix = mix_row(tr.weights[i], tr.v)
+        top, big = int(np.argmax(mix.weights)), int(np.argmax(mix.sizes))
+        key = "weighted_sum.notice_top" if top == big else "weighted_sum.notice_top_other"
+        branches.add(key)
+        expected = t(key, token=tokens[i], top=tokens[top], w=f"{mix.weights[top]:.3f}",
+                     big=tokens[big], size=f"{mix.sizes[big]:.3f}",
+                     top_size=f"{mix.sizes[top]:.3f}")  # fmt: skip
+        assert expected in texts(page(PAGE, lang=lang, token=str(i)))
+    assert len(branches) == 2  # the lesson sentence has rows of both kinds
 
 
 def test_sizes_drive_the_output(page):

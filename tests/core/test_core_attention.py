@@ -113,6 +113,13 @@ def test_mix_row_hand_example():
     np.testing.assert_array_equal(mix.running, [[1.0, 0.0], [1.0, 6.0]])
     np.testing.assert_array_equal(mix.output, [1.0, 6.0])
     assert mix.weight_total == 1.0
+    np.testing.assert_array_equal(mix.sizes, [1.0, 6.0])
+
+
+def test_the_largest_weight_need_not_give_the_biggest_piece():
+    mix = mix_row(np.array([0.6, 0.4]), np.array([[1.0, 0.0], [0.0, 5.0]]))
+    np.testing.assert_allclose(mix.sizes, [0.6, 2.0])
+    assert np.argmax(mix.weights) == 0 and np.argmax(mix.sizes) == 1
 
 
 def test_mix_row_reproduces_the_lesson_output_row():

@@ -672,7 +672,7 @@ def explain(a: Analysis, c: Controls) -> Explained:
         float(a.attention[c.layer, c.head, i, j]),
         ex.scores,
         ex.weights,
-        np.linalg.norm(ex.mix.contributions, axis=-1),
+        ex.mix.sizes,
         float(np.linalg.norm(ex.mix.output)),
     )
 

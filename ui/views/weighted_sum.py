@@ -171,15 +171,21 @@ def stacked(
 
 
 def what_to_notice(ctx: PageContext, tokens: Sequence[str], i: int, mix: RowMix) -> list[str]:
-    """The page's "what to notice" items for query ``i``: its largest weight, that the
-    weights average the values, and the output's width."""
+    """The page's "what to notice" items for query ``i``: its largest weight and whose
+    piece α·v of the output is the biggest (not always the same key: a smaller weight on a
+    longer value vector can give the bigger piece), that the weights average the values,
+    and the output's width."""
     t = ctx.t
     top = int(top_terms(mix.weights, 1)[0])
+    big = int(top_terms(mix.sizes, 1)[0])
     largest = t(
-        "weighted_sum.notice_top",
+        "weighted_sum.notice_top" if big == top else "weighted_sum.notice_top_other",
         token=plain(tokens[i]),
         top=plain(tokens[top]),
         w=f"{mix.weights[top]:.3f}",
+        big=plain(tokens[big]),
+        size=f"{mix.sizes[big]:.3f}",
+        top_size=f"{mix.sizes[top]:.3f}",
     )
     return [
         largest,
