@@ -134,7 +134,7 @@ def content(ctx: PageContext) -> None:
                 space=views.chart_room(ctx, 420),
             )
         with right:
-            notice(ctx, views.stability_notices(t, sweep["first_bad"], stable_p))
+            notice(ctx, views.stability_notices(t, sweep, stable_p))
             export_panel(
                 ctx,
                 "softmax_stability",

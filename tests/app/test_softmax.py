@@ -2,10 +2,12 @@
 
 import math
 
+import numpy as np
 import pytest
 
-from core.softmax import softmax
+from core.softmax import EXP_UNDERFLOW, softmax
 from tests.app.conftest import open_exports, texts, visible, visible_of
+from ui.i18n import Translator
 from ui.views.softmax import MAX_ENTRIES, Problem, parse_logits
 
 PAGE = "pages/4_softmax.py"
@@ -123,6 +125,17 @@ def test_naive_softmax_overflows_while_stable_stays_correct(page):
     assert "+∞" in table and "NaN" in table  # naive: e^800 overflows, +∞/+∞
     assert table.splitlines()[-1].rstrip(" |").endswith("1.000")  # stable sum
     assert "first breaks at ×355" in _notices(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_very_negative_logits_break_the_naive_version_by_underflow(page, lang):
+    at = page(PAGE, lang=lang, logits_a="-1, -2, -3", step="3")
+    s = int(np.ceil(-EXP_UNDERFLOW))  # the first whole scale at which e^(-s) rounds to 0
+    expected = Translator(lang)(
+        "softmax.notice_breaks_under", s=s, top=f"−{s}.00", limit=f"−{-EXP_UNDERFLOW:.2f}"
+    )
+    assert expected in _notices(at)
+    assert "709.78" not in _notices(at)
 
 
 def test_naive_never_breaks_for_small_logits_is_reported(page):

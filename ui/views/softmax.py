@@ -15,7 +15,13 @@ import pandas as pd
 import streamlit as st
 
 import core
-from core.softmax import EXP_OVERFLOW, first_nonfinite_row, largest_exp_argument, scale_sweep
+from core.softmax import (
+    EXP_OVERFLOW,
+    EXP_UNDERFLOW,
+    first_nonfinite_row,
+    largest_exp_argument,
+    scale_sweep,
+)
 from ui import charts
 from ui.i18n import Translator
 from ui.params import Choice, Float, Text, slider, text
@@ -531,7 +537,12 @@ def stability_sweep(logits: tuple[float, ...]) -> dict[str, object]:
     """Where the naive softmax of ``logits × s`` first breaks, and the chart's curves."""
     naive, _ = scale_sweep(logits, SCALES)
     naive_arg, stable_arg = largest_exp_argument(logits, SWEEP_SCALES)
-    return {"first_bad": first_nonfinite_row(naive), "naive": naive_arg, "stable": stable_arg}
+    first_bad = first_nonfinite_row(naive)
+    # The largest exponent where it breaks: exp gives +inf (inf/inf = NaN) only above
+    # EXP_OVERFLOW; below it the row broke because every term was 0 (0/0).
+    top = float(largest_exp_argument(logits, SCALES[[first_bad]])[0][0]) if first_bad >= 0 else 0.0
+    return {"first_bad": first_bad, "overflow": top > EXP_OVERFLOW, "top": top,
+            "naive": naive_arg, "stable": stable_arg}  # fmt: skip
 
 
 def bars_notices(
@@ -559,11 +570,20 @@ def matrix_notices(t: Translator, mats: dict[str, np.ndarray], temp: float) -> l
     return [first, t("softmax.notice_matrix_rows")]
 
 
-def stability_notices(t: Translator, first_bad: int, stable_p: np.ndarray) -> list[str]:
-    """The "what to notice" items of the naive-vs-stable step."""
-    broke = (
-        t("softmax.notice_breaks", s=int(SCALES[first_bad]), limit=f"{EXP_OVERFLOW:.2f}")
-        if first_bad >= 0
-        else t("softmax.notice_never")
-    )
+def stability_notices(t: Translator, sweep: dict[str, object], stable_p: np.ndarray) -> list[str]:
+    """The "what to notice" items of the naive-vs-stable step: where the naive version first
+    breaks (:func:`stability_sweep`), by overflow (large logits) or by underflow (every
+    logit very negative)."""
+    first_bad = int(sweep["first_bad"])
+    if first_bad < 0:
+        broke = t("softmax.notice_never")
+    elif sweep["overflow"]:
+        broke = t("softmax.notice_breaks", s=int(SCALES[first_bad]), limit=f"{EXP_OVERFLOW:.2f}")
+    else:
+        broke = t(
+            "softmax.notice_breaks_under",
+            s=int(SCALES[first_bad]),
+            top=charts.fmt(float(sweep["top"]), 2),
+            limit=charts.fmt(EXP_UNDERFLOW, 2),
+        )
     return [broke, t("softmax.notice_stable", s=num(total(stable_p)), nan=t("softmax.nan"))]
