@@ -121,7 +121,8 @@ def content(ctx: PageContext) -> None:
             with chart_col:  # square cells, the lesson's 3 decimals
                 shown = charts.show_cached(
                     ctx, charts.matrix_strip, panels, kinds=kinds, frames={p[0]: 0 for p in panels},
-                    space=view.lesson_room(ctx), **{**live, "digits": 3, "aspect": 1.0},
+                    space=view.lesson_room(ctx), largest=view.lesson_cell(ctx),
+                    **{**live, "digits": 3, "aspect": 1.0},
                 )  # fmt: skip
             with notes_col:
                 if view.is_lesson(s):

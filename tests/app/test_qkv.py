@@ -266,3 +266,25 @@ def test_a_bad_projection_in_the_url_warns_and_falls_back_to_q(page):
     assert len(at.warning) == 1
     assert list(step_1_panels(at)) == ["X", "W_Q", "Q"]
     assert "projection" not in at.query_params
+
+
+def _walk(node: object, key: str) -> list:
+    """Every value of ``key`` anywhere in a chart spec."""
+    if isinstance(node, dict):
+        found = [node[key]] if key in node else []
+        return found + [x for v in node.values() for x in _walk(v, key)]
+    if isinstance(node, list):
+        return [x for v in node for x in _walk(v, key)]
+    return []
+
+
+def test_the_lesson_check_prints_its_three_decimals_large_enough_to_read(page):
+    spec = json.loads(page(PAGE, lang="en", step="4").get("vega_lite_chart")[0].proto.spec)
+    cells = [w["step"] for w in _walk(spec, "width") if isinstance(w, dict)]
+    fonts = [
+        m["fontSize"]
+        for m in _walk(spec, "mark")
+        if isinstance(m, dict) and m.get("type") == "text"
+    ]
+    assert len(cells) == 2 and min(cells) >= 40  # the weights and the output, 6 tokens
+    assert fonts and min(fonts) >= 11  # "−0.233" at a size a student reads

@@ -149,6 +149,16 @@ def fused_room(ctx: PageContext) -> charts.Room:
     return charts.room(ctx, height=FUSED_HEIGHT)
 
 
+LESSON_CELL = 46  # px of a student's step-4 cell, at most: room for "−0.233" at 11 px and up
+
+
+def lesson_cell(ctx: PageContext) -> int | None:
+    """The largest cell of the step-4 heatmaps: :data:`LESSON_CELL` for students (the
+    lesson's three decimals must be legible), the slide's own default on a projector (the
+    chart grows into the room there)."""
+    return None if ctx.presenter else LESSON_CELL
+
+
 def lesson_room(ctx: PageContext) -> charts.Room:
     """Room for the step-4 heatmaps: the chart column of :func:`ui.blocks.beside`."""
     return charts.room(ctx, share=0.6 if ctx.presenter else 1.0, height=LESSON_HEIGHT)
