@@ -160,3 +160,37 @@ def test_a_run_trained_on_the_first_step_is_scrubbed_on_the_second(page):
     assert at.slider(key="at").value == 60
     assert curve_steps(at) == 60  # the run trained on step 1, from the cache
     assert any(b.label == "Play" for b in at.button)
+
+
+@pytest.mark.parametrize(
+    ("unscaled", "scaled", "verdict"),
+    [(None, 49, "slower"), (80, 49, "slower"), (40, 49, "not_slower"), (49, 49, "not_slower"),
+     (49, None, "not_slower"), (None, None, "neither")],
+)  # fmt: skip
+def test_the_comparison_calls_the_unscaled_run_slower_only_when_it_is(unscaled, scaled, verdict):
+    from ui.views.training import _learns_slower
+
+    assert _learns_slower(unscaled, scaled) == verdict
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_comparison_notices_say_what_the_four_runs_measured(page, lang):
+    from ui.i18n import Translator
+
+    t = Translator(lang)
+    at = page(PAGE, lang=lang, why="1", step="3", **SHORT)
+    table = at.table[0].value
+    grad = table.iloc[4, 1:].astype(float).to_numpy()  # median gradient of W_Q at step 0
+    reached = table.iloc[0, 1:].tolist()  # steps to 95 %, or "not reached"
+    shown = texts(at)
+    less = t("training.why_gradient", g_u=f"{grad[1]:.2f}", g_s=f"{grad[0]:.2f}",
+             pct=f"{100 * grad[1] / grad[0]:.0f}")  # fmt: skip
+    assert (less in shown) == (grad[1] < grad[0])
+    for cell in reached:
+        phrase = (
+            t("training.reach_never", steps=SHORT["steps"])
+            if cell == t("training.never")
+            else t("training.reach_at", step=cell)
+        )
+        assert phrase in shown
+    assert "nearly coincide" not in shown and "almost no gradient" not in shown

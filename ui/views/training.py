@@ -523,16 +523,32 @@ def why_table(t: Translator, runs: tuple[History, ...]) -> pd.DataFrame:
     return frame.rename_axis(t("training.w_measure")).reset_index()
 
 
+def _learns_slower(unscaled: int | None, scaled: int | None) -> str:
+    """How the unscaled run's steps to 95 % compare with the scaled one's: ``"slower"``,
+    ``"not_slower"``, or ``"neither"`` (no run got there)."""
+    if unscaled is None and scaled is None:
+        return "neither"
+    if unscaled is None or (scaled is not None and unscaled > scaled):
+        return "slower"
+    return "not_slower"
+
+
 def why_notice(ctx: PageContext, runs: tuple[History, ...]) -> list[str]:
-    """What to notice in the comparison (shorter on a projector, beside the chart)."""
+    """What to notice in the comparison (shorter on a projector, beside the chart), said
+    the way the four measured runs came out: less gradient or not, slower or not."""
     t = ctx.t
     big_s, big_u, small_s, small_u = runs
     short = "_short" if ctx.presenter else ""
 
     def reach(h: History) -> str:
         hit = steps_to(h)
-        return t("training.never") if hit is None else str(hit)
+        if hit is None:
+            return t("training.reach_never", steps=h.config.steps)
+        return t("training.reach_at", step=hit)
 
+    g_s, g_u = big_s.snapshots[0].grad_median, big_u.snapshots[0].grad_median
+    gradient = "why_gradient" if g_u < g_s else "why_gradient_not_less"
+    slower = _learns_slower(steps_to(big_u), steps_to(big_s))
     return [
         t(
             f"training.why_saturated{short}",
@@ -542,11 +558,17 @@ def why_notice(ctx: PageContext, runs: tuple[History, ...]) -> list[str]:
             e_s=f"{big_s.snapshots[0].entropy:.2f}",
         ),
         t(
-            f"training.why_gradient{short}",
-            g_s=f"{big_s.snapshots[0].grad_median:.2f}",
-            g_u=f"{big_u.snapshots[0].grad_median:.2f}",
+            f"training.{gradient}{short}",
+            g_s=f"{g_s:.2f}",
+            g_u=f"{g_u:.2f}",
+            pct=f"{100 * g_u / g_s:.0f}" if g_s > 0 else "—",
         ),
-        t(f"training.why_slower{short}", s=reach(big_s), u=reach(big_u)),
+        t(
+            f"training.why_{slower}{short}",
+            s=reach(big_s),
+            u=reach(big_u),
+            steps=big_s.config.steps,
+        ),
         t(f"training.why_control{short}", s=reach(small_s), u=reach(small_u)),
     ]
 
