@@ -312,3 +312,18 @@ def test_the_merge_strip_keeps_its_spec_while_d_model_grows_for_students():
     assert len(seen) == 1, "the browser swaps the rows instead of building a new chart"
     ((spec, _),) = seen
     assert len(json.loads(spec)["vconcat"]) == 3, "concat, W_O and output one below the other"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_one_head_is_called_single_head_attention_with_nothing_to_compare(lang):
+    from ui.i18n import Translator
+
+    t = Translator(lang)
+    shown = texts(page(lang=lang, heads="1", step=WEIGHTS))
+    assert t("multi_head.notice_split_one", d_model=8) in shown
+    assert t("multi_head.notice_average_one") in shown
+    comparing = {"en": ("most confident head", "by chance", "heads pick"),
+                 "zh": ("最确定的那个头", "偶然", "各个头最看重")}[lang]  # fmt: skip
+    assert not [phrase for phrase in comparing if phrase in shown]  # one head: no comparison
+    shown_two = texts(page(lang=lang, heads="2", step=WEIGHTS))
+    assert t("multi_head.notice_split", d_model=8, h=2, d_k=4) in shown_two

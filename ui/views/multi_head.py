@@ -258,9 +258,12 @@ def notice_items(ctx: PageContext, view: MultiHeadView, tokens: list[str]) -> li
     h, d_k, n = tr.q_heads.shape[0], tr.q_heads.shape[-1], len(tokens)
     best = float(top_w[:, q].max())
     flat = best < FLAT * (1 / n)  # random heads: no head much sharper than an even row
+    one = "_one" if h == 1 else ""  # one head: nothing to compare it with, or to average
     if flat:
-        heads = t("multi_head.notice_heads_flat", tok=labels[q], best=charts.fmt(best),
+        heads = t(f"multi_head.notice_heads_flat{one}", tok=labels[q], best=charts.fmt(best),
                   even=charts.fmt(1 / n), n=n, picks=picks)  # fmt: skip
+    elif h == 1:
+        heads = t("multi_head.notice_heads_one", tok=labels[q], picks=picks)
     elif len(set(top[:, q].tolist())) == 1:
         heads = t("multi_head.notice_heads_agree", tok=labels[q], picks=picks)
     else:
@@ -271,10 +274,16 @@ def notice_items(ctx: PageContext, view: MultiHeadView, tokens: list[str]) -> li
         "avg": charts.fmt(avg_w[0, q]),
         "best": charts.fmt(best),
     }
+    if h == 1:
+        return [
+            t("multi_head.notice_split_one", d_model=d_k),
+            heads,
+            t("multi_head.notice_average_one"),
+        ]
     return [
         t("multi_head.notice_split", d_model=h * d_k, h=h, d_k=d_k),
         heads,
-        t("multi_head.notice_average" + ("_flat" if flat or h == 1 else ""), **average),
+        t("multi_head.notice_average" + ("_flat" if flat else ""), **average),
     ]
 
 
