@@ -28,7 +28,7 @@ def content(ctx: PageContext) -> None:
         if on_screen:
             st.subheader(titles[0])
             main, side, _ = mv.beside(ctx, wide=True)
-            main.markdown(t("masking.s1_text"))
+            main.markdown(mv.mask_intro(ctx))
             side.latex(
                 r"\tilde s_{ij}=\begin{cases}s_{ij}&\text{mask}_{ij}\\"
                 r"-\infty&\text{else}\end{cases}"

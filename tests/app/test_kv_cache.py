@@ -126,7 +126,7 @@ def test_extreme_values_raise_nothing(page):
 
 def test_notices_fit_the_first_and_the_last_step(page):
     first = texts(page(PAGE, t="0"))
-    assert "nothing is cached yet" in first and "nothing is reused yet" in first
+    assert "no earlier token whose key" in first and "nothing is reused yet" in first
     assert "the rows above were computed once" not in first
     last = texts(page(PAGE, t="5")) + texts(page(PAGE, t="5", step=COST))
     assert "The keys after" not in last  # nothing comes after the last token
@@ -146,3 +146,38 @@ def test_only_the_step_on_screen_draws_its_charts_and_both_keep_their_controls(p
     assert at.slider(key="t").value == 4 and at.query_params["t"] == "4"
     at = page(PAGE, n_max="abc")  # a bad value of step 2 warns on step 1, where it is seen
     assert any("`n_max`" in w.value for w in visible_of(at, "Warning"))
+
+
+def test_first_step_says_no_earlier_token_is_reused_not_that_the_cache_is_empty(page):
+    from core.kv_cache import decode_costs
+    from ui.i18n import Translator
+    from ui.views.kv_cache import count
+
+    first = decode_costs(N_LESSON, 8, 4, 4).with_cache[0]  # the lesson sentence's sizes
+    for lang in ("en", "zh"):
+        at = page(PAGE, t="0", lang=lang)
+        tr = Translator(lang)
+        assert metric(at, tr("kv_cache.rows")) == "1"  # the new token's own row is cached
+        shown = texts(at)
+        assert tr("kv_cache.notice_work_first", with_=count(first)) in shown
+        for old in ("nothing is cached yet", "缓存里还什么都没有"):
+            assert old not in shown
+    assert "no earlier token whose key and value could be reused" in texts(page(PAGE, t="0"))
+
+
+def test_work_notice_points_to_step_2_for_the_real_sizes_not_below(page):
+    en = page(PAGE, t="3")
+    assert "Step 2 shows the gap at real model sizes." in texts(en)
+    assert "chart below" not in texts(en)
+    assert len(en.get("vega_lite_chart")) == 1  # the cost chart is not on this screen
+    zh = page(PAGE, t="3", lang="zh")
+    assert "第 2 步展示真实模型规模下的差距" in texts(zh) and "下面的图表" not in texts(zh)
+
+
+def test_chinese_notices_quote_the_token(page):
+    at = page(PAGE, lang="zh", t="2")
+    word = at.text_input(key="text").value[2]  # per-character tokens: "在" by default
+    shown = texts(at)
+    assert f"“**{word}**”的查询只关注缓存中的键" in shown
+    assert f"“**{word}**”之后的键" in shown
+    assert f"**{word}** 的查询" not in shown and f"**{word}** 之后" not in shown

@@ -267,3 +267,73 @@ def test_a_bad_value_for_a_step_off_screen_warns_on_screen(page):
     assert not at.exception
     warnings = " ".join(w.value for w in visible(at.main) if type(w).__name__ == "Warning")
     assert "`gen`" in warnings and "`row`" in warnings
+
+
+@pytest.mark.parametrize("present", ["0", "1"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_step_texts_name_the_panels_by_title_not_by_side(page, lang, present):
+    """Students see the panels one below the other, a slide side by side: no "left/right"."""
+    from ui.i18n import Translator
+
+    tr = Translator(lang)
+    step1 = page(PAGE, lang=lang, present=present, step="1")
+    intro = next(m.value for m in step1.markdown if tr("masking.before") in m.value)
+    titles = [tr(f"masking.{k}") for k in ("before", "after", "weights")]
+    assert all(title in intro for title in titles)
+    panels = {f["panel"].iloc[0] for f in chart_tables(step1, 0) if "panel" in f}
+    assert set(titles) <= panels  # the names in the text are the chart's panels
+    step3 = page(PAGE, lang=lang, present=present, step="3")
+    shown = texts(step1) + texts(step3)
+    for side in ("Left:", "Right:", "right panel", "左边", "右边"):
+        assert side not in shown
+
+
+def test_hidden_cell_claim_only_when_a_cell_is_hidden(page):
+    claim = "The largest weight on any hidden cell is"
+    at = page(PAGE)  # causal mask on: the upper triangle is hidden
+    w = panel(at, 0, "weights after masking")
+    top = w[np.triu_indices(N_LESSON, 1)].max()
+    assert f"{claim} {top:g}: masked means exactly zero" in texts(at)
+    for params in ({"causal": "false"}, {"text": "Hello"}):  # no cell hidden at all
+        at = page(PAGE, **params)
+        assert claim not in texts(at)
+        assert "No cell is hidden with these settings" in texts(at)
+    zh = page(PAGE, lang="zh", causal="false")
+    assert "没有任何格子被遮住" in texts(zh) and "最大的权重是" not in texts(zh)
+    padded = page(PAGE, causal="false", pad="1")  # the [PAD] key is hidden
+    assert claim in texts(padded)
+
+
+def test_pad_rows_are_not_said_to_produce_outputs_when_they_see_no_key(page):
+    left = texts(page(PAGE, pad="2", pad_side="left"))  # + causal: [PAD] rows see nothing
+    assert "the [PAD] rows themselves see no key at all" in left
+    assert "still produce outputs" not in left
+    assert "These rows have no visible key at all (padding at the start + causal mask): " in left
+    for params in ({"pad_side": "right"}, {"pad_side": "left", "causal": "false"}):
+        shown = texts(page(PAGE, pad="2", **params))
+        assert "the [PAD] rows still produce outputs" in shown
+        assert "no visible key at all" not in shown
+
+
+def test_one_later_token_is_singular(page):
+    at = page(PAGE, step="2", gen=str(N_LESSON - 2))
+    leak = lesson_weights(causal=False)[N_LESSON - 2, N_LESSON - 1]
+    assert f"puts {leak:.1%} of its attention on the 1 later token, which" in texts(at)
+    assert "1 later tokens" not in texts(at)
+
+
+def test_chinese_notices_quote_the_token(page):
+    step2 = page(PAGE, lang="zh", step="2", gen="2")
+    word = step2.text_input(key="text").value[2]  # per-character tokens: "在" by default
+    data = max(chart_tables(step2, 0), key=len)
+    free = data[data["series"] == "不加掩码"]["weight"].to_numpy()
+    leak = free[3:].sum()  # row 2 without the mask, on the tokens after it
+    shown = texts(step2)
+    assert f"不加掩码时，“**{word}**”的查询把 {leak:.1%} 的注意力" in shown
+    assert f"模型生成“**{word}**”时" in shown and f"**{word}** 的查询" not in shown
+    step3 = page(PAGE, lang="zh", step="3", row="2")
+    assert f"查询“**{word}**”至少还能看到一个键" in texts(step3)
+    panels = {f["panel"].iloc[0] for f in chart_tables(step3, 0) if "panel" in f}
+    assert {f"查询“{word}”，你的掩码", f"查询“{word}”，所有键都被遮住"} <= panels
+    last = page(PAGE, lang="zh", step="2", gen="5")
+    assert f"“**{last.text_input(key='text').value[5]}**”是最后一个词" in texts(last)

@@ -168,12 +168,27 @@ def row_list(labels: list[str], rows: np.ndarray) -> str:
     return ", ".join(plain(names[i], 20) for i in np.flatnonzero(rows))
 
 
+def mask_intro(ctx: PageContext) -> str:
+    """Step 1's explanation, naming the three panels by their titles: they sit side by side
+    on a slide but one below the other on a student's screen."""
+    t = ctx.t
+    return t(
+        "masking.s1_text",
+        before=t("masking.before"),
+        after=t("masking.after"),
+        weights=t("masking.weights"),
+    )
+
+
 def mask_notice(ctx: PageContext, view: MaskView) -> list[str]:
     """Live "what to notice" items for the mask view."""
     t, w = ctx.t, view.masked.weights
     sums = row_sums(w)[~view.empty]
-    top = masked_weight_max(w, view.mask)
-    items = [t("masking.notice_masked", top="0" if top == 0 else sci(top))]
+    if view.mask.all():  # no hidden cell (no causal mask and no [PAD], or a single token)
+        items = [t("masking.notice_none")]
+    else:
+        top = masked_weight_max(w, view.mask)
+        items = [t("masking.notice_masked", top="0" if top == 0 else sci(top))]
     if sums.size:
         dev = float(np.abs(sums - 1.0).max())
         items.append(
@@ -182,7 +197,9 @@ def mask_notice(ctx: PageContext, view: MaskView) -> list[str]:
     if view.causal:  # the simple picture holds only without padding
         items.append(t("masking.notice_causal" if not view.n_pad else "masking.notice_causal_pad"))
     if view.n_pad:
-        items.append(t("masking.notice_pad", p=view.n_pad))
+        pad_rows = ~view.mask.any(axis=0)  # the [PAD] keys: no query sees them
+        key = "masking.notice_pad_empty" if view.empty[pad_rows].all() else "masking.notice_pad"
+        items.append(t(key, p=view.n_pad))
     if view.empty.any():
         items.append(t("masking.notice_empty", rows=row_list(view.tokens, view.empty)))
     return items
@@ -239,6 +256,8 @@ def lookahead_notice(ctx: PageContext, sentence: Sentence, step: int) -> list[st
     word = plain(sentence.tokens[step], 20)
     if later == 0:
         first = ctx.t("masking.notice_leak_last", q=word)
+    elif later == 1:
+        first = ctx.t("masking.notice_leak_one", q=word, leak=f"{leak:.1%}")
     else:
         first = ctx.t("masking.notice_leak", q=word, leak=f"{leak:.1%}", later=later)
     return [
