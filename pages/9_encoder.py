@@ -36,7 +36,9 @@ def content(ctx: PageContext) -> None:
         if on_screen:
             heading(ctx, titles[0])  # a slide: the step bar names the step
             if not ctx.presenter:
-                st.markdown(t("encoder.model", params=f"{ev.parameter_count() / 1e6:.1f}"))
+                st.markdown(
+                    t("encoder.model", params=ev.parameter_amount(ctx.lang, ev.parameter_count()))
+                )
             left, right = st.columns([3, 2])
             with left:
                 title = t("encoder.head_title", head=head)
@@ -49,7 +51,7 @@ def content(ctx: PageContext) -> None:
                 metric = ev.head_metric(sa, c)
                 if metric:
                     st.metric(*metric)
-                notice(ctx, ev.head_notice(ctx, sa, c))
+                notice(ctx, ev.head_notice(ctx, a, sa, c))
             with right if ctx.presenter else st.container():  # a slide: the chart takes the height
                 arrays = {"tokens": np.array(a.tokens), "attention": a.attention}
                 export_panel(ctx, "encoder_head", chart, arrays=arrays)

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from models import minilm
 from tests.app.conftest import chart_tables, texts, visible_of
 from ui.safe import plain
-from ui.views.encoder import LESSON, WIDE
+from ui.views.encoder import LESSON, VISIBLE_CHANGE, WIDE, pair_labels
 
 PAGE = "pages/9_encoder.py"
 
@@ -97,7 +97,8 @@ def test_averaging_notice_is_computed_from_the_layer_mean(page):
     it, animal = tokens.index("it"), tokens.index("animal")
     mean = attention[3, :, it, animal].mean()
     body = texts(page(PAGE, step="2"))  # all heads at once
-    assert f"in layer 3 the mean over its 12 heads puts {mean:.3f}" in body
+    assert f"layer 3, the row of **it** puts {mean:.3f} of its weight on **animal**" in body
+    assert "**it**'s" not in body and "'s weight" not in body  # no token glued to "'s"
     cls = attention[..., 0].mean(axis=(1, 2))  # (L,) mean weight on [CLS] per layer
     assert f"to {cls.max():.2f} (L{int(cls.argmax())})" in body
 
@@ -199,24 +200,134 @@ def test_presenter_steps_are_short_and_keep_every_control_in_the_url(page):
     at = page(PAGE, present="1", step="4", head="11", layer="5")
     shown = " ".join(m.value for m in visible_of(at, "Markdown"))
     assert "does the row of “it” move" in shown  # the one-line version for the projector
-    assert "The lesson's third exercise" not in shown  # the student's paragraph
+    assert "Exercise 3 of the from-scratch lesson" not in shown  # the student's paragraph
     assert "Changed tokens" not in shown  # the chart's columns say it: tired/wide
     assert "In **L5H11**" in shown  # the notice still speaks of the head in the URL
     assert at.query_params["head"] in ("11", ["11"]) and at.query_params["layer"] in ("5", ["5"])
-    assert "The lesson's third exercise" in texts(page(PAGE, step="4"))  # students read it all
+    assert "Exercise 3 of the from-scratch lesson" in texts(
+        page(PAGE, step="4")
+    )  # students read it all
 
 
 def test_only_the_step_on_screen_draws_its_charts(page):
     at = page(PAGE, q="10,2", head="11", layer="5")
     assert not at.exception
     assert len(at.get("vega_lite_chart")) == 1  # the head's heatmap; not grid, search, …
-    assert "The lesson's third exercise" not in texts(at)  # step 4's text is not sent
+    assert "Exercise 3 of the from-scratch lesson" not in texts(at)  # step 4's text is not sent
     assert not any(b.key and b.key.startswith("pick_") for b in at.button)  # step 3's
     go(at, "4")
     assert len(at.get("vega_lite_chart")) == 1  # the comparison alone
-    assert "The lesson's third exercise" in texts(at)
+    assert "Exercise 3 of the from-scratch lesson" in texts(at)
     # the settings (queries, head) are on every step and keep their URL values
     assert at.pills(key="_q_pick").value == ["10", "2"]
     assert at.selectbox(key="_choice_head").value == "11"
     assert at.query_params["q"] in ("10,2", ["10,2"])
     assert at.query_params["head"] in ("11", ["11"]) and at.query_params["layer"] in ("5", ["5"])
+
+
+def signed(x: float) -> str:
+    return f"{x:+.3f}".replace("-", "−")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_comparison_names_the_largest_changes_and_counts_the_rows_that_move(page, lang):
+    tokens, a = reference(LESSON)
+    tokens_b, b = reference(WIDE)
+    diff = b[3, 1] - a[3, 1]  # (n, n) B − A in the default head
+    up = np.unravel_index(diff.argmax(), diff.shape)
+    down = np.unravel_index(diff.argmin(), diff.shape)
+    moved = int((np.abs(diff).max(axis=1) > VISIBLE_CHANGE).sum())
+    body = texts(page(PAGE, step="4", lang=lang))
+    if lang == "en":
+        assert "every row changes a little" not in body
+        assert (
+            f"row of **{tokens_b[up[0]]}**, on **{tokens_b[up[1]]}** ({signed(diff[up])})" in body
+        )
+        assert f"on **{plain(tokens_b[down[1]])}** ({signed(diff[down])})" in body
+        assert f"{moved} of the {len(tokens)} rows have a weight that moves by more than" in body
+        assert f"the other {len(tokens) - moved}, every weight moves by less" in body
+        assert "Layer 3 reads what the layers below made of every token" in body
+    else:
+        assert "每一行都会变一点" not in body
+        assert (
+            f"**{tokens_b[up[0]]}** 这一行放在 **{tokens_b[up[1]]}** 上的权重（{signed(diff[up])}）"
+            in body
+        )
+        assert f"{len(tokens)} 行中有 {moved} 行" in body
+    assert 0 < moved < len(tokens)  # not "every row": the claim the old text made
+
+
+def test_comparison_in_layer_0_says_the_change_comes_only_through_the_changed_word(page):
+    body = texts(page(PAGE, step="4", layer="0", head="3"))
+    assert "In layer 0 the unchanged tokens enter with the same vectors" in body
+    assert "Layer 0 reads" not in body
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_presenter_comparison_cites_only_the_row_on_the_slide(page, lang):
+    tokens, a = reference(LESSON)
+    tokens_b, b = reference(WIDE)
+    it = tokens.index("it")
+    row = b[3, 1, it] - a[3, 1, it]  # the one row the slide shows
+    k = int(np.abs(row).argmax())
+    col = pair_labels(tokens, tokens_b)[k]
+    moved = int((np.abs(row) > VISIBLE_CHANGE).sum())
+    body = texts(page(PAGE, step="4", present="1", lang=lang))
+    biggest = np.unravel_index(np.abs(b[3, 1] - a[3, 1]).argmax(), row.shape * 2)
+    assert biggest[0] != it  # the matrix's largest change is in a row the slide does not show
+    if lang == "en":
+        assert (
+            f"On the row of **it**, the largest change is on **{col}** ({signed(row[k])})" in body
+        )
+        assert f"{moved} of its {len(row)} weights move by more than" in body
+        assert f"row of **{tokens[biggest[0]]}**" not in body
+    else:
+        assert f"在 **it** 这一行，变化最大的是 **{col}**（{signed(row[k])}）" in body
+        assert f"**{tokens[biggest[0]]}** 这一行" not in body
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_hidden_special_tokens_step_1_says_the_row_was_rescaled(page, lang):
+    tokens, attention = reference(LESSON)
+    it, animal = tokens.index("it"), tokens.index("animal")
+    row = attention[3, 1, it]
+    special = row[0] + row[-1]  # [CLS] and [SEP]
+    at = page(PAGE, hide_special="true", lang=lang)
+    assert metric(at)[1] == f"{row[animal] / (1 - special):.3f}"  # the rescaled weight
+    body = texts(at)
+    own = f"**{row[animal]:.3f}**"
+    if lang == "en":
+        assert f"the model itself puts {own} on **animal** and {special:.3f} on [CLS]" in body
+    else:
+        assert (
+            f"模型自己放在 **animal** 上的是 {own}，放在 [CLS] 和 [SEP] 上的合计 {special:.3f}"
+            in body
+        )
+    assert "rescaled" not in texts(page(PAGE))  # the model's own weights: nothing to say
+
+
+def test_lessons_are_named_by_subject_and_credited_correctly(page):
+    en = texts(page(PAGE, step="4"))
+    assert "The derivation lesson asks what “it” refers to" in en  # lesson 000's question
+    assert "Exercise 3 of the from-scratch lesson" in en  # lesson 002's exercises
+    assert "The lesson" not in en
+    zh = texts(page(PAGE, step="4", lang="zh"))
+    assert "讲原理推导的那一课问" in zh
+    assert "“从零实现”那一课的练习 3" in zh
+    assert "第一课" not in zh
+
+
+def test_chinese_counts_parameters_in_wan(page):
+    weights, _ = model()
+    arrays = [weights.word, weights.position, weights.token_type, weights.ln_g, weights.ln_b]
+    count = sum(a.size for a in arrays + [x for lay in weights.layers for x in vars(lay).values()])
+    wan = round(count / 1e5) * 10  # three significant digits, in units of 万 (10 000)
+    zh = texts(page(PAGE, lang="zh"))
+    assert f"（{wan} 万个训练得到的参数）" in zh and "百万" not in zh
+    assert f"({count / 1e6:.1f} million trained numbers)" in texts(page(PAGE))
+
+
+def test_chinese_lists_use_chinese_punctuation(page):
+    zh = texts(page(PAGE, step="5", lang="zh"))
+    mix = next(line for line in zh.splitlines() if "贡献最长的几个键" in line)
+    assert "、" in mix and "（" in mix and ", " not in mix and " (" not in mix

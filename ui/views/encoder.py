@@ -38,6 +38,9 @@ DEFAULT_QUERY, DEFAULT_TARGET = "it", "animal"  # the lesson's question: what do
 # the chart's share of the width where the notice (or the top heads) stand beside it.
 HEAD_HEIGHT, GRID_HEIGHT, COMPARE_HEIGHT, EXPLAIN_HEIGHT = 820, 430, 620, 600
 SIDE_SHARE = 0.58
+# A weight that moves by more than this between sentence A and B shows in the B − A cells
+# (two decimals) as a visible change; the comparison notice counts the rows that have one.
+VISIBLE_CHANGE = 0.05
 
 
 @st.cache_resource(show_spinner=False)
@@ -73,6 +76,19 @@ def parameter_count() -> int:
     arrays = [w.word, w.position, w.token_type, w.ln_g, w.ln_b]
     arrays += [a for layer in w.layers for a in vars(layer).values()]
     return sum(a.size for a in arrays)
+
+
+def parameter_amount(lang: str, count: int) -> str:
+    """``count`` to three significant digits in the unit the language counts in: millions
+    in English (``22.6``), 万 (ten thousands) in Chinese (``2260``)."""
+    if lang == "zh":
+        return f"{float(f'{count / 1e4:.3g}'):.0f}"
+    return f"{count / 1e6:.3g}"
+
+
+def joined(ctx: PageContext, items: list[str]) -> str:
+    """Items of a list in running text, with the language's separator (``, `` or ``、``)."""
+    return ctx.t("encoder.list_sep").join(items)
 
 
 def code(token: str) -> str:
@@ -476,8 +492,9 @@ def label(tokens: list[str], i: int) -> str:
     return plain(charts.unique_labels(tokens)[i], 24)
 
 
-def head_notice(ctx: PageContext, s: Shown, c: Controls) -> list[str]:
-    """What the selected head does with the first query token."""
+def head_notice(ctx: PageContext, a: Analysis, s: Shown, c: Controls) -> list[str]:
+    """What the selected head does with the first query token (and, with [CLS]/[SEP]
+    hidden, the model's own weight before the row was rescaled)."""
     t, rows = ctx.t, s.rows(c.queries)
     name = head_name(c.layer, c.head)
     if not rows or c.target not in s.index:
@@ -497,6 +514,20 @@ def head_notice(ctx: PageContext, s: Shown, c: Controls) -> list[str]:
         )
     ]
     items.append(t("encoder.notice_same" if top == j else "encoder.notice_other"))
+    if c.hide:
+        own = a.attention[c.layer, c.head, c.queries[0]]  # (n,) the model's row, all tokens
+        special = [k for k, tok in enumerate(a.tokens) if tok in minilm.SPECIAL]
+        items.append(
+            t(
+                "encoder.notice_rescaled",
+                q=label(s.tokens, i),
+                k=label(s.tokens, j),
+                own=charts.fmt(own[c.target], 3),
+                special=charts.fmt(own[special].sum(), 3),
+                rest=charts.fmt(1 - own[special].sum(), 3),
+                w=charts.fmt(row[j], 3),
+            )
+        )
     return items
 
 
@@ -597,8 +628,8 @@ def compare_notice(
             for x, y in zip(full_a.tokens, full_b.tokens, strict=True)
             if x != y
         ]
-        if not (ctx.presenter and sa.rows(c.queries)):  # else the columns say it: tired/wide
-            items.append(t("encoder.notice_changed", words=", ".join(changed) or "—"))
+        if not row_view(ctx, sa, sb, c):  # else the columns say it: tired/wide
+            items.append(t("encoder.notice_changed", words=joined(ctx, changed) or "—"))
     else:
         items.append(t("encoder.notice_lengths", a=len(full_a.tokens), b=len(full_b.tokens)))
     rows = sa.rows(c.queries)
@@ -625,18 +656,63 @@ def compare_notice(
     if len(sa.tokens) == len(sb.tokens):
         flips = int((sa.attention[:, :, i].argmax(-1) != sb.attention[:, :, ib].argmax(-1)).sum())
         total = sa.attention.shape[0] * sa.attention.shape[1]
-        diff = np.abs(sb.attention[c.layer, c.head] - sa.attention[c.layer, c.head])
-        items.append(
-            t(
-                "encoder.notice_flips",
-                q=label(sa.tokens, i),
-                flips=flips,
-                total=total,
-                biggest=charts.fmt(diff.max(), 3),
-            )
-        )
+        items.append(t("encoder.notice_flips", q=label(sa.tokens, i), flips=flips, total=total))
+        items.append(spread_notice(ctx, sa, sb, c, i))
     items.append(t("encoder.notice_caveat"))
     return items
+
+
+def signed(value: float) -> str:
+    """``+0.609`` / ``−0.609``: a change with its sign."""
+    return f"{value:+.3f}".replace("-", "−")
+
+
+def row_view(ctx: PageContext, sa: Shown, sb: Shown, c: Controls) -> bool:
+    """Whether the comparison shows only the first query token's rows (A, B, B − A) and not
+    the whole matrices: on a projector, when the sentences align token by token."""
+    return ctx.presenter and bool(sa.rows(c.queries)) and len(sa.tokens) == len(sb.tokens)
+
+
+def spread_notice(ctx: PageContext, sa: Shown, sb: Shown, c: Controls, i: int) -> str:
+    """How far the changed word's effect spreads in the selected head, in what the chart
+    shows: the whole B − A matrix for a student, the row of query ``i`` on a projector.
+    Sentences of equal length (cells match by position)."""
+    t = ctx.t
+    diff = sb.attention[c.layer, c.head] - sa.attention[c.layer, c.head]  # (m, m) B − A
+    if np.abs(diff).max() < 5e-4:  # nothing that three decimals would show
+        return t("encoder.spread_none")
+    layer0 = c.layer == 0  # its inputs are the embeddings: only the changed token's differ
+    why = t("encoder.spread_first") if layer0 else t("encoder.spread_later", layer=c.layer)
+    if row_view(ctx, sa, sb, c):
+        row = diff[i]  # (m,)
+        k = int(np.abs(row).argmax())
+        return t(
+            "encoder.spread_row",
+            q=label(sa.tokens, i),
+            k=plain(pair_labels(sa.tokens, sb.tokens)[k], 24),
+            change=signed(row[k]),
+            moved=int((np.abs(row) > VISIBLE_CHANGE).sum()),
+            n=len(row),
+            threshold=VISIBLE_CHANGE,
+            why=why,
+        )
+    up = np.unravel_index(int(diff.argmax()), diff.shape)
+    down = np.unravel_index(int(diff.argmin()), diff.shape)
+    moved = int((np.abs(diff).max(axis=1) > VISIBLE_CHANGE).sum())  # rows with a visible change
+    return t(
+        "encoder.spread_all",
+        up_q=label(sb.tokens, int(up[0])),
+        up_k=label(sb.tokens, int(up[1])),
+        up=signed(diff[up]),
+        down_q=label(sb.tokens, int(down[0])),
+        down_k=label(sb.tokens, int(down[1])),
+        down=signed(diff[down]),
+        moved=moved,
+        n=diff.shape[0],
+        rest=diff.shape[0] - moved,
+        threshold=VISIBLE_CHANGE,
+        why=why,
+    )
 
 
 @dataclass(frozen=True)
@@ -690,7 +766,10 @@ def explain_notice(ctx: PageContext, a: Analysis, ex: Explained) -> list[str]:
     """The recomputed weight against the forward pass, and the value mix."""
     t, tokens = ctx.t, a.tokens
     top = np.argsort(-ex.parts, kind="stable")[:3]
-    mix = ", ".join(f"{label(tokens, int(k))} {charts.fmt(ex.parts[k], 2)}" for k in top)
+    mix = joined(
+        ctx,
+        [t("encoder.mix_item", k=label(tokens, int(k)), w=charts.fmt(ex.parts[k], 2)) for k in top],
+    )
     return [
         t(
             "encoder.notice_recomputed",
@@ -715,7 +794,7 @@ def head_metric(s: Shown, c: Controls) -> tuple[str, str] | None:
 def search_title(ctx: PageContext, s: Shown, c: Controls) -> str:
     """The head-search chart's title: which queries, which target (plain chart text)."""
     names = charts.unique_labels(s.tokens)
-    queries = ", ".join(names[i] for i in s.rows(c.queries))
+    queries = ctx.t("encoder.list_sep").join(names[i] for i in s.rows(c.queries))
     return ctx.t("encoder.search_title", q=queries, k=names[s.index[c.target]])
 
 
@@ -796,7 +875,7 @@ def show_comparison(ctx: PageContext, sa: Shown, sb: Shown, c: Controls, head: s
     rows (A, B, B − A) in large cells when the sentences align, else the whole matrices."""
     t, rows = ctx.t, sa.rows(c.queries)
     wa, wb = sa.attention[c.layer, c.head], sb.attention[c.layer, c.head]
-    if ctx.presenter and rows and len(sa.tokens) == len(sb.tokens):
+    if row_view(ctx, sa, sb, c):
         query = charts.unique_labels(sa.tokens)[rows[0]]
         columns = pair_labels(sa.tokens, sb.tokens)
         ra, rb = wa[rows[0]], wb[rows[0]]
