@@ -35,7 +35,7 @@ def content(ctx: PageContext) -> None:
     with steps.section(0) as on_screen:
         if on_screen:
             st.subheader(titles[0])
-            dv.step_text(ctx, 1, **sz)
+            intro = st.empty()  # the text names where the second chart went: drawn after it
         box = dv.layout(ctx, (2, 1))
         with box.controls:  # also the "it" row of step 2
             layer, head, query = dv.head_controls(ctx, model, prompt)
@@ -51,6 +51,7 @@ def content(ctx: PageContext) -> None:
                     overview, t("decoder.head_weights"), model.config.n_heads, ctx.presenter,
                     space=charts.room(ctx, 0.64, 720),
                 )  # fmt: skip
+            dv.step_text(ctx, 1, intro, **dv.places(ctx, chart), **sz)
             with box.side:
                 notice(ctx, dv.head_notice(ctx, prompt, result, layer, head, query))
                 arrays = {"attention": result.attention}
@@ -82,7 +83,7 @@ def content(ctx: PageContext) -> None:
     with steps.section(2) as on_screen:
         if on_screen:
             st.subheader(titles[2])
-            dv.step_text(ctx, 3)
+            intro = st.empty()  # the text names where each prompt's chart went: drawn after it
         box = dv.layout(ctx)
         with box.controls:
             other = dv.prompt_input(ctx, dv.SINK_PROMPT, t("decoder.sink_prompt"))
@@ -98,6 +99,7 @@ def content(ctx: PageContext) -> None:
                     chart = charts.show_cached(ctx, dv.sink_chart, t, panels, space=space)
                 with box.side:
                     notice(ctx, dv.sink_notice(ctx, shares))
+            dv.step_text(ctx, 3, intro, **dv.places(ctx, chart if shares else {}))
 
     with steps.section(3) as on_screen:
         if on_screen:

@@ -1,7 +1,10 @@
 """AppTest of the real-decoder page: causal heads of SmolLM2, the "it" rows, attention sinks,
 next-token probabilities, streamed generation and the KV cache, in both languages."""
 
+import json
+import re
 from functools import cache
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -9,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 import core.llama as llama
 from models import smollm
-from tests.app.conftest import ENTRY, texts, visible_of
+from tests.app.conftest import ENTRY, chart_tables, texts, visible_of
 from ui.i18n import Translator
 from ui.views import decoder as dv
 
@@ -169,3 +172,112 @@ def test_only_the_step_on_screen_draws_its_charts():
     assert "probability" in texts(go(at, "4"))  # and the step that uses them sees them
     assert at.slider(key="temp").value == 0.5
     assert at.query_params["adj_layer"] in ("7", ["7"])
+
+
+def drawn_layout(at: AppTest) -> str:
+    """How the step's one chart lays out its two parts: "beside" or "stacked"."""
+    spec = json.loads(visible_of(at, "vega_lite_chart")[0].proto.spec)
+    if len(spec.get("hconcat", [])) > 1:
+        return "beside"
+    assert len(spec.get("concat", [])) > 1 or len(spec.get("vconcat", [])) > 1
+    return "beside" if spec.get("concat") and spec.get("columns", 2) > 1 else "stacked"
+
+
+@pytest.mark.parametrize(
+    ("present", "lang", "step", "beside", "stacked"),
+    [
+        ("0", "en", "1", "; on the right, the same", "; below, the same"),
+        ("1", "en", "1", "Right: this query's row", "Bottom: this query's row"),
+        ("0", "zh", "1", "；右边是同一个查询", "；下方是同一个查询"),
+        ("1", "zh", "1", "右图：这个查询", "下图：这个查询"),
+        ("0", "en", "3", "Left: the share", "Top: the share"),
+        ("0", "zh", "3", "右图：换一个开头", "下图：换一个开头"),
+    ],
+)
+def test_step_text_names_where_the_charts_really_are(present, lang, step, beside, stacked):
+    at = open_decoder(present=present, lang=lang, step=step)
+    assert not at.exception
+    layout = drawn_layout(at)
+    assert layout == ("beside" if present == "1" else "stacked")  # students: one below the other
+    body = texts(at)
+    assert (beside if layout == "beside" else stacked) in body
+    assert (stacked if layout == "beside" else beside) not in body
+
+
+def test_two_sentences_differ_in_the_adjective_before_the_full_stop():
+    a, b = smollm.encode(model(), dv.LESSON), smollm.encode(model(), dv.WIDE)
+    differ = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+    assert len(a) == len(b) and differ == [len(a) - 2]  # one token, not the last
+    assert smollm.token_labels(model(), a[-1:]) == ["."]
+    for lang in ("en", "zh"):
+        body = texts(open_decoder(step="2", lang=lang))
+        assert "last word" not in body and "最后一个词" not in body
+        assert not re.search(r"\.`[.。]", body)  # a sentence's own full stop, then another
+    assert "句末句号前的那个形容词" in body
+    assert "differ in a single token: the adjective just before" in texts(open_decoder(step="2"))
+
+
+def fake_run(step_ms: list[float], cache: bool, n_prompt: int = 13) -> dv.Generation:
+    settings = dv.Settings(tuple(range(n_prompt)), len(step_ms), 0.0, 0)
+    k = len(step_ms)
+    return dv.Generation(
+        settings, cache, list(range(k)), ["x"] * k, "", step_ms, [n_prompt + i for i in range(k)],
+        [1024 * (n_prompt + i) for i in range(k)], False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_speed_notice_says_what_the_timer_measured_not_that_the_gap_grows(lang):
+    ctx = SimpleNamespace(t=Translator(lang), presenter=False)
+    on = fake_run([300.0] + [40.0] * 11, True)
+    flat = dv.growth_notice(ctx, on, fake_run([240.0, 230.0] + [200.0] * 9 + [185.0], False))
+    rising = dv.growth_notice(ctx, on, fake_run([100.0 + 10 * i for i in range(12)], False))
+    if lang == "en":
+        assert "step 12 feeds the model 24 tokens against 13 at step 1: 1.8× as many" in flat[0]
+        assert "Measured: 240 ms at step 1, 185 ms at step 12 (0.77×)" in flat[0]
+        assert "did not grow like that" in flat[1] and "took 40 ms" in flat[1]
+        assert "grew with the length" in rising[1]
+    else:
+        assert "实测：第 1 步 240 毫秒，第 12 步 185 毫秒（0.77 倍）" in flat[0]
+        assert "并没有这样增长" in flat[1] and "也随长度增加了" in rising[1]
+    assert dv.growth_notice(ctx, on, fake_run([50.0], False)) == []  # one step: nothing to compare
+
+
+def test_speed_notice_on_the_page_quotes_the_chart():
+    at = press(open_decoder(n_gen="4", step="5"), "Generate with and without the cache")
+    body = texts(at)
+    assert "the gap grows with the length" not in body
+    frame = max(chart_tables(at, 0), key=len)
+    off = frame[frame["mode"] == "without cache"].sort_values("step")["ms"].to_numpy()
+    assert f"Measured: {off[0]:.0f} ms at step 1, {off[-1]:.0f} ms at step 4" in body
+    grew = off[-1] / off[0] >= dv.GREW
+    assert ("grew with the length too" in body) == grew
+    assert ("did not grow like that" in body) == (not grew)
+
+
+def test_chinese_lists_use_chinese_punctuation():
+    tokens, att = smollm.decoder_attention(dv.LESSON, model())
+    words = [tok.strip() for tok in tokens]
+    it = words.index("it")
+    row = att[13, 8, it, : it + 1]
+    first, second = np.argsort(-row, kind="stable")[:2]
+    zh = texts(open_decoder(lang="zh"))
+    expected = (
+        f"**{words[first]}**（{row[first]:.3f}），其次是 **{words[second]}**（{row[second]:.3f}）"
+    )
+    assert expected in zh
+    assert f"**{words[first]}** ({row[first]:.3f}), then" in texts(open_decoder())
+
+
+def test_chinese_temperature_divides_the_scores():
+    zh = texts(open_decoder(lang="zh", step="4"))
+    assert "先把分数除以温度" in zh and "去除分数" not in zh
+
+
+def test_sink_notice_says_so_when_a_prompt_shows_no_sink():
+    ctx = SimpleNamespace(t=Translator("en"))
+    p = dv.Prompt("a b", (1, 2), ["a", " b"], 2, False)
+    held = dv.sink_notice(ctx, [(p, np.full((2, 3), 0.8)), (p, np.full((2, 3), 0.9))])
+    varies = dv.sink_notice(ctx, [(p, np.full((2, 3), 0.8)), (p, np.full((2, 3), 0.2))])
+    assert "whatever the prompt starts with" in held[-1]
+    assert "whatever the prompt starts with" not in varies[-1] and "medians" in varies[-1]

@@ -77,9 +77,32 @@ def layout(ctx: PageContext, split: tuple[int, int] = (3, 2)) -> Layout:
     return Layout(st.container(), st.container(), st.container())
 
 
-def step_text(ctx: PageContext, step: int, **values: object) -> None:
-    """The step's explanation: in full for students, one short line on the projector."""
-    st.markdown(ctx.t(f"decoder.s{step}_{'brief' if ctx.presenter else 'text'}", **values))
+def step_text(
+    ctx: PageContext, step: int, slot: DeltaGenerator | None = None, **values: object
+) -> None:
+    """The step's explanation: in full for students, one short line on the projector
+    (drawn in ``slot`` if given: a place kept above a chart, filled once it is drawn)."""
+    text_ = ctx.t(f"decoder.s{step}_{'brief' if ctx.presenter else 'text'}", **values)
+    (slot or st).markdown(text_)
+
+
+def side_by_side(spec: dict) -> bool:
+    """Whether a chart as drawn (:func:`charts.show_cached` returns it, laid out for its
+    room) shows its parts side by side rather than one below the other."""
+    if len(spec.get("hconcat", [])) > 1:
+        return True
+    return len(spec.get("concat", [])) > 1 and spec.get("columns", 2) > 1
+
+
+def places(ctx: PageContext, spec: dict) -> dict[str, str]:
+    """Where a two-part chart put its parts, in words for the step's text: the second part
+    ``on the right`` or ``below``; the parts as ``Left``/``Right`` or ``Top``/``Bottom``."""
+    t = ctx.t
+    if side_by_side(spec):
+        return {"place": t("decoder.place_right"), "first": t("decoder.part_left"),
+                "second": t("decoder.part_right")}  # fmt: skip
+    return {"place": t("decoder.place_below"), "first": t("decoder.part_top"),
+            "second": t("decoder.part_bottom")}  # fmt: skip
 
 
 def sizes(m: smollm.SmolLM) -> dict[str, str]:
@@ -275,14 +298,14 @@ def head_notice(
     t, names = ctx.t, charts.unique_labels(p.labels)
     row = r.attention[layer, head, query, : query + 1]  # (query + 1,)
     order = np.argsort(-row, kind="stable")[:2]
-    top = [f"**{plain(names[j], 24)}** ({row[j]:.3f})" for j in order]
+    top = [t("decoder.weighted", tok=plain(names[j], 24), w=f"{row[j]:.3f}") for j in order]
     items = [
         t(
             "decoder.notice_row",
             q=plain(names[query], 24),
             layer=layer,
             head=head,
-            top=", ".join(top),
+            top=t("decoder.then").join(top),
         )
     ]
     later = float(np.triu(r.attention, 1).max(initial=0.0))  # every layer and head
@@ -453,7 +476,9 @@ def sink_notice(ctx: PageContext, shares: list[tuple[Prompt, np.ndarray]]) -> li
                 total=s.size,
             )
         )
-    items.append(ctx.t("decoder.notice_sink_why"))
+    # the sink "stays on the first position" only if every prompt on screen shows it
+    held = all(np.median(s) > 0.5 for _, s in shares)
+    items.append(ctx.t("decoder.notice_sink_why" if held else "decoder.notice_sink_varies"))
     return items
 
 
@@ -715,6 +740,7 @@ def compare_notice(
             per_off=f"{later_off:.0f}",
             x=f"{later_off / max(later_on, 1e-9):.1f}",
         ),
+        *growth_notice(ctx, on, off),
         t(
             "decoder.notice_memory",
             layers=cfg.n_layers,
@@ -726,6 +752,39 @@ def compare_notice(
             ratio=cfg.n_heads // cfg.n_kv_heads,
         ),
     ]
+
+
+GREW = 1.1  # the without-cache run's last step took at least this many times its first
+
+
+def growth_notice(ctx: PageContext, on: Generation, off: Generation) -> list[str]:
+    """What the length should do to a step without the cache (step k feeds the prompt and
+    the k − 1 tokens before it, so the work grows with the token count) against what the
+    timer measured on its first and last step, which on a shared machine may not show it."""
+    steps = len(off.step_ms)
+    if steps < 2:
+        return []
+    t, n = ctx.t, len(off.settings.ids)
+    first, last = off.step_ms[0], off.step_ms[-1]
+    grew = last / max(first, 1e-9)
+    items = [
+        t(
+            "decoder.notice_growth",
+            k=steps,
+            n1=n,
+            nk=n + steps - 1,
+            r=f"{(n + steps - 1) / n:.1f}",
+            ms1=f"{first:.0f}",
+            msk=f"{last:.0f}",
+            g=f"{grew:.2f}",
+        )
+    ]
+    if grew >= GREW:
+        items.append(t("decoder.growth_seen"))
+    else:
+        per_on = np.mean(on.step_ms[1:] or on.step_ms)
+        items.append(t("decoder.growth_hidden", per_on=f"{per_on:.0f}"))
+    return items
 
 
 def _first_diff(a: list[int], b: list[int]) -> int:
