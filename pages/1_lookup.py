@@ -78,13 +78,15 @@ def content(ctx: PageContext) -> None:
                     values,
                     query,
                     *answers,
-                    space=views.chart_room(ctx, 410),
+                    space=views.chart_room(ctx, views.SOFT_HEIGHT),
                 )
             notes = views.soft_notices(
                 t, capitals, weights, hard_index, blended, length, temperature
             )
             with left if ctx.presenter else right:  # a slide: the two main points under the charts
-                notice(ctx, notes[:2] if ctx.presenter else notes)
+                notice(
+                    ctx, notes[1:2] if ctx.presenter else notes
+                )  # a slide: its cards say the rest
             with right:
                 if ctx.presenter:  # a slide: the answers beside the charts
                     views.result_cards(*cards, stacked=True)

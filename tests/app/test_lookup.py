@@ -178,14 +178,17 @@ def test_cold_notices_do_not_call_a_single_capital_a_blend(page):
     assert "Keys and values here are made up by hand" in texts(page(PAGE, lang="en", step=SOFT))
 
 
-def test_presenter_slide_folds_the_controls_and_keeps_two_notes(page):
+def test_presenter_slide_folds_the_controls_and_keeps_the_blend_note(page):
     student = page(PAGE, lang="en", step=SOFT)
     slide = page(PAGE, lang="en", present="1", step=SOFT)
     label = "Query: direction, length and temperature"
     assert label in [e.label for e in slide.expander]
     assert label not in [e.label for e in student.expander]
-    notes = next(m.value for m in slide.markdown if m.value.startswith("- The hard lookup"))
-    assert notes.count("\n- ") == 1  # two bullet points (students get three)
+    notes = next(m.value for m in slide.markdown if "need not be any capital" in m.value)
+    assert notes.startswith("- ") and notes.count("\n- ") == 0  # one point (students: three)
+    # the point it leaves out (the hard answer, the largest weight) is on the slide's cards
+    assert not any(m.value.startswith("- The hard lookup") for m in slide.markdown)
+    assert "The best match is" in texts(slide) and "The largest weight is" in texts(slide)
     assert _soft(slide) == _soft(student)  # the same live answer on the slide
 
 

@@ -455,6 +455,11 @@ def uniform(m: int) -> float:
     return 1.0 / m
 
 
+# px of the hard-vs-soft charts on a slide: the room left beside the cards once the notice
+# under them keeps only the blend (the cards state the hard answer and the largest weight)
+SOFT_HEIGHT = 470
+
+
 def chart_room(ctx: PageContext, height: int) -> charts.Room:
     """The room of a chart drawn in the left column of :func:`beside`."""
     return charts.room(ctx, share=0.6 if ctx.presenter else 1.0, height=height)
