@@ -99,7 +99,8 @@ def content(ctx: PageContext) -> None:
                     chart = charts.show_cached(ctx, dv.sink_chart, t, panels, space=space)
                 with box.side:
                     notice(ctx, dv.sink_notice(ctx, shares))
-            dv.step_text(ctx, 3, intro, **dv.places(ctx, chart if shares else {}))
+            one = "_one" if len(shares) == 1 else ""  # a one-token prompt draws no chart
+            dv.step_text(ctx, 3, intro, one, **dv.places(ctx, chart if shares else {}))
 
     with steps.section(3) as on_screen:
         if on_screen:

@@ -281,3 +281,16 @@ def test_sink_notice_says_so_when_a_prompt_shows_no_sink():
     varies = dv.sink_notice(ctx, [(p, np.full((2, 3), 0.8)), (p, np.full((2, 3), 0.2))])
     assert "whatever the prompt starts with" in held[-1]
     assert "whatever the prompt starts with" not in varies[-1] and "medians" in varies[-1]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_one_token_prompt_leaves_one_sink_chart_and_the_text_says_one(lang):
+    t = Translator(lang)
+    at = open_decoder(lang=lang, step="3", sink_prompt="The")
+    assert len(at.get("vega_lite_chart")) == 1
+    assert t("decoder.one_token") in [i.value for i in at.info]
+    shown = [m.value for m in at.markdown]
+    assert t("decoder.s3_text_one") in shown
+    assert not any(
+        t("decoder.part_top") + ":" in m or t("decoder.part_left") + ":" in m for m in shown
+    )

@@ -78,11 +78,17 @@ def layout(ctx: PageContext, split: tuple[int, int] = (3, 2)) -> Layout:
 
 
 def step_text(
-    ctx: PageContext, step: int, slot: DeltaGenerator | None = None, **values: object
+    ctx: PageContext,
+    step: int,
+    slot: DeltaGenerator | None = None,
+    variant: str = "",
+    **values: object,
 ) -> None:
-    """The step's explanation: in full for students, one short line on the projector
-    (drawn in ``slot`` if given: a place kept above a chart, filled once it is drawn)."""
-    text_ = ctx.t(f"decoder.s{step}_{'brief' if ctx.presenter else 'text'}", **values)
+    """The step's explanation: in full for students (``variant``: a suffix of its key, e.g.
+    ``"_one"`` for one chart instead of two), one short line on the projector (drawn in
+    ``slot`` if given: a place kept above a chart, filled once it is drawn)."""
+    key = f"decoder.s{step}_brief" if ctx.presenter else f"decoder.s{step}_text{variant}"
+    text_ = ctx.t(key, **values)
     (slot or st).markdown(text_)
 
 
