@@ -329,5 +329,5 @@ def test_chinese_counts_parameters_in_wan(page):
 
 def test_chinese_lists_use_chinese_punctuation(page):
     zh = texts(page(PAGE, step="5", lang="zh"))
-    mix = next(line for line in zh.splitlines() if "贡献最长的几个键" in line)
+    mix = next(line for line in zh.splitlines() if "分量最重的几个键" in line)
     assert "、" in mix and "（" in mix and ", " not in mix and " (" not in mix

@@ -794,7 +794,7 @@ def head_metric(s: Shown, c: Controls) -> tuple[str, str] | None:
 def search_title(ctx: PageContext, s: Shown, c: Controls) -> str:
     """The head-search chart's title: which queries, which target (plain chart text)."""
     names = charts.unique_labels(s.tokens)
-    queries = ctx.t("encoder.list_sep").join(names[i] for i in s.rows(c.queries))
+    queries = joined(ctx, [names[i] for i in s.rows(c.queries)])
     return ctx.t("encoder.search_title", q=queries, k=names[s.index[c.target]])
 
 
