@@ -83,10 +83,9 @@ def content(ctx: PageContext) -> None:
             notes = views.soft_notices(
                 t, capitals, weights, hard_index, blended, length, temperature
             )
-            with left if ctx.presenter else right:  # a slide: the two main points under the charts
-                notice(
-                    ctx, notes[1:2] if ctx.presenter else notes
-                )  # a slide: its cards say the rest
+            with left if ctx.presenter else right:  # a slide: the main point under the charts
+                # a slide keeps the blend note: its cards state the hard answer and the weight
+                notice(ctx, notes[1:2] if ctx.presenter else notes)
             with right:
                 if ctx.presenter:  # a slide: the answers beside the charts
                     views.result_cards(*cards, stacked=True)

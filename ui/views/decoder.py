@@ -563,6 +563,11 @@ class Generation:
     cache_bytes: list[int]
     stopped: bool  # the model wrote its end-of-text token
 
+    @property
+    def later_ms(self) -> float:
+        """The mean time of a step after the first (the first also reads the prompt)."""
+        return float(np.mean(self.step_ms[1:] or self.step_ms))
+
 
 def gen_controls(ctx: PageContext, p: Prompt, temperature: float) -> tuple[Settings, bool]:
     """Number of tokens, greedy or sampled, seed, with or without the cache."""
@@ -665,7 +670,7 @@ def generation_notice(ctx: PageContext, g: Generation) -> list[str]:
             mode=mode,
             how=how,
             ms=f"{sum(g.step_ms):.0f}",
-            per=f"{np.mean(g.step_ms[1:] or g.step_ms):.0f}",
+            per=f"{g.later_ms:.0f}",
         )
     ]
     if g.stopped:
@@ -732,10 +737,7 @@ def compare_notice(
     """Same tokens? How much faster? How big is the cache?"""
     t, cfg = ctx.t, m.config
     same = on.tokens == off.tokens
-    later_on, later_off = (
-        np.mean(on.step_ms[1:] or on.step_ms),
-        np.mean(off.step_ms[1:] or off.step_ms),
-    )
+    later_on, later_off = on.later_ms, off.later_ms
     return [
         t("decoder.same") if same else t("decoder.differ", at=_first_diff(on.tokens, off.tokens)),
         t(
@@ -788,8 +790,7 @@ def growth_notice(ctx: PageContext, on: Generation, off: Generation) -> list[str
     if grew >= GREW:
         items.append(t("decoder.growth_seen"))
     else:
-        per_on = np.mean(on.step_ms[1:] or on.step_ms)
-        items.append(t("decoder.growth_hidden", per_on=f"{per_on:.0f}"))
+        items.append(t("decoder.growth_hidden", per_on=f"{on.later_ms:.0f}"))
     return items
 
 

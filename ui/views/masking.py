@@ -197,8 +197,8 @@ def mask_notice(ctx: PageContext, view: MaskView) -> list[str]:
     if view.causal:  # the simple picture holds only without padding
         items.append(t("masking.notice_causal" if not view.n_pad else "masking.notice_causal_pad"))
     if view.n_pad:
-        pad_rows = ~view.mask.any(axis=0)  # the [PAD] keys: no query sees them
-        key = "masking.notice_pad_empty" if view.empty[pad_rows].all() else "masking.notice_pad"
+        pad = ~view.mask.any(axis=0)  # the [PAD] tokens: keys that no query may see
+        key = "masking.notice_pad_empty" if view.empty[pad].all() else "masking.notice_pad"
         items.append(t(key, p=view.n_pad))
     if view.empty.any():
         items.append(t("masking.notice_empty", rows=row_list(view.tokens, view.empty)))
