@@ -2,7 +2,8 @@
 """A fresh page load per page in Chromium: navigation -> the page stops changing (a
 benchmark, not a test; issue 8 asks for first loads under 2 s).
 
-    python bench/bench_load.py [--repeats 3] [--pages qkv,softmax] [--cached] [--write]
+    python bench/bench_load.py [--repeats 3] [--pages qkv,softmax] [--cached] [--serve]
+                               [--lang zh] [--present] [--write]
 
 One server; each page is opened once to warm it (a real model loads on its page's first
 visit: that cold load is reported too), then ``--repeats`` times in a brand-new browser
@@ -12,7 +13,8 @@ frontend (~5 MB of JavaScript, served ``immutable``, cached for a year) comes fr
 browser's cache, as for every link after a student's first one. A load ends at the last DOM
 change of the main area once the script has finished and nothing changed for 150 ms
 (the same rule as ``../shared/tools/lab_bench.py``); the first chart drawn (the moment a
-student sees the page's title and its first figure) is reported too. 1920×1080, English.
+student sees the page's title and its first figure) is reported too. 1920×1080, English
+(``--lang zh``: Chinese; ``--present``: presenter mode, as a lecturer's prepared link).
 
 The one-heatmap reference page of ``bench_step.py`` (with a title) is loaded the same way
 in the same run: its time is what Streamlit's frontend costs on this machine before any
@@ -129,6 +131,8 @@ def main() -> None:
     parser.add_argument("--pages", default="")
     parser.add_argument("--cached", action="store_true")
     parser.add_argument("--serve", action="store_true")
+    parser.add_argument("--lang", choices=("en", "zh"), default="en")
+    parser.add_argument("--present", action="store_true")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     wanted = [p for p in args.pages.split(",") if p]
@@ -150,7 +154,8 @@ def main() -> None:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
             rows.append(_measure(browser, "reference", ref_url, args.repeats, args.cached))
             for info in pages:
-                link = f"{url.rstrip('/')}{info.url_path}?lang=en"
+                query = f"lang={args.lang}" + ("&present=1" if args.present else "")
+                link = f"{url.rstrip('/')}{info.url_path}?{query}"
                 rows.append(_measure(browser, info.id, link, args.repeats, args.cached))
             browser.close()
     finally:
@@ -172,6 +177,8 @@ def main() -> None:
         f"{os.cpu_count()} cores, 1-min load average {os.getloadavg()[0]:.1f} when written, "
         f"{args.repeats} new sessions per page, "
         + ("our pages through deploy/serve (nginx, 1 replica), " if args.serve else "")
+        + ("in Chinese, " if args.lang == "zh" else "")
+        + ("in presenter mode, " if args.present else "")
         + ("each a new tab of a browser with the app cached" if args.cached
            else "each in a new browser context (nothing cached)")
     )  # fmt: skip
@@ -179,6 +186,8 @@ def main() -> None:
     if args.write:
         heading = HEADING + (" through deploy/serve" if args.serve else "")
         heading += ", the app in the browser's cache" if args.cached else ""
+        heading += ", in Chinese" if args.lang == "zh" else ""
+        heading += ", presenter mode" if args.present else ""
         section = f"{heading}\n\n{machine}\n\n{table}\n"
         text = RESULTS.read_text()
         pattern = re.compile(rf"^{re.escape(heading)}\n.*?(?=^## |\Z)", re.S | re.M)
