@@ -1,4 +1,4 @@
-"""Inside a real encoder: all-MiniLM-L6-v2's 72 heads, computed by core's own attention."""
+"""Inside a real encoder: every head of all-MiniLM-L6-v2, computed by core's own attention."""
 
 import numpy as np
 import streamlit as st
@@ -13,8 +13,10 @@ from ui.views import encoder as ev
 
 ctx = shell("encoder")
 t = ctx.t
-header(ctx)
-titles = [t(f"encoder.step_{s}") for s in ("head", "grid", "search", "compare", "explain")]
+with st.spinner(t("encoder.loading")):  # the texts name the model's sizes: its first load
+    sizes = ev.sizes()
+header(ctx, **sizes)
+titles = [t(f"encoder.step_{s}", **sizes) for s in ("head", "grid", "search", "compare", "explain")]
 steps = stepper(ctx, titles)
 
 
@@ -37,7 +39,11 @@ def content(ctx: PageContext) -> None:
             heading(ctx, titles[0])  # a slide: the step bar names the step
             if not ctx.presenter:
                 st.markdown(
-                    t("encoder.model", params=ev.parameter_amount(ctx.lang, ev.parameter_count()))
+                    t(
+                        "encoder.model",
+                        params=ev.parameter_amount(ctx.lang, ev.parameter_count()),
+                        **sizes,
+                    )
                 )
             left, right = st.columns([3, 2])
             with left:

@@ -11,11 +11,12 @@ from ui.pages import available_pages, page_info
 from ui.shell import PageContext
 
 
-def header(ctx: PageContext) -> None:
-    """The page title and its one-paragraph introduction (``<page>.title`` / ``<page>.intro``)."""
+def header(ctx: PageContext, **values: object) -> None:
+    """The page title and its one-paragraph introduction (``<page>.title`` / ``<page>.intro``,
+    with ``values`` filled in)."""
     st.title(ctx.t(f"{ctx.page}.title"))
     if not ctx.presenter:
-        st.markdown(ctx.t(f"{ctx.page}.intro"))
+        st.markdown(ctx.t(f"{ctx.page}.intro", **values))
 
 
 def notice(ctx: PageContext, items: list[str]) -> None:

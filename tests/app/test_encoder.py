@@ -1,6 +1,8 @@
 """AppTest of the real-encoder page: all-MiniLM-L6-v2's heads, head search, two sentences."""
 
+import re
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ from ui.safe import plain
 from ui.views.encoder import LESSON, VISIBLE_CHANGE, WIDE, pair_labels
 
 PAGE = "pages/9_encoder.py"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @cache
@@ -331,3 +334,24 @@ def test_chinese_lists_use_chinese_punctuation(page):
     zh = texts(page(PAGE, step="5", lang="zh"))
     mix = next(line for line in zh.splitlines() if "分量最重的几个键" in line)
     assert "、" in mix and "（" in mix and ", " not in mix and " (" not in mix
+
+
+def test_texts_name_the_model_sizes_read_from_its_config(page):
+    cfg = model()[0].config
+    total = cfg.layers * cfg.heads
+    for lang in ("en", "zh"):
+        catalog = ROOT / "ui" / "locales" / lang / "encoder.toml"
+        typed = catalog.read_text(encoding="utf-8").replace("MiniLM-L6", "")
+        for size in {cfg.layers, cfg.heads, total, cfg.d_model}:
+            assert not re.search(rf"(?<![\d.]){size}(?![\d.])", typed), (lang, size)
+    en = texts(page(PAGE))
+    assert f"({cfg.layers} layers × {cfg.heads} heads = {total} attention heads, " in en
+    assert f"{cfg.d_model} numbers per token" in en
+    assert f"then {cfg.layers} layers of multi-head attention" in en
+    zh = texts(page(PAGE, step="3", lang="zh"))
+    assert f"{cfg.layers} 层 × {cfg.heads} 个头，共 {total} 个注意力头" in zh
+    assert f"{total} 个头按查询放在目标上的权重排序" in zh
+    assert f"{total} 个头的中位数只有" in zh
+    grid = texts(page(PAGE, step="2"))
+    assert f"each of its {cfg.heads} rows is one head" in grid
+    assert f"averaged over the {cfg.heads} heads of layer" in grid

@@ -70,6 +70,13 @@ def analyse(text: str) -> Analysis:
     return Analysis(text, enc.tokens, enc.total, enc.unknown_share, out.hidden, out.attention)
 
 
+def sizes() -> dict[str, int]:
+    """The model's sizes for running text, read from its ``config.json`` (never typed in)."""
+    cfg = load_model()[0].config
+    return {"layers": cfg.layers, "heads": cfg.heads, "total": cfg.layers * cfg.heads,
+            "width": cfg.d_model}  # fmt: skip
+
+
 def parameter_count() -> int:
     """How many numbers the model has (computed from the loaded weights)."""
     w, _ = load_model()
@@ -131,8 +138,10 @@ def read(ctx: PageContext, spec: Text, raw: str) -> Analysis:
 
 
 def step_text(ctx: PageContext, name: str, **values: object) -> None:
-    """A step's explanation: in full for a student, its short version on a projector."""
-    st.markdown(ctx.t(f"encoder.{name}_{'short' if ctx.presenter else 'text'}", **values))
+    """A step's explanation: in full for a student, its short version on a projector (the
+    model's :func:`sizes` filled in too)."""
+    key = f"encoder.{name}_{'short' if ctx.presenter else 'text'}"
+    st.markdown(ctx.t(key, **{**sizes(), **values}))
 
 
 def beside(ctx: PageContext) -> tuple[AbstractContextManager, AbstractContextManager]:
@@ -355,13 +364,13 @@ def grid_chart(
                     step["filter"] += f" && datum.panel == 'L{selected[0]}'"
         grid["title"] = t("encoder.grid_row", q=names[q])
         mean = charts.heatmap(
-            {t("encoder.layer_mean"): rows[q].mean(axis=1)},  # (L, n) mean over heads
+            {t("encoder.layer_mean", heads=H): rows[q].mean(axis=1)},  # (L, n) mean over heads
             layer_labels,
             cols,
             cell=cell,
             annotate=False,
             name=f"mean{q}",
-            title=t("encoder.layer_mean"),
+            title=t("encoder.layer_mean", heads=H),
         )
         parts += [grid, mean]
     return charts.concat(parts, "vconcat", spacing=16)
@@ -545,6 +554,7 @@ def average_notice(ctx: PageContext, a: Analysis, s: Shown, c: Controls) -> list
             t(
                 "encoder.notice_average",
                 layer=best_l,
+                heads=s.attention.shape[1],
                 head=head_name(best_l, best_h),
                 q=label(s.tokens, i),
                 k=label(s.tokens, j),
@@ -605,6 +615,7 @@ def search_notice(ctx: PageContext, found: Search) -> list[str]:
             second=head_name(int(l2), int(h2)),
             w2=charts.fmt(found.ranked[1], 3),
             median=charts.fmt(np.median(found.ranked), 3),
+            total=found.ranked.size,
         )
     ]
 
