@@ -116,7 +116,7 @@ def test_chinese_prompt_says_what_the_model_reads_and_shows_readable_pieces():
     at = open_decoder(prompt="我喜欢猫。", lang="zh")
     assert not at.exception
     assert any("字节" in str(i.value) for i in at.info)
-    strip = next(str(m.value) for m in at.markdown if "个词元" in str(m.value))
+    strip = next(str(m.value) for m in at.markdown if "个 token：" in str(m.value))
     assert "我¹ᐟ²" in strip and "\ufffd" not in strip
 
 

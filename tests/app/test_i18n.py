@@ -45,6 +45,20 @@ def test_every_key_used_in_code_exists() -> None:
     assert used and missing == []
 
 
+def test_lessons_are_named_by_subject_not_by_file_number() -> None:
+    # A student has no lesson 000 or 002: the texts say "the from-scratch lesson" instead.
+    numbered = re.compile(r"lesson 00\d|00\d's|第 ?00\d ?课")
+    for lang in LANGUAGES:
+        found = {k: v for k, v in catalog(lang).items() if numbered.search(v)}
+        assert found == {}, lang
+
+
+def test_chinese_calls_a_token_token_as_the_lessons_do() -> None:
+    # The lessons say "token"; a second word for the same thing (词元) reads as a new idea.
+    found = {k: v for k, v in catalog("zh").items() if "词元" in v}
+    assert found == {}
+
+
 @pytest.mark.parametrize(
     ("locale", "lang"),
     [("zh-CN", "zh"), ("zh-TW", "zh"), ("en-US", "en"), (None, "en"), ("fr", "en")],
