@@ -6,12 +6,16 @@ navigation link carries them along.
 """
 
 import gc
+import threading
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit import runtime
 from streamlit.delta_generator import DeltaGenerator
 
 from ui.i18n import LANGUAGE_NAMES, LANGUAGES, Translator, browser_language
@@ -226,10 +230,49 @@ def _freeze_startup_objects() -> int:
     return gc.get_freeze_count()
 
 
+# The real models load this long after a server's first page run starts: that page is drawn
+# first, on a 2-core machine, and the models are in memory well before a lecture reaches them.
+WARM_DELAY_S = 3.0
+
+
+def warm(loaders: Sequence[Callable[[], object]], delay: float) -> threading.Thread:
+    """Call ``loaders`` one after the other in a background (daemon) thread, ``delay`` seconds
+    from now, and return the thread. A loader that fails is skipped: its page reports the
+    failure itself when it is opened (a cached loader keeps no failure)."""
+
+    def run() -> None:
+        time.sleep(delay)
+        for load in loaders:
+            try:
+                load()
+            except Exception:  # the page shows its own message when it is opened
+                continue
+
+    thread = threading.Thread(target=run, name="attention-lab-warm-models", daemon=True)
+    thread.start()
+    return thread
+
+
+@st.cache_resource(show_spinner=False)
+def _warm_models() -> threading.Thread | None:
+    """Once per server process: read the two real models (SmolLM2-135M, ~540 MB, about 4 s;
+    all-MiniLM-L6-v2) in the background, so that a lecture's first visit to /decoder or
+    /encoder finds them in memory instead of waiting behind a spinner. Both loaders are the
+    pages' own ``st.cache_resource`` functions: a page opened meanwhile waits for the same
+    load instead of starting a second one. Not under AppTest, whose runtime is a stand-in: a
+    test process reads a model only when a test opens its page."""
+    if not isinstance(runtime.get_instance(), runtime.Runtime):
+        return None
+    from ui.views import decoder, encoder  # here: both modules import this one
+
+    return warm([decoder.load_model, encoder.load_model], WARM_DELAY_S)
+
+
 def shell(page: str) -> PageContext:
     """Set up the page ``page`` (an id from :mod:`ui.pages`) and return its context."""
     page_info(page)  # fail loudly on a typo in a page script
     _freeze_startup_objects()
+    _warm_models()
     bad: list[str] = []
     lang = _resolve_language(bad)
     presenter = _resolve_presenter(bad)

@@ -2,12 +2,14 @@
 
 import json
 import re
+import threading
 
 import pytest
 
 from tests.app.conftest import open_page, texts, visible_types
 from ui.i18n import Translator
 from ui.pages import PAGES, available_pages
+from ui.shell import warm
 
 
 def _page_file(info):
@@ -175,3 +177,23 @@ def test_objects_alive_after_start_up_are_frozen_once_per_process() -> None:
     assert frozen > 10_000  # the imported modules at least
     open_page("pages/2_qkv.py")
     assert gc.get_freeze_count() <= frozen  # not again (frozen objects may still be freed)
+
+
+def test_warm_calls_every_loader_in_the_background_and_skips_a_failing_one() -> None:
+    calls: list[str] = []
+
+    def broken() -> None:
+        calls.append("broken")
+        raise RuntimeError("model not installed")
+
+    thread = warm([broken, lambda: calls.append("second")], delay=0.5)
+    assert thread.daemon and calls == []  # not yet: the first page is drawn first
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    assert calls == ["broken", "second"]
+
+
+def test_pages_under_apptest_start_no_model_warm_up() -> None:
+    open_page()
+    names = [thread.name for thread in threading.enumerate()]
+    assert "attention-lab-warm-models" not in names
