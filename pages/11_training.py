@@ -6,7 +6,8 @@ import streamlit as st
 from core.training import snapshot_steps
 from ui import charts
 from ui.blocks import fragment, header, link, notice
-from ui.shell import PageContext, shell
+from ui.context import PageContext
+from ui.shell import shell
 from ui.steps import stepper
 from ui.views import training as tv
 

@@ -5,8 +5,9 @@ import streamlit as st
 
 from ui import charts
 from ui.blocks import fragment, header, link
+from ui.context import PageContext
 from ui.sentence import settings_box
-from ui.shell import PageContext, shell
+from ui.shell import shell
 from ui.steps import stepper
 from ui.views import homework as hv
 

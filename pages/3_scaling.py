@@ -3,8 +3,9 @@
 import streamlit as st
 
 from ui.blocks import fragment, header
+from ui.context import PageContext
 from ui.sentence import sentence_controls, settings_box
-from ui.shell import PageContext, shell
+from ui.shell import shell
 from ui.steps import stepper
 from ui.views import scaling as view
 

@@ -6,9 +6,10 @@ import core
 from core.softmax import EXP_OVERFLOW, exp_terms, mask_last, scale_sweep
 from ui import charts
 from ui.blocks import beside, folded, fragment, header, heading, link, notice
+from ui.context import PageContext
 from ui.exports import export_panel
 from ui.params import Int, select, slider
-from ui.shell import PageContext, shell
+from ui.shell import shell
 from ui.steps import stepper
 from ui.views import softmax as views
 from ui.views.notes import untrained

@@ -5,11 +5,12 @@ import streamlit as st
 import core
 from core.attention import mix_row
 from ui import charts
-from ui.blocks import folded, fragment, header, notice
+from ui.blocks import folded, fragment, frame, header, intro, notice
+from ui.context import PageContext
 from ui.exports import export_panel
 from ui.safe import plain
 from ui.sentence import sentence_controls, settings_box, token_picker
-from ui.shell import PageContext, shell
+from ui.shell import shell
 from ui.steps import stepper
 from ui.views import weighted_sum as view
 from ui.views.notes import short_list, untrained
@@ -31,6 +32,7 @@ def content(ctx: PageContext) -> None:
     step on screen is drawn: the page's controls (settings, token) are above the steps."""
     with settings_box(ctx, t("weighted_sum.settings")):
         s = sentence_controls(ctx)
+        i = token_picker(ctx, s.tokens, t("weighted_sum.token"))
     tr = core.self_attention_trace(s.x, *s.projections())
     labels = charts.unique_labels(s.tokens)
     v_cols = charts.dim_labels(s.d_v, "v")
@@ -40,17 +42,19 @@ def content(ctx: PageContext) -> None:
     # colour legend would only repeat them.
     strip = {**live, "largest": view.SLIDE_CELL, "legends": False} if ctx.presenter else live
     room = view.chart_room(ctx, 540)  # presenter mode: beside the step's notes
-    i = token_picker(ctx, s.tokens, t("weighted_sum.token"))
     mix = mix_row(tr.weights[i], tr.v)
     token = plain(s.tokens[i])
     notes = view.what_to_notice(ctx, s.tokens, i, mix)
 
     with steps.section(0) as on_screen:
         if on_screen:
-            view.heading(ctx, titles[0])
-            st.markdown(t("weighted_sum.row_text", token=token, i=i, n=n))
+            f = frame(ctx, view.PRESENTER_SHARE)
+            with f.lead:
+                intro(ctx)
+                view.heading(ctx, titles[0])
+                st.markdown(t("weighted_sum.row_text", token=token, i=i, n=n))
             title = t("weighted_sum.row_chart", token=labels[i])
-            left, right = view.beside(ctx)
+            left, right = f.chart, f.notes
             with left:
                 shown = charts.show_cached(
                     ctx, view.weight_bars, mix.weights, labels, title, ctx.presenter, space=room
@@ -62,8 +66,10 @@ def content(ctx: PageContext) -> None:
 
     with steps.section(1) as on_screen:
         if on_screen:
-            view.heading(ctx, titles[1])
-            st.markdown(t("weighted_sum.scale_text", i=i))
+            f = frame(ctx, view.PRESENTER_SHARE)
+            with f.lead:
+                view.heading(ctx, titles[1])
+                st.markdown(t("weighted_sum.scale_text", i=i))
             alpha = f"α_{i}"
             panels = [
                 ("V", tr.v, s.tokens, v_cols),
@@ -73,20 +79,25 @@ def content(ctx: PageContext) -> None:
             ]
             framed, kinds = {panels[3][0]: n - 1}, {alpha: "weights"}
             wide = charts.room(ctx, height=540)  # the whole width: its one note goes below
-            shown = charts.show_cached(
-                ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, space=wide, **strip
-            )
-            st.caption(t("weighted_sum.scale_caption", i=i, last=plain(s.tokens[-1])))
-            arrays = {"v": tr.v, "weights_row": mix.weights, "contributions": mix.contributions}
-            arrays["running"] = mix.running
-            export_panel(ctx, "weighted_sum_scaled", shown, arrays=arrays)
+            with f.chart:
+                shown = charts.show_cached(
+                    ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, space=wide,
+                    **strip,
+                )  # fmt: skip
+            with f.notes:
+                st.caption(t("weighted_sum.scale_caption", i=i, last=plain(s.tokens[-1])))
+                arrays = {"v": tr.v, "weights_row": mix.weights}
+                arrays |= {"contributions": mix.contributions, "running": mix.running}
+                export_panel(ctx, "weighted_sum_scaled", shown, arrays=arrays)
 
     with steps.section(2) as on_screen:
         if on_screen:
-            view.heading(ctx, titles[2])
-            st.markdown(t("weighted_sum.sum_text", token=token, i=i))
+            f = frame(ctx, view.PRESENTER_SHARE)
+            with f.lead:
+                view.heading(ctx, titles[2])
+                st.markdown(t("weighted_sum.sum_text", token=token, i=i))
             title = t("weighted_sum.sum_chart", i=i, token=labels[i])
-            left, right = view.beside(ctx)
+            left, right = f.chart, f.notes
             with left:
                 shown = charts.show_cached(
                     ctx, view.stacked, mix.contributions, mix.output, labels, f"o_{i}", title,
@@ -115,9 +126,11 @@ def content(ctx: PageContext) -> None:
 
     with steps.section(3) as on_screen:
         if on_screen:
-            view.heading(ctx, titles[3])
-            st.markdown(t("weighted_sum.matrix_text", n=n, d_v=s.d_v))
-            left, right = view.beside(ctx)
+            f = frame(ctx, view.PRESENTER_SHARE)
+            with f.lead:
+                view.heading(ctx, titles[3])
+                st.markdown(t("weighted_sum.matrix_text", n=n, d_v=s.d_v))
+            left, right = f.chart, f.notes
             right.latex(
                 r"\underbrace{O}_{n\times d_v} = "
                 r"\underbrace{A}_{n\times n}\,\underbrace{V}_{n\times d_v}"

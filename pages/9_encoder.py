@@ -5,9 +5,10 @@ import streamlit as st
 
 from ui import charts
 from ui.blocks import fragment, header, heading, link, notice
+from ui.context import PageContext
 from ui.exports import export_panel
 from ui.sentence import settings_box
-from ui.shell import PageContext, shell
+from ui.shell import shell
 from ui.steps import stepper
 from ui.views import encoder as ev
 

@@ -2,21 +2,19 @@
 pages, the two-column step layout, folded secondary material and fragments."""
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from ui.context import PageContext
 from ui.pages import available_pages, page_info
-from ui.shell import PageContext
 
 
 def header(ctx: PageContext, **values: object) -> None:
-    """The page title and its one-paragraph introduction (``<page>.title`` / ``<page>.intro``,
-    with ``values`` filled in)."""
-    st.title(ctx.t(f"{ctx.page}.title"))
-    if not ctx.presenter:
-        st.markdown(ctx.t(f"{ctx.page}.intro", **values))
+    """The page title (``<page>.title``, with ``values`` filled in). The introduction comes
+    below the first step's chart: :func:`intro`."""
+    st.title(ctx.t(f"{ctx.page}.title", **values))
 
 
 def notice(ctx: PageContext, items: list[str]) -> None:
@@ -100,3 +98,33 @@ def fragment(ctx: PageContext, draw: Callable[[PageContext], None], on_screen: b
 @st.fragment
 def _fragment(ctx: PageContext, draw: Callable[[PageContext], None], on_screen: bool) -> None:
     draw(replace(ctx, notices=st.container()) if on_screen else ctx)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Where a step's parts go. On a slide: its lead text on top, then the chart and its
+    notes side by side (the step fits one screen). For students, chart first: the chart,
+    then the lead text, then the notes, one below the other, so the chart is on the first
+    screen with the sidebar's controls that change it."""
+
+    lead: DeltaGenerator  # the step's explanation
+    chart: DeltaGenerator
+    notes: DeltaGenerator  # what to notice, captions, exports
+
+
+def frame(ctx: PageContext, share: float = 0.6) -> Frame:
+    """The :class:`Frame` of a step; presenter mode gives the chart ``share`` of the width."""
+    if ctx.presenter:
+        lead = st.container()
+        chart, notes = st.columns([share, 1 - share])
+        return Frame(lead, chart, notes)
+    chart = st.container()
+    lead = st.container()
+    return Frame(lead, chart, st.container())
+
+
+def intro(ctx: PageContext, **values: object) -> None:
+    """The page's one-paragraph introduction (``<page>.intro``), for students on the first
+    step, below its chart (the title and the chart come first on a laptop's screen)."""
+    if not ctx.presenter:
+        st.markdown(ctx.t(f"{ctx.page}.intro", **values))

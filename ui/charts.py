@@ -40,8 +40,8 @@ import pyarrow as pa
 import streamlit as st
 from streamlit import dataframe_util
 
+from ui.context import PageContext
 from ui.i18n import Translator
-from ui.shell import PageContext
 
 # The app's own font first ("Source Sans", served by Streamlit with the page): chart text
 # then matches the page around it. Chinese characters fall through to a CJK font. (With a
@@ -742,6 +742,9 @@ def theme_config(presenter: bool) -> dict:
 # Presenter mode: a 1920 x 1080 projector with the sidebar closed (~1700 px), and a height
 # that leaves the step's title, a line of text and the "what to notice" box on screen.
 PAGE_WIDTH = 880
+# Students: the height left on a 1280 x 720 laptop below the title and the step bar, so a
+# chart is on the first screen together with the sidebar's controls that change it.
+PAGE_HEIGHT = 480
 PRESENTER_WIDTH = 1660
 PRESENTER_HEIGHT = 520
 MAX_GROWTH = 2.2  # presenter mode: a small chart grows at most this much…
@@ -764,10 +767,11 @@ class Room:
 def room(ctx: PageContext, share: float = 1.0, height: int | None = None) -> Room:
     """The :class:`Room` for a chart on this page: ``share`` of the page width (``0.5`` in
     one of two equal columns), ``height`` px at most in presenter mode (default
-    :data:`PRESENTER_HEIGHT`; pass less on a step with more text)."""
+    :data:`PRESENTER_HEIGHT`; pass less on a step with more text). For students at most
+    :data:`PAGE_HEIGHT` (their text goes below the chart)."""
     if ctx.presenter:
         return Room(int(PRESENTER_WIDTH * share), height or PRESENTER_HEIGHT, grow=True)
-    return Room(int(PAGE_WIDTH * share))
+    return Room(int(PAGE_WIDTH * share), min(height or PAGE_HEIGHT, PAGE_HEIGHT))
 
 
 def _data_rows(node: Mapping, datasets: Mapping, inherited: list | None) -> list | None:

@@ -21,7 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.charts import table
-from ui.shell import PageContext
+from ui.context import PageContext
 
 
 def _json(chart: alt.TopLevelMixin | dict) -> str:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from ui.context import PageContext
 from ui.safe import plain
-from ui.shell import PageContext
 
 _INT = re.compile(r"[+-]?\d{1,12}")
 

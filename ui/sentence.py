@@ -6,7 +6,8 @@ d_model = 8, d_k = d_v = 4, seed 42, lesson embeddings — so the page reproduce
 lesson's numbers as it opens.
 """
 
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -14,9 +15,9 @@ import streamlit as st
 
 import core
 from ui.charts import unique_labels
+from ui.context import PageContext
 from ui.params import Choice, Flag, Int, Text, assign, number, select, slider, text, toggle
 from ui.safe import plain
-from ui.shell import PageContext
 
 LESSON_TEXT = "The cat sat on the mat"
 NATIVE_TEXT = {"zh": "猫坐在垫子上"}  # a page's default sentence per language (per character)
@@ -91,34 +92,38 @@ def sentence_controls(
     divides d_model), see :func:`snap_d_model`.
     """
     t = ctx.t
-    with st.container(border=True):
-        with st.container(horizontal=True, vertical_alignment="bottom"):
-            spec = replace(TEXT, default=NATIVE_TEXT.get(ctx.lang, LESSON_TEXT)) if native else TEXT
-            raw = text(ctx, spec, t("sentence.text"), help=t("sentence.text_help"))
-            st.button(
-                t("sentence.lesson"),
-                on_click=load_lesson_example,
-                icon=":material/school:",
-                help=t("sentence.lesson_help"),
-                width="content",
-            )
-        tokens = tokens_or_default(ctx, raw)
-        d_model = d_k = d_v = None
-        # One wrapping row: every control at its natural width, so no label is cut off on
-        # a narrow screen (what does not fit moves to the next line).
+    with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
+        spec = replace(TEXT, default=NATIVE_TEXT.get(ctx.lang, LESSON_TEXT)) if native else TEXT
+        raw = text(ctx, spec, t("sentence.text"), help=t("sentence.text_help"))
+        st.button(
+            "" if not ctx.presenter else t("sentence.lesson"),
+            on_click=load_lesson_example,
+            icon=":material/school:",
+            help=t("sentence.lesson_help"),
+            width="content",
+            key="lesson_example",
+        )
+    tokens = tokens_or_default(ctx, raw)
+    d_model = d_k = d_v = None
+    if dims:
+        snap = {"on_change": snap_d_model, "args": (d_model_step,)}
+        d_model = slider(ctx, D_MODEL, "d_model", **snap)
+        st.session_state[_PREVIOUS_D_MODEL] = d_model
+        if key_dims:
+            left, right = st.columns(2)
+            with left:
+                d_k = slider(ctx, D_K, "d_k")
+            with right:
+                d_v = slider(ctx, D_V, "d_v")
+    # The rarely moved ones, folded for students (every control of the sidebar then fits a
+    # laptop's screen); on a slide they sit in the settings expander already.
+    with more_box(ctx, t("sentence.more")):
         with st.container(horizontal=True, vertical_alignment="bottom", gap="medium"):
-            if dims:
-                snap = {"on_change": snap_d_model, "args": (d_model_step,)}
-                d_model = slider(ctx, D_MODEL, "d_model", width=150, **snap)
-                st.session_state[_PREVIOUS_D_MODEL] = d_model
-                if key_dims:
-                    d_k = slider(ctx, D_K, "d_k", width=150)
-                    d_v = slider(ctx, D_V, "d_v", width=150)
-            seed = number(ctx, SEED, t("sentence.seed"), width=150)
-            mode = select(
-                ctx, EMBED, t("sentence.embed"), format_func=lambda m: t(f"sentence.mode_{m}")
-            )
+            seed = number(ctx, SEED, t("sentence.seed"), width=140)
             positions = toggle(ctx, POSITIONS, t("sentence.positions"))
+        mode = select(
+            ctx, EMBED, t("sentence.embed"), format_func=lambda m: t(f"sentence.mode_{m}")
+        )
     d_model = d_model or D_MODEL.default
     x = core.embed_tokens(tokens, d_model, mode, int(seed), positions)
     return Sentence(
@@ -153,12 +158,27 @@ def current_d_model() -> int:
     return D_MODEL.parse(st.query_params.get(D_MODEL.key, "")) or D_MODEL.default
 
 
-def settings_box(ctx: PageContext, label: str) -> AbstractContextManager:
-    """Where a page's sentence controls go: in place, or a closed expander in presenter
-    mode so the slide keeps its room (``with settings_box(ctx, t("qkv.settings")): ...``)."""
+@contextmanager
+def settings_box(ctx: PageContext, label: str) -> Iterator[None]:
+    """Where a page's controls go (``with settings_box(ctx, t("qkv.settings")): ...``): for
+    students the sidebar, under ``label``, so every control stays on screen beside the chart
+    it changes; in presenter mode a closed expander above the step, so the slide keeps its
+    room."""
     if ctx.presenter:
-        return st.expander(label, icon=":material/tune:")
-    return st.container()
+        with st.expander(label, icon=":material/tune:"):
+            yield
+        return
+    with ctx.controls:
+        st.markdown(f"**{label}**")
+        yield
+
+
+def more_box(ctx: PageContext, label: str) -> AbstractContextManager:
+    """Secondary controls: a closed expander for students (in the sidebar), in place on a
+    slide (already inside the settings expander; expanders do not nest)."""
+    if ctx.presenter:
+        return st.container()
+    return st.expander(label, icon=":material/more_horiz:")
 
 
 def token_picker(ctx: PageContext, tokens: list[str], label: str) -> int:

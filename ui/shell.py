@@ -6,18 +6,15 @@ navigation link carries them along.
 """
 
 import gc
-import threading
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from urllib.parse import urlencode
 
 import streamlit as st
-from streamlit import runtime
 from streamlit.delta_generator import DeltaGenerator
 
+from ui import loaded
+from ui.context import PageContext
 from ui.i18n import LANGUAGE_NAMES, LANGUAGES, Translator, browser_language
 from ui.pages import SECTIONS, available_pages, page_info
 from ui.safe import plain
@@ -74,6 +71,12 @@ BASE_CSS = """
 .st-key-_step_choice button { max-width: none; height: auto; min-height: 2.2rem; }
 .st-key-_step_choice button p { white-space: normal; overflow: visible; text-overflow: clip;
   line-height: 1.2; }
+[data-testid="stSidebarHeader"] { height: 2.75rem; margin-bottom: 0; padding-top: 0.75rem; }
+[data-testid="stSidebarUserContent"] { padding-top: 0; padding-bottom: 2rem; }
+[data-testid="stSidebarUserContent"] [data-testid="stVerticalBlock"] { gap: 0.6rem; }
+[data-testid="stSidebarUserContent"] [data-testid="stExpander"] details summary {
+  padding-top: 0.35rem; padding-bottom: 0.35rem; }
+.st-key-lesson_example button { min-height: 2.5rem; }
 @media (max-height: 900px) {  /* a laptop: less room above the title, the chart comes sooner */
   header[data-testid="stHeader"] { height: 2.5rem; min-height: 0; }
   .block-container { padding-top: 3rem; }
@@ -118,21 +121,6 @@ a.lab-nav-link:hover, a.lab-nav-link:focus-visible { background: rgba(151, 166, 
 """
 
 
-@dataclass(frozen=True)
-class PageContext:
-    """What a page needs from the shell."""
-
-    page: str
-    lang: str
-    t: Translator
-    presenter: bool
-    notices: DeltaGenerator  # top-of-page slot for warnings about bad input
-
-    def warn(self, text: str) -> None:
-        """Show a short warning at the top of the page."""
-        self.notices.warning(text, icon=":material/warning:")
-
-
 def _resolve_language(notices: list[str]) -> str:
     """The URL's ``lang`` if valid, else the last choice in this session, else the browser's."""
     raw = st.query_params.get("lang")
@@ -171,9 +159,12 @@ def _on_presenter_change() -> None:
     st.query_params["present"] = "1" if st.session_state.get("_present_choice") else "0"
 
 
-def _sidebar(page: str, lang: str, presenter: bool, t: Translator) -> None:
+def _sidebar(page: str, lang: str, presenter: bool, t: Translator) -> DeltaGenerator:
+    """The sidebar, top to bottom: the app's name, language and presenter mode; every page
+    in one folded list (the step bar's Next leads through them in order); then the slot
+    the page's own controls go into (returned), so a student moves them beside the chart."""
     with st.sidebar:
-        st.markdown(f"### {t('app.name')}")
+        st.markdown(f"**{t('app.name')}**")
         st.session_state["_lang_choice"] = lang
         st.segmented_control(
             t("shell.language"),
@@ -182,6 +173,7 @@ def _sidebar(page: str, lang: str, presenter: bool, t: Translator) -> None:
             key="_lang_choice",
             on_change=_on_language_change,
             required=True,
+            label_visibility="collapsed",
         )
         st.session_state["_present_choice"] = presenter
         st.toggle(
@@ -190,7 +182,10 @@ def _sidebar(page: str, lang: str, presenter: bool, t: Translator) -> None:
             on_change=_on_presenter_change,
             help=t("shell.presenter_help"),
         )
-        st.html(_navigation(page, lang, presenter, t), unsafe_allow_javascript=True)
+        label = t("shell.pages", page=t(f"nav.{page}"))
+        with st.expander(label, icon=":material/menu:", expanded=presenter, key="nav_box"):
+            st.html(_navigation(page, lang, presenter, t), unsafe_allow_javascript=True)
+        return st.container(key="page_controls")
 
 
 def _navigation(page: str, lang: str, presenter: bool, t: Translator) -> str:
@@ -230,49 +225,11 @@ def _freeze_startup_objects() -> int:
     return gc.get_freeze_count()
 
 
-# The real models load this long after a server's first page run starts: that page is drawn
-# first, on a 2-core machine, and the models are in memory well before a lecture reaches them.
-WARM_DELAY_S = 3.0
-
-
-def warm(loaders: Sequence[Callable[[], object]], delay: float) -> threading.Thread:
-    """Call ``loaders`` one after the other in a background (daemon) thread, ``delay`` seconds
-    from now, and return the thread. A loader that fails is skipped: its page reports the
-    failure itself when it is opened (a cached loader keeps no failure)."""
-
-    def run() -> None:
-        time.sleep(delay)
-        for load in loaders:
-            try:
-                load()
-            except Exception:  # the page shows its own message when it is opened
-                continue
-
-    thread = threading.Thread(target=run, name="attention-lab-warm-models", daemon=True)
-    thread.start()
-    return thread
-
-
-@st.cache_resource(show_spinner=False)
-def _warm_models() -> threading.Thread | None:
-    """Once per server process: read the two real models (SmolLM2-135M, ~540 MB, about 4 s;
-    all-MiniLM-L6-v2) in the background, so that a lecture's first visit to /decoder or
-    /encoder finds them in memory instead of waiting behind a spinner. Both loaders are the
-    pages' own ``st.cache_resource`` functions: a page opened meanwhile waits for the same
-    load instead of starting a second one. Not under AppTest, whose runtime is a stand-in: a
-    test process reads a model only when a test opens its page."""
-    if not isinstance(runtime.get_instance(), runtime.Runtime):
-        return None
-    from ui.views import decoder, encoder  # here: both modules import this one
-
-    return warm([decoder.load_model, encoder.load_model], WARM_DELAY_S)
-
-
 def shell(page: str) -> PageContext:
     """Set up the page ``page`` (an id from :mod:`ui.pages`) and return its context."""
     page_info(page)  # fail loudly on a typo in a page script
     _freeze_startup_objects()
-    _warm_models()
+    loaded.warm_models()
     bad: list[str] = []
     lang = _resolve_language(bad)
     presenter = _resolve_presenter(bad)
@@ -287,8 +244,8 @@ def shell(page: str) -> PageContext:
     st.html(BASE_CSS + NAV_CSS + (PRESENTER_CSS if presenter else ""))
     _set_url("lang", lang, "")
     _set_url("present", "1" if presenter else "0", "0")
-    _sidebar(page, lang, presenter, t)
-    ctx = PageContext(page, lang, t, presenter, st.container())
+    controls = _sidebar(page, lang, presenter, t)
+    ctx = PageContext(page, lang, t, presenter, st.container(), controls)
     for item in bad:
         ctx.warn(t("params.invalid_shell", item=item))
     return ctx

@@ -24,8 +24,8 @@ from types import TracebackType
 
 import streamlit as st
 
+from ui.context import PageContext
 from ui.params import Int, check_url
-from ui.shell import PageContext
 
 STEP_KEY = "step"
 _CHOICE_KEY = "_step_choice"

@@ -8,8 +8,8 @@ import pytest
 
 from tests.app.conftest import open_page, texts, visible_types
 from ui.i18n import Translator
+from ui.loaded import warm
 from ui.pages import PAGES, available_pages
-from ui.shell import warm
 
 
 def _page_file(info):

@@ -1,6 +1,6 @@
 """Presentation helpers for the real-decoder page (pages/10_decoder.py).
 
-The model (SmolLM2-135M-Instruct) is read once per server process (:func:`load_model`,
+The model (SmolLM2-135M-Instruct) is read once per server process (:func:`ui.loaded.smollm2`,
 ``st.cache_resource``, never mutated); each prompt's forward pass is cached (:func:`run`,
 bounded). Generation runs only when a button is pressed and is kept in the session (the
 last run per mode), so moving a slider does not start it again. Every number comes from
@@ -20,11 +20,11 @@ from streamlit.delta_generator import DeltaGenerator
 
 import core.llama as llama
 from models import smollm
-from ui import charts
+from ui import charts, loaded
+from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Float, Int, Text, number, select, slider, text, toggle
 from ui.safe import plain
-from ui.shell import PageContext
 
 LESSON = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
@@ -41,17 +41,11 @@ WHY = ("it", "animal", "street")  # the lesson's question: what does "it" refer 
 RUNS_KEY = "_decoder_runs"
 
 
-@st.cache_resource(show_spinner=False)
-def load_model() -> smollm.SmolLM:
-    """The model's float32 weights and tokenizer, once per server process (read-only)."""
-    return smollm.load()
-
-
 def model_or_stop(ctx: PageContext) -> smollm.SmolLM:
     """The loaded model; a translated error (and the page stops) if it is not installed."""
     try:
         with st.spinner(ctx.t("decoder.loading")):
-            return load_model()
+            return loaded.smollm2()
     except smollm.ModelNotInstalledError:
         st.error(ctx.t("decoder.missing"), icon=":material/error:")
         st.stop()
@@ -139,7 +133,7 @@ class Prompt:
 @st.cache_data(max_entries=32, show_spinner=False)
 def tokenize(text_: str) -> Prompt:
     """Tokenise ``text_`` with the model's own tokenizer, capped at MAX_PROMPT_TOKENS."""
-    m = load_model()
+    m = loaded.smollm2()
     ids = smollm.encode(m, text_)
     kept = ids[: smollm.MAX_PROMPT_TOKENS]
     labels = smollm.token_labels(m, kept)
@@ -158,7 +152,7 @@ class Run:
 @st.cache_data(max_entries=16, show_spinner=False)
 def run(ids: tuple[int, ...]) -> Run:
     """The full forward pass on ``ids`` (cached per prompt)."""
-    out = llama.forward(load_model().weights, list(ids), all_logits=False)
+    out = llama.forward(loaded.smollm2().weights, list(ids), all_logits=False)
     return Run(out.attention, out.logits[-1])
 
 

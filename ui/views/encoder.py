@@ -1,6 +1,6 @@
 """Presentation helpers for the real-encoder page (pages/9_encoder.py).
 
-The model (all-MiniLM-L6-v2) is read once per server process (:func:`load_model`,
+The model (all-MiniLM-L6-v2) is read once per server process (:func:`ui.loaded.minilm_l6`,
 ``st.cache_resource``, never mutated); each sentence's forward pass is cached
 (:func:`analyse`, bounded). Every number comes from :mod:`core.bert`, which runs the
 concept pages' ``scaled_dot_product_attention`` in every head.
@@ -11,16 +11,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
-from tokenizers import Tokenizer
 
-from core.bert import BertWeights, explain_weight, head_ranking, key_share, without_keys
+from core.bert import explain_weight, head_ranking, key_share, without_keys
 from core.multihead import average_heads
 from models import minilm
-from ui import charts
+from ui import charts, loaded
+from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Text, assign, select, text, toggle
 from ui.safe import plain
-from ui.shell import PageContext
 
 LESSON = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
@@ -43,12 +42,6 @@ SIDE_SHARE = 0.58
 VISIBLE_CHANGE = 0.05
 
 
-@st.cache_resource(show_spinner=False)
-def load_model() -> tuple[BertWeights, Tokenizer]:
-    """The encoder's weights (read-only) and tokenizer, once per server process."""
-    return minilm.load_weights(), minilm.load_tokenizer()
-
-
 @dataclass(frozen=True)
 class Analysis:
     """One sentence through the model."""
@@ -64,7 +57,7 @@ class Analysis:
 @st.cache_data(max_entries=16, show_spinner=False)
 def analyse(text: str) -> Analysis:
     """Tokenise and run the encoder on ``text`` (cached per sentence)."""
-    weights, tokenizer = load_model()
+    weights, tokenizer = loaded.minilm_l6()
     enc = minilm.encode(tokenizer, text)
     out = minilm.run(weights, enc)
     return Analysis(text, enc.tokens, enc.total, enc.unknown_share, out.hidden, out.attention)
@@ -72,14 +65,14 @@ def analyse(text: str) -> Analysis:
 
 def sizes() -> dict[str, int]:
     """The model's sizes for running text, read from its ``config.json`` (never typed in)."""
-    cfg = load_model()[0].config
+    cfg = loaded.minilm_l6()[0].config
     return {"layers": cfg.layers, "heads": cfg.heads, "total": cfg.layers * cfg.heads,
             "width": cfg.d_model}  # fmt: skip
 
 
 def parameter_count() -> int:
     """How many numbers the model has (computed from the loaded weights)."""
-    w, _ = load_model()
+    w, _ = loaded.minilm_l6()
     arrays = [w.word, w.position, w.token_type, w.ln_g, w.ln_b]
     arrays += [a for layer in w.layers for a in vars(layer).values()]
     return sum(a.size for a in arrays)
@@ -745,7 +738,7 @@ class Explained:
 
 def explain(a: Analysis, c: Controls) -> Explained:
     """Query (first picked token) → target in the selected head, step by step."""
-    weights, _ = load_model()
+    weights, _ = loaded.minilm_l6()
     i, j = c.queries[0], c.target
     h = weights.config.heads
     ex = explain_weight(a.hidden[c.layer], weights.layers[c.layer], h, c.head, i, j)

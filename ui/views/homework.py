@@ -28,11 +28,11 @@ from core.homework import (
 )
 from ui import charts
 from ui.blocks import lazy_box, notice
+from ui.context import PageContext
 from ui.exports import npz_bytes
 from ui.i18n import Translator
 from ui.params import Choice, Int, number, select, slider
 from ui.safe import plain
-from ui.shell import PageContext
 from ui.uploads import (
     MAX_BYTES,
     Parsed,

@@ -11,10 +11,10 @@ import streamlit as st
 
 from core.lookup import CAPITALS
 from ui import charts
+from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Float, Int, select, slider
 from ui.sentence import settings_box
-from ui.shell import PageContext
 
 LON_DOMAIN = (-100.0, 170.0)
 LAT_DOMAIN = (-45.0, 70.0)

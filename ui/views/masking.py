@@ -30,11 +30,11 @@ from core.masks import (
     vector_norms,
 )
 from ui import charts
+from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Float, Int, check_url, select, slider, toggle
 from ui.safe import plain
 from ui.sentence import Sentence, sentence_controls, settings_box
-from ui.shell import PageContext
 
 PAD = "[PAD]"
 CAUSAL = Flag("causal", True)

@@ -28,9 +28,9 @@ from core.multihead import (
 )
 from core.textplot import text_heatmap
 from ui import charts
+from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import divisor_choice, select
-from ui.shell import PageContext
 
 HEADS_KEY = "heads"
 DEFAULT_HEADS = 2  # lesson 002's PyTorch example: d_model = 8, n_heads = 2

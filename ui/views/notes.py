@@ -6,8 +6,8 @@ import streamlit as st
 
 from ui.blocks import link
 from ui.charts import fmt
+from ui.context import PageContext
 from ui.pages import available_pages, page_info
-from ui.shell import PageContext
 
 TRAINED_PAGES = ("encoder", "decoder", "training")  # pages with learned attention weights
 HEAD, TAIL = 4, 2  # entries kept at the start and at the end of a shortened vector

@@ -8,11 +8,11 @@ import core
 from core.projections import fuse_qkv, fused_project
 from ui import charts
 from ui import sentence as shared
+from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, select
 from ui.safe import plain
 from ui.sentence import LESSON_SETTINGS, Sentence
-from ui.shell import PageContext
 from ui.views.notes import short_list
 
 STRIP_HEIGHT = 760  # presenter px for step 1's X, W and product: the slide's full height…

@@ -26,11 +26,11 @@ from core.experiments import (
 )
 from ui import charts
 from ui.blocks import beside, link, notice
+from ui.context import PageContext
 from ui.exports import export_panel
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Int, number, options_of, select, slider, toggle
 from ui.sentence import Sentence, settings_box
-from ui.shell import PageContext
 from ui.views.notes import untrained
 
 D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # the d_k axis of every experiment

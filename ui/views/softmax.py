@@ -23,11 +23,11 @@ from core.softmax import (
     scale_sweep,
 )
 from ui import charts
+from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Float, Text, slider, text
 from ui.safe import plain
 from ui.sentence import LESSON_TEXT, settings_box
-from ui.shell import PageContext
 
 MAX_ENTRIES = 16
 MAX_ABS = 1e6

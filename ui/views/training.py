@@ -15,10 +15,10 @@ import streamlit as st
 from core.training import TASKS, History, Snapshot, TrainConfig, loss_at, run, steps_to, train_live
 from ui import charts
 from ui.blocks import notice
+from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Int, check_url, number, select, slider, toggle
 from ui.sentence import settings_box
-from ui.shell import PageContext
 
 TASK = Choice("task", "recall", TASKS)
 D_K = Choice("d_k", "16", ("4", "16", "64", "256"))

@@ -13,8 +13,8 @@ from streamlit.delta_generator import DeltaGenerator
 from core.attention import RowMix, other_terms, top_terms
 from ui import charts
 from ui.blocks import link, notice
+from ui.context import PageContext
 from ui.safe import plain
-from ui.shell import PageContext
 from ui.views.notes import untrained
 from ui.views.qkv import vector_tex
 

@@ -1,0 +1,63 @@
+"""The real models, loaded once per server process and shared read-only by every session.
+
+Each loader is an ``st.cache_resource`` function: the first caller reads the files, every
+later one (any session) gets the same objects. :func:`warm_models` calls them in the
+background once per process, a few seconds after the server's first page run, so a
+lecture's first visit to a model page finds them in memory instead of waiting behind a
+spinner. A page opened meanwhile waits for that same load instead of starting a second one.
+"""
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+import streamlit as st
+from streamlit import runtime
+from tokenizers import Tokenizer
+
+from core.bert import BertWeights
+from models import minilm, smollm
+
+# The models load this long after a server's first page run starts: that page is drawn
+# first, on a 2-core machine, and the models are in memory well before a lecture reaches them.
+WARM_DELAY_S = 3.0
+
+
+@st.cache_resource(show_spinner=False)
+def smollm2() -> smollm.SmolLM:
+    """SmolLM2-135M's float32 weights and tokenizer (~540 MB, about 4 s on 2 cores)."""
+    return smollm.load()
+
+
+@st.cache_resource(show_spinner=False)
+def minilm_l6() -> tuple[BertWeights, Tokenizer]:
+    """all-MiniLM-L6-v2's weights and tokenizer."""
+    return minilm.load_weights(), minilm.load_tokenizer()
+
+
+def warm(loaders: Sequence[Callable[[], object]], delay: float) -> threading.Thread:
+    """Call ``loaders`` one after the other in a background (daemon) thread, ``delay`` seconds
+    from now, and return the thread. A loader that fails is skipped: its page reports the
+    failure itself when it is opened (a cached loader keeps no failure)."""
+
+    def run() -> None:
+        time.sleep(delay)
+        for load in loaders:
+            try:
+                load()
+            except Exception:  # the page shows its own message when it is opened
+                continue
+
+    thread = threading.Thread(target=run, name="attention-lab-warm-models", daemon=True)
+    thread.start()
+    return thread
+
+
+@st.cache_resource(show_spinner=False)
+def warm_models() -> threading.Thread | None:
+    """Once per server process: load every real model in the background (see the module's
+    docstring). Not under AppTest, whose runtime is a stand-in: a test process reads a model
+    only when a test opens its page."""
+    if not isinstance(runtime.get_instance(), runtime.Runtime):
+        return None
+    return warm([smollm2, minilm_l6], WARM_DELAY_S)
