@@ -11,7 +11,7 @@ from ui.params import Int, slider
 from ui.sentence import settings_box
 from ui.shell import shell
 from ui.steps import stepper
-from ui.views.notes import untrained
+from ui.notes import untrained
 
 ctx = shell("home")
 t = ctx.t

@@ -15,10 +15,10 @@ from ui import charts
 from ui.blocks import beside, fragment, header, heading, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
+from ui.notes import untrained
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import lookup as views
-from ui.views.notes import untrained
 
 ctx = shell("lookup")
 t = ctx.t

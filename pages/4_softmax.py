@@ -8,11 +8,11 @@ from ui import charts
 from ui.blocks import beside, folded, fragment, header, heading, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
+from ui.notes import untrained
 from ui.params import Int, select, slider
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import softmax as views
-from ui.views.notes import untrained
 
 SCALE = Int("scale", 1, 1, 1000)
 

@@ -8,12 +8,12 @@ from ui import charts
 from ui.blocks import folded, fragment, frame, header, intro, notice
 from ui.context import PageContext
 from ui.exports import export_panel
+from ui.notes import short_list, untrained
 from ui.safe import plain
 from ui.sentence import sentence_controls, settings_box, token_picker
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import weighted_sum as view
-from ui.views.notes import short_list, untrained
 
 ctx = shell("weighted_sum")
 t = ctx.t

@@ -6,11 +6,11 @@ from ui import charts
 from ui.blocks import beside, fragment, header, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
+from ui.notes import untrained
 from ui.sentence import current_d_model, sentence_controls, settings_box
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import multi_head as mh
-from ui.views.notes import untrained
 
 ctx = shell("multi_head")
 t = ctx.t

@@ -6,10 +6,10 @@ from ui import charts
 from ui.blocks import fragment, header, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
+from ui.notes import untrained
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import kv_cache as kv
-from ui.views.notes import untrained
 
 ctx = shell("kv_cache")
 t = ctx.t

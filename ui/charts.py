@@ -126,6 +126,15 @@ def fmt_list(values: np.ndarray, digits: int = 3) -> str:
     return "[" + ", ".join(fmt(v, digits) for v in items) + "]"
 
 
+def vector_tex(values: np.ndarray, limit: int = 8, digits: int = 3) -> str:
+    """A row vector as LaTeX ``[a, b, …]``; longer than ``limit`` entries, the first
+    ``limit − 2``, a ``…`` and the last two, so the reader sees where the vector ends."""
+    shown = [fmt(float(v), digits).replace("−", "-") for v in values]  # no "-0.00"
+    if len(values) > limit:
+        shown = [*shown[: limit - 2], r"\dots", *shown[-2:]]
+    return r"\left[\," + r",\ ".join(shown) + r"\,\right]"
+
+
 def fmt_cells(values: np.ndarray, digits: int = 2) -> list[str]:
     """:func:`fmt` of every entry (flattened) in one pass: ~2 ms for 64 × 64, not ~50 ms."""
     raw = np.asarray(values)

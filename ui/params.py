@@ -115,6 +115,14 @@ def slider(
     )
 
 
+def index_slider(ctx: PageContext, spec: Int, label: str, **kw: object) -> int:
+    """A URL-bound position slider; with a single position (no range to slide) just 0."""
+    if spec.hi <= spec.lo:
+        check_url(ctx, spec)
+        return spec.lo
+    return int(slider(ctx, spec, label, **kw))
+
+
 def number(ctx: PageContext, spec: Int, label: str, **kw: object) -> int:
     """A URL-bound integer box (for seeds and other wide ranges)."""
     check_url(ctx, spec)

@@ -4,8 +4,8 @@ import numpy as np
 
 from tests.app.conftest import open_page, texts
 from ui.i18n import Translator
+from ui.notes import short_list
 from ui.pages import PAGES
-from ui.views.notes import short_list
 
 CONCEPT_PAGES = [p for p in PAGES if p.file.startswith("pages/") and p.section != "models"][:8]
 

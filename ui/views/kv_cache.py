@@ -27,10 +27,9 @@ from ui import charts
 from ui.blocks import notice
 from ui.context import PageContext
 from ui.i18n import Translator
-from ui.params import Flag, Int, number, slider, toggle
+from ui.params import Flag, Int, index_slider, number, slider, toggle
 from ui.safe import plain
 from ui.sentence import Sentence, sentence_controls, settings_box
-from ui.views.masking import index_slider
 
 N_MAX = Int("n_max", 2048, 16, 8192)
 WIDTH = Int("width", 768, 16, 8192)

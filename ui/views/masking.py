@@ -32,7 +32,7 @@ from core.masks import (
 from ui import charts
 from ui.context import PageContext
 from ui.i18n import Translator
-from ui.params import Choice, Flag, Float, Int, check_url, select, slider, toggle
+from ui.params import Choice, Flag, Float, Int, index_slider, select, slider, toggle
 from ui.safe import plain
 from ui.sentence import Sentence, sentence_controls, settings_box
 
@@ -445,14 +445,6 @@ def generation_control(ctx: PageContext, n: int) -> int:
     """Which generation step to show: tokens 0..t exist."""
     spec = Int("gen", min(2, n - 1), 0, n - 1)
     return index_slider(ctx, spec, ctx.t("masking.gen"), help=ctx.t("masking.gen_help"))
-
-
-def index_slider(ctx: PageContext, spec: Int, label: str, **kw: object) -> int:
-    """A URL-bound position slider; with a single position (no range to slide) just 0."""
-    if spec.hi <= spec.lo:
-        check_url(ctx, spec)
-        return spec.lo
-    return int(slider(ctx, spec, label, **kw))
 
 
 def weights_text(view: MaskView) -> str:

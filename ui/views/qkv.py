@@ -8,12 +8,13 @@ import core
 from core.projections import fuse_qkv, fused_project
 from ui import charts
 from ui import sentence as shared
+from ui.charts import vector_tex as vec_tex
 from ui.context import PageContext
 from ui.i18n import Translator
+from ui.notes import short_list
 from ui.params import Choice, select
 from ui.safe import plain
 from ui.sentence import LESSON_SETTINGS, Sentence
-from ui.views.notes import short_list
 
 STRIP_HEIGHT = 760  # presenter px for step 1's X, W and product: the slide's full height…
 SLIDE_SHARE = 0.5  # …in this share of its width; the controls, formula and notes beside it
@@ -164,15 +165,6 @@ def lesson_room(ctx: PageContext) -> charts.Room:
     return charts.room(ctx, share=0.6 if ctx.presenter else 1.0, height=LESSON_HEIGHT)
 
 
-def vector_tex(values: np.ndarray, limit: int = 8, digits: int = 3) -> str:
-    """A row vector as LaTeX ``[a, b, …]``; longer than ``limit`` entries, the first
-    ``limit − 2``, a ``…`` and the last two, so the reader sees where the vector ends."""
-    shown = [charts.fmt(float(v), digits).replace("−", "-") for v in values]  # no "-0.00"
-    if len(values) > limit:
-        shown = [*shown[: limit - 2], r"\dots", *shown[-2:]]
-    return r"\left[\," + r",\ ".join(shown) + r"\,\right]"
-
-
 def is_lesson(s: Sentence) -> bool:
     """Whether the page shows the from-scratch lesson's exact example."""
     shown = {
@@ -215,9 +207,9 @@ def shapes_tex(x: np.ndarray, w: np.ndarray, out: np.ndarray, which: str) -> str
 
 def follow_tex(i: int, x_i: np.ndarray, q_i: np.ndarray, k_i: np.ndarray, v_i: np.ndarray) -> str:
     """``x_i`` and its three projections written out with the live numbers."""
-    rows = [rf"x_{{{i}}} &= {vector_tex(x_i, digits=2)}"]  # 2 decimals, as the cells below
+    rows = [rf"x_{{{i}}} &= {vec_tex(x_i, digits=2)}"]  # 2 decimals, as the cells below
     for name, vec in (("q", q_i), ("k", k_i), ("v", v_i)):
-        rows.append(rf"{name}_{{{i}}} &= x_{{{i}}}\,W^{name.upper()} = {vector_tex(vec, digits=2)}")
+        rows.append(rf"{name}_{{{i}}} &= x_{{{i}}}\,W^{name.upper()} = {vec_tex(vec, digits=2)}")
     return r"\begin{aligned}" + r"\\".join(rows) + r"\end{aligned}"
 
 

@@ -29,9 +29,9 @@ from ui.blocks import beside, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.i18n import Translator
+from ui.notes import untrained
 from ui.params import Choice, Flag, Int, number, options_of, select, slider, toggle
 from ui.sentence import Sentence, settings_box
-from ui.views.notes import untrained
 
 D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # the d_k axis of every experiment
 TRIALS = 200  # random softmax rows averaged per point of the saturation curves

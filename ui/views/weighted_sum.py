@@ -13,10 +13,10 @@ from streamlit.delta_generator import DeltaGenerator
 from core.attention import RowMix, other_terms, top_terms
 from ui import charts
 from ui.blocks import link, notice
+from ui.charts import vector_tex as vec_tex
 from ui.context import PageContext
+from ui.notes import untrained
 from ui.safe import plain
-from ui.views.notes import untrained
-from ui.views.qkv import vector_tex
 
 ALL_TERMS_UP_TO = 8  # sentences this short get every term of the sum written out
 TOP_TERMS = 6  # longer ones: this many largest terms, then the rest summed
@@ -205,15 +205,15 @@ def sum_tex(i: int, mix: RowMix, v: np.ndarray) -> str:
     lines = [rf"o_{{{i}}} &= \sum_{{j}} \alpha_{{{i}j}}\, v_j"]
     for k, j in enumerate(keep):
         sign = "=" if k == 0 else "+"
-        term = rf"{mix.weights[j]:.3f}\cdot\underbrace{{{vector_tex(v[j])}}}_{{v_{{{j}}}}}"
+        term = rf"{mix.weights[j]:.3f}\cdot\underbrace{{{vec_tex(v[j])}}}_{{v_{{{j}}}}}"
         lines.append(rf"&{sign} {term}")
     if len(keep) < n:
         rest, _ = other_terms(mix.weights, v, keep)
         shown = ",".join(str(j) for j in keep)
         lines.append(
-            rf"&+ \sum_{{j\,\notin\,\{{{shown}\}}}} \alpha_{{{i}j}}\, v_j = {vector_tex(rest)}"
+            rf"&+ \sum_{{j\,\notin\,\{{{shown}\}}}} \alpha_{{{i}j}}\, v_j = {vec_tex(rest)}"
         )
-    lines.append(rf"&= {vector_tex(mix.output)}")
+    lines.append(rf"&= {vec_tex(mix.output)}")
     return r"\begin{aligned}" + r"\\[2pt]".join(lines) + r"\end{aligned}"
 
 
