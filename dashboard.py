@@ -5,31 +5,27 @@ import streamlit as st
 
 import core
 from ui import charts
-from ui.blocks import header, link, notice
+from ui import steps as stepbar
+from ui.blocks import frame, header, intro, link, notice
 from ui.exports import export_panel
+from ui.notes import untrained
 from ui.params import Int, slider
 from ui.sentence import settings_box
 from ui.shell import shell
-from ui.steps import stepper
-from ui.notes import untrained
 
 ctx = shell("home")
 t = ctx.t
 header(ctx)
-steps = stepper(ctx, [t("home.why_title"), t("home.formula_title"), t("home.pipeline_title")])
+titles = [t("home.why_title"), t("home.formula_title"), t("home.pipeline_title")]
+steps = stepbar.stepper(ctx, titles)
 
 
 @st.fragment
 def why(on_screen: bool) -> None:
     """Step 1 (a fragment: its slider reruns only this step); off screen, just its slider."""
-    if on_screen and not ctx.presenter:  # the step bar names the step
-        st.subheader(t("home.why_title"))
-    left, right = st.columns([3, 2]) if on_screen else (None, st.container())
-    with right:
-        if on_screen:
-            st.markdown(t("home.why_text"))
+    with settings_box(ctx, t("home.why_settings")) if on_screen else st.container():
         distance_max = slider(ctx, Int("distance", 50, 2, 200), t("home.distance"))
-    if left is None:
+    if not on_screen:
         return
     distance, rnn, attn = core.path_lengths(distance_max)
     data = pd.concat(
@@ -38,7 +34,12 @@ def why(on_screen: bool) -> None:
             pd.DataFrame({"distance": distance, "steps": attn, "model": t("home.attention")}),
         ]
     )
-    with left:
+    f = frame(ctx, 0.6)
+    with f.lead:
+        intro(ctx)
+        if not ctx.presenter:  # the step bar names the step
+            st.subheader(t("home.why_title"))
+    with f.chart:
         chart = charts.show_cached(
             ctx,
             charts.lines,
@@ -50,11 +51,14 @@ def why(on_screen: bool) -> None:
             x_title=t("home.distance_axis"),
             y_title=t("home.steps_axis"),
             color_domain=[t("home.rnn"), t("home.attention")],
-            width=760,
-            height=340,
+            width=620,
+            height=300,
+            space=charts.room(ctx, 0.6 if ctx.presenter else 1.0),
         )
-    export_panel(ctx, "path_lengths", chart=chart, data=data)
-    notice(ctx, [t("home.notice_rnn", d=distance_max), t("home.notice_attention")])
+    with f.notes:
+        st.markdown(t("home.why_text"))
+        notice(ctx, [t("home.notice_rnn", d=distance_max), t("home.notice_attention")])
+        export_panel(ctx, "path_lengths", chart=chart, data=data)
 
 
 with steps.section(0) as on_screen:
@@ -74,10 +78,9 @@ with steps.section(1) as on_screen:
 @st.fragment
 def pipeline(on_screen: bool) -> None:
     """Step 3 (a fragment: its sliders rerun only this step); off screen, just its sliders."""
-    if on_screen and not ctx.presenter:  # the step bar names the step
-        st.subheader(t("home.pipeline_title"))
-    with settings_box(ctx, t("home.settings")):
-        c1, c2, c3, c4 = st.columns(4)
+    with settings_box(ctx, t("home.settings")) if on_screen else st.container():
+        c1, c2 = st.columns(2)
+        c3, c4 = st.columns(2)
         with c1:
             n = slider(ctx, Int("n", 6, 2, 32), t("home.n"))
         with c2:
@@ -122,6 +125,10 @@ def pipeline(on_screen: bool) -> None:
         ],
     )
     untrained(ctx)
+    start = stepbar.neighbours("home")[1]
+    if start is not None:  # where a first-time student goes next
+        st.markdown(t("home.start_here"))
+        link(ctx, start.id, t("home.start_link", page=t(f"nav.{start.id}")))
 
 
 with steps.section(2) as on_screen:

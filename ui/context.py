@@ -1,6 +1,6 @@
 """What every page gets from the shell: its id, language, translator, presenter flag and the
 places the shell keeps for it. Its own module so that every ``ui`` module can take a context
-without importing the shell (``ui/`` has no import cycle: tests/app/test_ui_imports.py)."""
+without importing the shell (``ui/`` has no import cycle: tests/test_project.py)."""
 
 from dataclasses import dataclass
 

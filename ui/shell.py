@@ -77,6 +77,15 @@ BASE_CSS = """
 [data-testid="stSidebarUserContent"] [data-testid="stExpander"] details summary {
   padding-top: 0.35rem; padding-bottom: 0.35rem; }
 .st-key-lesson_example button { min-height: 2.5rem; }
+/* a page's last (first) step: Next (Back) is a link to the next (previous) page, drawn as
+   the step bar's buttons are (Next in the theme's primary colour) */
+.st-key-step_next a, .st-key-step_prev a { justify-content: center; min-height: 2.5rem;
+  border: 1px solid rgba(49, 51, 63, 0.2); border-radius: 0.5rem; padding: 0.25rem 0.6rem; }
+.st-key-step_next a { background: rgb(197, 57, 72); border-color: rgb(197, 57, 72); }
+.st-key-step_next a, .st-key-step_next a p, .st-key-step_next a span { color: #fff; }
+.st-key-step_next a:hover { background: rgb(170, 44, 58); }
+.st-key-step_next a p, .st-key-step_prev a p { white-space: normal; text-align: center;
+  line-height: 1.2; }
 @media (max-height: 900px) {  /* a laptop: less room above the title, the chart comes sooner */
   header[data-testid="stHeader"] { height: 2.5rem; min-height: 0; }
   .block-container { padding-top: 3rem; }

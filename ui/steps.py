@@ -12,8 +12,10 @@ homework checker) may stack its steps for students instead.
 In presenter mode the clicker keys are caught by a small script (:data:`CLICKER_JS`) before
 any widget sees them: a slider the lecturer just dragged keeps its focus (and its arrow
 keys), but PageDown/PageUp still turn the step. A step taller than the screen is scrolled
-first: PageDown shows the rest of it, then moves on. Escape gives the focus back to the
-page. A student's keys keep their usual meaning.
+first: PageDown shows the rest of it, then moves on. On a page's last step Next (and
+PageDown) opens the next page's first step, on its first step Back (and PageUp) the previous
+page's last step (``?step=last``), in the navigation's order: the clicker walks the whole
+lecture. Escape gives the focus back to the page. A student's keys keep their usual meaning.
 
 The URL is the single source of truth for the step: the buttons' callbacks write
 ``st.query_params`` directly and the step bar is redrawn from it on every run.
@@ -25,6 +27,7 @@ from types import TracebackType
 import streamlit as st
 
 from ui.context import PageContext
+from ui.pages import PageInfo, available_pages
 from ui.params import Int, check_url
 
 STEP_KEY = "step"
@@ -40,7 +43,8 @@ CLICKER_JS = """
   const doc = window.document;
   const main = () => doc.querySelector('[data-testid="stMain"]');
   const press = (name) => {
-    const button = doc.querySelector(`.st-key-step_${name} button`);
+    // a button on the page, or on a page's last (first) step a link to the next (previous) page
+    const button = doc.querySelector(`.st-key-step_${name} button, .st-key-step_${name} a`);
     if (!button || button.disabled) return;
     const area = main();
     if (area) area.scrollTop = 0;
@@ -50,6 +54,14 @@ CLICKER_JS = """
     if (!doc.querySelector(".st-key-arrow_keys")) return;  // not presenting
     if (event.key === "Escape") {
       if (doc.activeElement && doc.activeElement !== doc.body) doc.activeElement.blur();
+      return;
+    }
+    const arrow = event.key === "ArrowRight" || event.key === "ArrowLeft";
+    if (arrow && (!doc.activeElement || doc.activeElement === doc.body)) {
+      // the arrow keys' own buttons step within a page; at either end they go on here
+      const link = doc.querySelector(
+        `.st-key-step_${event.key === "ArrowRight" ? "next" : "prev"} a`);
+      if (link) { event.preventDefault(); event.stopImmediatePropagation(); link.click(); }
       return;
     }
     if (event.key !== "PageDown" && event.key !== "PageUp") return;
@@ -70,6 +82,32 @@ CLICKER_JS = """
 })();
 </script>
 """
+
+
+LAST = "last"  # ?step=last: a page's last step (where PageUp from the next page lands)
+
+
+def neighbours(page: str) -> tuple[PageInfo | None, PageInfo | None]:
+    """The pages before and after ``page`` in the navigation's order (None at either end)."""
+    pages = available_pages()
+    i = [p.id for p in pages].index(page)
+    return (pages[i - 1] if i > 0 else None), (pages[i + 1] if i + 1 < len(pages) else None)
+
+
+def _page_button(ctx: PageContext, target: PageInfo, forward: bool) -> None:
+    """On a page's last (first) step, Next (Back) leads to the next (previous) page's first
+    (last) step, saying where: the clicker walks a whole lecture, and a student who reached
+    the end of a page finds the next one."""
+    carry = {"lang": ctx.lang, **({"present": "1"} if ctx.presenter else {})}
+    name = ctx.t(f"nav.{target.id}")
+    st.page_link(
+        target.file,
+        label=ctx.t("steps.next_page" if forward else "steps.prev_page", page=name),
+        icon=":material/chevron_right:" if forward else ":material/chevron_left:",
+        icon_position="right" if forward else "left",
+        query_params={**carry, STEP_KEY: "1" if forward else LAST},
+        width="stretch",
+    )
 
 
 def _go(step: int) -> None:
@@ -142,32 +180,46 @@ def stepper(ctx: PageContext, titles: list[str], stacked: bool = False) -> Steps
         return Steps(None)
     count = len(titles)
     spec = Int(STEP_KEY, 1, 1, count)
+    if st.query_params.get(STEP_KEY) == LAST:
+        _go(count)
     check_url(ctx, spec)
     current = spec.parse(st.query_params.get(STEP_KEY, "1")) or 1
     _go(current)
-    prev_col, bar_col, next_col = st.columns([1.3, 7.4, 1.3], vertical_alignment="center")
+    before, after = neighbours(ctx.page)
+    before = before if current == 1 else None
+    after = after if current == count else None
+    widths = [2.6 if before else 1.3, 6.0, 2.6 if after else 1.3]
+    prev_col, bar_col, next_col = st.columns(widths, vertical_alignment="center")
     with prev_col:
-        st.button(
-            ctx.t("steps.prev"),
-            key="step_prev",  # PageUp (see CLICKER_JS)
-            on_click=_move,
-            args=(-1, count),
-            icon=":material/chevron_left:",
-            width="stretch",
-            disabled=current == 1,
-        )
+        if before:
+            with st.container(key="step_prev"):  # PageUp (see CLICKER_JS)
+                _page_button(ctx, before, forward=False)
+        else:
+            st.button(
+                ctx.t("steps.prev"),
+                key="step_prev",  # PageUp (see CLICKER_JS)
+                on_click=_move,
+                args=(-1, count),
+                icon=":material/chevron_left:",
+                width="stretch",
+                disabled=current == 1,
+            )
     with next_col:
-        st.button(
-            ctx.t("steps.next"),
-            key="step_next",  # PageDown (see CLICKER_JS)
-            on_click=_move,
-            args=(1, count),
-            icon=":material/chevron_right:",
-            icon_position="right",
-            width="stretch",
-            type="primary",
-            disabled=current == count,
-        )
+        if after:
+            with st.container(key="step_next"):  # PageDown (see CLICKER_JS)
+                _page_button(ctx, after, forward=True)
+        else:
+            st.button(
+                ctx.t("steps.next"),
+                key="step_next",  # PageDown (see CLICKER_JS)
+                on_click=_move,
+                args=(1, count),
+                icon=":material/chevron_right:",
+                icon_position="right",
+                width="stretch",
+                type="primary",
+                disabled=current == count,
+            )
     with bar_col:
         st.session_state[_CHOICE_KEY] = str(current)
         st.segmented_control(

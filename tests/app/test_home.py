@@ -1,6 +1,8 @@
 """The home page (dashboard.py): why attention, the formula, the five steps with shapes."""
 
-from tests.app.conftest import open_page, texts
+import json
+
+from tests.app.conftest import open_page, texts, visible_of
 from ui.i18n import Translator
 
 
@@ -20,7 +22,22 @@ def test_home_says_the_pipeline_weights_are_random_in_both_languages():
 
 def test_presenter_pipeline_folds_its_sizes_but_keeps_them_in_the_url():
     at = open_page(None, lang="en", present="1", step="3", n="5", d_k="3")
-    assert [e.label for e in at.expander] == [Translator("en")("home.settings")]
+    assert [e.label for e in at.main.expander] == [Translator("en")("home.settings")]
     assert not [s.value for s in at.subheader]  # the step bar names the step
     assert any("`QKᵀ (5, 5)`" in m.value for m in at.markdown)
     assert any("`Q, K (5, 3)`" in m.value for m in at.markdown)
+
+
+def test_students_move_the_sizes_in_the_sidebar_and_find_where_to_start():
+    t = Translator("zh")
+    at = open_page(None, lang="zh", step="3")
+    assert {s.key for s in at.sidebar.slider} == {"n", "d_model", "d_k", "d_v"}
+    assert not visible_of(at, "Slider"), "step 1's slider waits off screen, hidden"
+    assert t("home.start_here") in texts(at)
+    assert [p.proto.page for p in at.main.get("page_link")].count("lookup") == 2  # link, Next
+
+
+def test_the_first_steps_chart_fits_a_laptops_column():
+    at = open_page(None, lang="en")
+    view = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    assert view["width"] <= 880 and view["height"] <= 480

@@ -197,3 +197,43 @@ def test_pages_under_apptest_start_no_model_warm_up() -> None:
     open_page()
     names = [thread.name for thread in threading.enumerate()]
     assert "attention-lab-warm-models" not in names
+
+
+def _page_links(at) -> list:
+    return [e.proto for e in at.main.get("page_link")]
+
+
+def test_students_move_the_page_controls_in_the_sidebar_and_slides_keep_them_above() -> None:
+    at = open_page("pages/5_weighted_sum.py", lang="en")
+    assert {s.key for s in at.sidebar.slider} == {"d_model", "d_k", "d_v"}
+    assert not at.main.slider, "no control between the step bar and the chart"
+    assert at.sidebar.text_input(key="text").value == "The cat sat on the mat"
+    at = open_page("pages/5_weighted_sum.py", lang="en", present="1")
+    assert not at.sidebar.slider and {s.key for s in at.main.slider} == {"d_model", "d_k", "d_v"}
+
+
+def test_navigation_is_one_folded_list_naming_the_page_on_screen() -> None:
+    at = open_page("pages/4_softmax.py", lang="zh")
+    box = at.sidebar.expander[0]
+    assert Translator("zh")("nav.softmax") in box.label
+    assert 'class="lab-nav"' in box.get("html")[0].proto.body
+
+
+def test_the_last_step_leads_to_the_next_page_and_the_first_back_to_the_previous() -> None:
+    t = Translator("zh")
+    at = open_page(None, lang="zh", step="3")
+    ahead = [p for p in _page_links(at) if p.label == t("steps.next_page", page=t("nav.lookup"))]
+    assert len(ahead) == 1 and ahead[0].page == "lookup"
+    assert ahead[0].query_string == "lang=zh&step=1"
+    assert "下一步" not in [b.label for b in at.button], "no dead Next button on the last step"
+    at = open_page("pages/1_lookup.py", lang="zh", present="1")
+    back = [p for p in _page_links(at) if p.label == t("steps.prev_page", page=t("nav.home"))]
+    assert len(back) == 1 and back[0].query_string == "lang=zh&present=1&step=last"
+    at = open_page(None, lang="en", step="1")
+    assert not [p for p in _page_links(at) if "step=last" in p.query_string], "home is first"
+
+
+def test_step_last_opens_a_pages_last_step_without_a_warning() -> None:
+    at = open_page("pages/5_weighted_sum.py", lang="en", step="last")
+    assert at.query_params["step"] == "4"
+    assert not at.warning
