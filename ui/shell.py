@@ -94,6 +94,18 @@ BASE_CSS = """
 </style>
 """
 
+# Chinese mode: Streamlit's own English texts that a student sees, in Chinese. Streamlit 1.67
+# has no setting for them, so the English span is hidden and its Chinese put in its place
+# (the hint under a text box being edited, the skip link that keyboard users meet first).
+ZH_CSS = """
+<style>
+[data-testid="InputInstructions"] > span:first-child:not(:last-child) { font-size: 0; }
+[data-testid="InputInstructions"] > span:first-child:not(:last-child)::after {
+  content: "按回车键确认"; font-size: 0.75rem; }
+[data-testid="stSkipToContent"] { font-size: 0; }
+[data-testid="stSkipToContent"]::after { content: "跳到正文"; font-size: 1rem; }
+</style>
+"""
 
 # The navigation is plain links (one HTML element, see _navigation); a left click on one is
 # turned into the app's own in-page navigation: the address changes (history.pushState) and
@@ -250,7 +262,9 @@ def shell(page: str) -> PageContext:
         layout="wide",
         initial_sidebar_state="collapsed" if presenter else "auto",
     )
-    st.html(BASE_CSS + NAV_CSS + (PRESENTER_CSS if presenter else ""))
+    st.html(
+        BASE_CSS + NAV_CSS + (PRESENTER_CSS if presenter else "") + (ZH_CSS if lang == "zh" else "")
+    )
     _set_url("lang", lang, "")
     _set_url("present", "1" if presenter else "0", "0")
     controls = _sidebar(page, lang, presenter, t)
