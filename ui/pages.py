@@ -40,10 +40,14 @@ PAGES = (
     PageInfo("kv_cache", "pages/8_kv_cache.py", "practice", ":material/memory:"),
     PageInfo("encoder", "pages/9_encoder.py", "models", ":material/travel_explore:"),
     PageInfo("decoder", "pages/10_decoder.py", "models", ":material/edit_note:"),
+    PageInfo("rope", "pages/13_rope.py", "today", ":material/rotate_right:"),
+    PageInfo("gqa", "pages/14_gqa.py", "today", ":material/group_work:"),
+    PageInfo("flash", "pages/15_flash.py", "today", ":material/bolt:"),
+    PageInfo("sinks", "pages/16_sinks.py", "today", ":material/anchor:"),
     PageInfo("training", "pages/11_training.py", "exercises", ":material/model_training:"),
     PageInfo("homework", "pages/12_homework.py", "exercises", ":material/task_alt:"),
 )
-SECTIONS = ("start", "concepts", "practice", "models", "exercises", "reference")
+SECTIONS = ("start", "concepts", "practice", "models", "today", "exercises", "reference")
 
 
 @cache
