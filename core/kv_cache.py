@@ -171,15 +171,76 @@ def repeat_kv(x: np.ndarray, n_rep: int) -> np.ndarray:
     return np.repeat(x, n_rep, axis=0)  # (h, n, d)
 
 
+def tile_kv(x: np.ndarray, n_rep: int) -> np.ndarray:
+    """The classic bug: copy the whole stack of key/value heads ``n_rep`` times (``np.tile``,
+    or torch's ``k.repeat(n_rep, 1, 1)``) instead of repeating each head in place.
+
+    Shapes: ``(h_kv, n, d)`` -> ``(h_kv · n_rep, n, d)``; query head ``i`` then reads head
+    ``i % h_kv``, not ``i // n_rep``: the right shape, the wrong heads (the same only when
+    ``h_kv`` or ``n_rep`` is 1).
+    """
+    return np.tile(x, (n_rep, 1, 1))  # (h, n, d)
+
+
+def kv_head_of(h: int, h_kv: int, tiled: bool = False) -> np.ndarray:
+    """Which key/value head each query head reads: ``i // (h / h_kv)`` (:func:`repeat_kv`),
+    or ``i % h_kv`` with the tiling bug (:func:`tile_kv`).
+
+    Shapes: -> int ``(h,)``. Raises ``ValueError`` unless ``h_kv`` divides ``h``.
+    """
+    if h_kv < 1 or h % h_kv:
+        raise ValueError(f"the {h} query heads must split evenly over {h_kv} key/value heads")
+    heads = np.arange(h)  # (h,)
+    return heads % h_kv if tiled else heads // (h // h_kv)
+
+
+def kv_numbers_per_token(layers: int, h_kv: int, d_head: int) -> int:
+    """Numbers a key/value cache holds per token: a key and a value of ``d_head`` for each
+    of the ``h_kv`` key/value heads of every layer, ``2 · layers · h_kv · d_head``.
+
+    Shapes: scalars -> int. SmolLM2 (30 layers, 3 K/V heads of 64): 11,520.
+    """
+    return 2 * layers * h_kv * d_head
+
+
+def kv_variants(h: int, h_kv: int) -> dict[str, int]:
+    """Key/value heads of the three designs for a model with ``h`` query heads: multi-head
+    (one per query head), grouped-query (``h_kv``), multi-query (one for all).
+
+    Shapes: scalars -> ``{"MHA": h, "GQA": h_kv, "MQA": 1}``.
+    """
+    return {"MHA": h, "GQA": h_kv, "MQA": 1}
+
+
+def kv_cache_bytes(
+    tokens: int | np.ndarray, layers: int, h_kv: int, d_head: int, bytes_per_number: int
+) -> int | np.ndarray:
+    """Memory of the key/value cache at ``tokens`` tokens (4 bytes a number in float32,
+    2 in float16). SmolLM2 at 8192 tokens in float16: 188,743,680 bytes = 180 MiB.
+
+    Shapes: ``tokens`` scalar or ``(t,)`` -> same, integers.
+    """
+    per_token = kv_numbers_per_token(layers, h_kv, d_head) * bytes_per_number
+    if np.ndim(tokens):
+        return np.asarray(tokens, dtype=np.int64) * per_token  # (t,)
+    return int(tokens) * per_token
+
+
 def grouped_query_attention(
     q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Scaled dot-product attention with fewer key/value heads than query heads.
+    """Scaled dot-product attention with fewer key/value heads than query heads: query head
+    ``i`` uses key/value head ``i // (h / h_kv)`` (:func:`repeat_kv`). ``h_kv = h`` is
+    ordinary multi-head attention, ``h_kv = 1`` multi-query attention.
 
     Shapes: ``q`` ``(h, n_q, d_k)``, ``k`` ``(h_kv, n_k, d_k)``, ``v`` ``(h_kv, n_k, d_v)``
     with ``h`` a multiple of ``h_kv``, ``mask`` bool broadcastable to ``(h, n_q, n_k)``
-    -> ``(output (h, n_q, d_v), weights (h, n_q, n_k))``.
+    (True = may attend) -> ``(output (h, n_q, d_v), weights (h, n_q, n_k))``. A query with
+    every key masked gets zero weights and a zero output, as in
+    :func:`core.scaled_dot_product_attention`.
     """
+    if k.shape[0] < 1 or q.shape[0] % k.shape[0]:
+        raise ValueError(f"{q.shape[0]} query heads do not split over {k.shape[0]} K/V heads")
     n_rep = q.shape[0] // k.shape[0]
     return scaled_dot_product_attention(q, repeat_kv(k, n_rep), repeat_kv(v, n_rep), mask)
 

@@ -8,9 +8,10 @@ feed-forward with residual. A final RMSNorm and the (tied) token embedding give 
 
 Weights use the row-vector convention of the rest of ``core``: ``x @ W`` with ``W`` of shape
 ``(d_in, d_out)``. The query/key columns are in GGUF order, where every head's features are
-stored as interleaved pairs ``(2i, 2i+1)``: :func:`apply_rope` rotates those pairs (the same
-maths as Hugging Face's ``rotate_half`` on the un-permuted weights; the attention weights
-are identical because queries and keys are permuted alike).
+stored as interleaved pairs ``(2i, 2i+1)``: :func:`core.rope.apply_rope` (the one RoPE of
+``core``) rotates those pairs (the same maths as Hugging Face's ``rotate_half`` on the
+un-permuted weights; the attention weights are identical because queries and keys are
+permuted alike).
 
 Incremental decoding keeps one :class:`core.kv_cache.GQACache` per layer; prefilling the
 prompt and then feeding one token at a time gives the same logits as the full forward.
@@ -24,6 +25,7 @@ import numpy as np
 from core.kv_cache import GQACache, gqa_decode_step, grouped_query_attention
 from core.masks import causal_mask
 from core.multihead import merge_heads, split_heads
+from core.rope import apply_rope, rope_angles
 from core.softmax import softmax
 
 
@@ -39,6 +41,7 @@ class LlamaConfig:
     vocab: int
     eps: float = 1e-5  # RMSNorm epsilon
     rope_base: float = 10_000.0
+    context: int | None = None  # the context length it was trained for (None: not given)
 
     @property
     def d_head(self) -> int:
@@ -105,28 +108,6 @@ def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     return weight * (x * (1.0 / np.sqrt(ms + eps)))  # the reference's order of rounding
 
 
-def rope_angles(positions: np.ndarray, d_head: int, base: float) -> tuple[np.ndarray, np.ndarray]:
-    """Cosines and sines of the rotation angles ``p · base^(−2i/d_head)``.
-
-    Shapes: ``positions`` ``(n,)`` -> ``(cos (n, d_head/2), sin (n, d_head/2))`` float32.
-    """
-    inv_freq = 1.0 / base ** (np.arange(0, d_head, 2, dtype=np.float32) / d_head)  # (d/2,)
-    angles = np.asarray(positions, dtype=np.float32)[:, None] * inv_freq  # (n, d/2)
-    return np.cos(angles), np.sin(angles)
-
-
-def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-    """Rotate each interleaved feature pair ``(2i, 2i+1)`` by its angle.
-
-    Shapes: ``x`` ``(..., n, d_head)``, ``cos``/``sin`` ``(n, d_head/2)`` -> ``(..., n, d_head)``.
-    """
-    even, odd = x[..., 0::2], x[..., 1::2]  # (..., n, d/2) each
-    out = np.empty_like(x)
-    out[..., 0::2] = even * cos - odd * sin
-    out[..., 1::2] = even * sin + odd * cos
-    return out
-
-
 def blocks(x: np.ndarray, w: np.ndarray, ends: list[int]) -> list[np.ndarray]:
     """``x @ w`` cut into column blocks at ``ends``. One token (decoding) takes one wide
     product: it reads each weight once, and streaming them is the cost there. Several
@@ -178,14 +159,18 @@ def finish_block(
     return x + swiglu(rms_norm(x, layer.ffn_norm, config.eps), layer)
 
 
-def block(x: np.ndarray, layer: LayerWeights, config: LlamaConfig) -> tuple[np.ndarray, np.ndarray]:
-    """One decoder block over a whole sequence with the causal mask.
+def block(
+    x: np.ndarray, layer: LayerWeights, config: LlamaConfig, mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """One decoder block over a whole sequence, with the causal mask unless ``mask`` is given.
 
-    Shapes: ``x`` ``(n, d_model)`` -> ``(x (n, d_model), weights (h, n, n))``.
+    Shapes: ``x`` ``(n, d_model)``, ``mask`` bool ``(n, n)`` (True = may attend) ->
+    ``(x (n, d_model), weights (h, n, n))``.
     """
     n = x.shape[0]
+    mask = causal_mask(n) if mask is None else mask
     q, k, v = project_qkv(x, layer, config, np.arange(n))
-    mixed, weights = grouped_query_attention(q, k, v, causal_mask(n))  # (h, n, d), (h, n, n)
+    mixed, weights = grouped_query_attention(q, k, v, mask)  # (h, n, d), (h, n, n)
     return finish_block(x, mixed, layer, config), weights
 
 
@@ -197,21 +182,45 @@ def output_logits(x: np.ndarray, weights: LlamaWeights) -> np.ndarray:
     return rms_norm(x, weights.out_norm, weights.config.eps) @ weights.embed.T
 
 
-def forward(weights: LlamaWeights, ids: np.ndarray | list[int], all_logits: bool = True) -> Forward:
+def forward(
+    weights: LlamaWeights,
+    ids: np.ndarray | list[int],
+    all_logits: bool = True,
+    mask: np.ndarray | None = None,
+) -> Forward:
     """The full forward pass, keeping every layer's attention and residual stream.
 
-    Shapes: ``ids`` ``(n,)`` integers -> :class:`Forward` with ``hidden``
-    ``(L + 1, n, d_model)``, ``attention`` ``(L, h, n, n)`` and ``logits`` ``(n, vocab)``
-    (``(1, vocab)``, the last token's, with ``all_logits=False``).
+    Shapes: ``ids`` ``(n,)`` integers, ``mask`` bool ``(n, n)`` (True = may attend; default
+    the causal mask, e.g. :func:`core.masks.sliding_window_mask` instead) -> :class:`Forward`
+    with ``hidden`` ``(L + 1, n, d_model)``, ``attention`` ``(L, h, n, n)`` and ``logits``
+    ``(n, vocab)`` (``(1, vocab)``, the last token's, with ``all_logits=False``).
     """
     x = weights.embed[np.asarray(ids)]  # (n, d_model)
     hidden, attention = [x], []
     for layer in weights.layers:
-        x, w = block(x, layer, weights.config)
+        x, w = block(x, layer, weights.config, mask)
         hidden.append(x)
         attention.append(w)
     logits = output_logits(x if all_logits else x[-1:], weights)
     return Forward(np.stack(hidden), np.stack(attention), logits)
+
+
+def lean_forward(
+    weights: LlamaWeights, ids: np.ndarray | list[int], rows: int, mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The forward pass of :func:`forward`, keeping only the logits of the last ``rows``
+    positions and each head's :func:`first_token_share` — not every attention weight
+    (``(L, h, n, n)``: 300 MB for SmolLM2 at 500 tokens) nor every position's logits.
+
+    Shapes: ``ids`` ``(n,)`` with ``n >= 2``, ``mask`` bool ``(n, n)`` (default causal) ->
+    ``(logits (rows, vocab), first_share (L, h))``.
+    """
+    x = weights.embed[np.asarray(ids)]  # (n, d_model)
+    shares = []
+    for layer in weights.layers:
+        x, w = block(x, layer, weights.config, mask)  # (n, d_model), (h, n, n)
+        shares.append(first_token_share(w[None])[0])  # (h,)
+    return output_logits(x[-rows:], weights), np.stack(shares)  # (rows, vocab), (L, h)
 
 
 def empty_caches(config: LlamaConfig) -> tuple[GQACache, ...]:
@@ -305,6 +314,18 @@ def first_token_share(attention: np.ndarray) -> np.ndarray:
     Shapes: ``attention`` ``(L, h, n, n)`` with ``n >= 2`` -> ``(L, h)``.
     """
     return attention[:, :, 1:, 0].mean(axis=-1)  # (L, h)
+
+
+def token_nll(logits: np.ndarray, targets: np.ndarray | list[int]) -> np.ndarray:
+    """Negative log-likelihood (nats) of each target under the softmax of its logits row;
+    the exponential of their mean is the perplexity.
+
+    Shapes: ``logits`` ``(m, vocab)``, ``targets`` ``(m,)`` integers -> ``(m,)`` float64.
+    """
+    z = np.asarray(logits, dtype=np.float64)  # (m, vocab)
+    top = z.max(axis=-1, keepdims=True)  # (m, 1)
+    log_total = top[:, 0] + np.log(np.exp(z - top).sum(axis=-1))  # (m,) log Σ exp z
+    return log_total - z[np.arange(z.shape[0]), np.asarray(targets)]
 
 
 def top_tokens(logits: np.ndarray, temperature: float, k: int) -> tuple[np.ndarray, np.ndarray]:

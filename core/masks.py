@@ -24,6 +24,49 @@ def causal_mask(n: int) -> np.ndarray:
     return np.tril(np.ones((n, n), dtype=bool))
 
 
+def sliding_window_mask(n: int, window: int, sinks: int = 0) -> np.ndarray:
+    """Causal mask that keeps only the last ``window`` tokens, plus the first ``sinks``.
+
+    Token ``i`` may attend to ``j`` when ``j <= i`` and either ``i − window < j`` (the
+    window, itself included) or ``j < sinks`` (the "attention sink" tokens a streaming cache
+    keeps). ``window >= n`` with no sinks is :func:`causal_mask`.
+
+    Shapes: -> bool ``(n, n)``, True = may attend.
+    """
+    if window < 1:
+        raise ValueError(f"window must be at least 1 (the token itself), got {window}")
+    if sinks < 0:
+        raise ValueError(f"sinks must be 0 or more, got {sinks}")
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]  # (n, 1), (1, n)
+    return (j <= i) & ((j > i - window) | (j < sinks))  # (n, n)
+
+
+def window_reach(window: int, layers: int) -> int:
+    """How many positions back a token's information can come from after ``layers`` layers
+    of sliding-window attention: each layer adds ``window − 1`` (the window holds the token
+    itself), so ``(window − 1) · layers``.
+
+    Shapes: scalars -> int.
+    """
+    if window < 1 or layers < 0:
+        raise ValueError(f"need window >= 1 and layers >= 0, got {window} and {layers}")
+    return (window - 1) * layers
+
+
+def receptive_field(mask: np.ndarray, layers: int) -> np.ndarray:
+    """Which tokens can reach which after ``layers`` layers that all use ``mask``: the
+    boolean matrix power ``mask^layers`` (``i`` reaches ``j`` if some path
+    ``i -> k -> … -> j`` follows visible entries, one per layer).
+
+    Shapes: bool ``(n, n)`` -> bool ``(n, n)``; 0 layers gives the identity.
+    """
+    step = np.asarray(mask, dtype=float)  # (n, n) 0/1: path counts stay exact in float64
+    reach = np.eye(step.shape[0], dtype=bool)  # (n, n)
+    for _ in range(layers):
+        reach = (reach @ step) > 0  # (n, n)
+    return reach
+
+
 def padding_mask(valid: np.ndarray | list) -> np.ndarray:
     """Mask out padding keys.
 

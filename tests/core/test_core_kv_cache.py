@@ -1,7 +1,9 @@
 """core/kv_cache.py: KV-cached decoding equals full causal attention (also grouped-query);
-the cost model and the page's helpers (step check, cumulative costs, memory, sampling)."""
+the cost model and the page's helpers (step check, cumulative costs, memory, sampling);
+grouped-query attention against torch, the K/V tiling bug and the cache's memory."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -16,8 +18,13 @@ from core import (
     decode_trace,
     gqa_decode_step,
     grouped_query_attention,
+    kv_cache_bytes,
+    kv_head_of,
+    kv_numbers_per_token,
+    kv_variants,
     repeat_kv,
     scaled_dot_product_attention,
+    tile_kv,
 )
 from core.kv_cache import (
     cache_bytes,
@@ -26,6 +33,7 @@ from core.kv_cache import (
     sample_steps,
     step_vs_full_diff,
 )
+from tests.core.conftest import optional_module
 
 vals = st.floats(-3.0, 3.0, allow_nan=False, allow_infinity=False)
 
@@ -194,3 +202,99 @@ def test_without_cache_grows_faster_than_with_cache():
     ratio = cost_ratio(c)
     assert np.all(np.diff(ratio) > 0)
     assert ratio[-1] > 100
+
+
+# Grouped-query attention: the right and the wrong way to share K/V heads, torch, memory.
+
+
+def test_tile_kv_repeats_the_whole_stack_the_classic_bug():
+    k = np.arange(3)[:, None, None] * np.ones((3, 2, 4))  # head j filled with j
+    tiled = tile_kv(k, 3)  # (9, 2, 4)
+    assert tiled.shape == repeat_kv(k, 3).shape == (9, 2, 4)
+    assert tiled[:, 0, 0].tolist() == [0, 1, 2, 0, 1, 2, 0, 1, 2]
+    assert repeat_kv(k, 3)[:, 0, 0].tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+
+
+def test_kv_head_of_each_query_head_right_and_tiled():
+    assert kv_head_of(9, 3).tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    assert kv_head_of(9, 3, tiled=True).tolist() == [0, 1, 2, 0, 1, 2, 0, 1, 2]
+    assert kv_head_of(4, 4).tolist() == kv_head_of(4, 4, tiled=True).tolist() == [0, 1, 2, 3]
+    assert kv_head_of(4, 1).tolist() == [0, 0, 0, 0]
+    with pytest.raises(ValueError, match="split evenly"):
+        kv_head_of(9, 2)
+
+
+def test_repeat_kv_and_tile_kv_give_the_heads_kv_head_of_names():
+    k = np.random.default_rng(0).normal(size=(3, 4, 2))
+    np.testing.assert_array_equal(repeat_kv(k, 3), k[kv_head_of(9, 3)])
+    np.testing.assert_array_equal(tile_kv(k, 3), k[kv_head_of(9, 3, tiled=True)])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(1, 6), st.integers(0, 10_000))
+def test_tiling_gives_the_same_attention_only_when_nothing_is_shared_or_all_is(h_kv, rep, n, seed):
+    rng = np.random.default_rng(seed)
+    q = rng.normal(size=(h_kv * rep, n, 4))
+    k, v = rng.normal(size=(h_kv, n, 4)), rng.normal(size=(h_kv, n, 3))
+    right, _ = grouped_query_attention(q, k, v, causal_mask(n))
+    wrong, _ = scaled_dot_product_attention(q, tile_kv(k, rep), tile_kv(v, rep), causal_mask(n))
+    if h_kv == 1 or rep == 1:
+        np.testing.assert_array_equal(wrong, right)
+    else:
+        assert np.abs(wrong - right).max() > 1e-6
+
+
+def test_mha_and_mqa_are_the_two_ends_of_grouped_query_attention():
+    rng = np.random.default_rng(2)
+    q, k, v = rng.normal(size=(4, 5, 3)), rng.normal(size=(4, 5, 3)), rng.normal(size=(4, 5, 2))
+    mha, w_mha = grouped_query_attention(q, k, v)
+    ref, w_ref = scaled_dot_product_attention(q, k, v)
+    np.testing.assert_array_equal(mha, ref)
+    np.testing.assert_array_equal(w_mha, w_ref)
+    mqa, _ = grouped_query_attention(q, k[:1], v[:1])
+    ref1, _ = scaled_dot_product_attention(q, k[0], v[0])  # one K/V for all heads broadcasts
+    np.testing.assert_allclose(mqa, ref1, atol=1e-15)
+
+
+def test_grouped_query_attention_refuses_heads_that_do_not_split_and_zeroes_blind_rows():
+    rng = np.random.default_rng(3)
+    with pytest.raises(ValueError, match="split"):
+        grouped_query_attention(rng.normal(size=(4, 2, 3)), *rng.normal(size=(2, 3, 2, 3)))
+    q, k, v = rng.normal(size=(4, 3, 2)), rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 2))
+    mask = causal_mask(3)
+    mask[1] = False
+    out, w = grouped_query_attention(q, k, v, mask)
+    assert np.isfinite(out).all()
+    np.testing.assert_array_equal(w[:, 1], 0.0)
+    np.testing.assert_array_equal(out[:, 1], 0.0)
+
+
+@pytest.mark.parametrize(("h", "h_kv"), [(9, 3), (8, 2), (6, 6), (4, 1)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_grouped_query_attention_equals_torch_with_enable_gqa(h, h_kv, causal):
+    torch = optional_module("torch")
+    rng = np.random.default_rng(h * 10 + h_kv)
+    q, k, v = (
+        rng.normal(size=(h, 7, 8)),
+        rng.normal(size=(h_kv, 7, 8)),
+        rng.normal(size=(h_kv, 7, 5)),
+    )
+    out, _ = grouped_query_attention(q, k, v, causal_mask(7) if causal else None)
+    t = [torch.from_numpy(x) for x in (q, k, v)]
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    ref = sdpa(*t, is_causal=causal, enable_gqa=True).numpy()
+    np.testing.assert_allclose(out, ref, atol=1e-12)
+
+
+def test_kv_numbers_per_token_by_hand_and_for_the_three_designs():
+    assert kv_numbers_per_token(layers=2, h_kv=3, d_head=4) == 2 * 2 * 3 * 4
+    heads = kv_variants(h=12, h_kv=4)
+    assert heads == {"MHA": 12, "GQA": 4, "MQA": 1}
+    per = {name: kv_numbers_per_token(2, n, 4) for name, n in heads.items()}
+    assert per["MHA"] == 3 * per["GQA"] == 12 * per["MQA"]
+
+
+def test_kv_cache_bytes_for_one_token_and_along_a_context():
+    assert kv_cache_bytes(1, 2, 3, 4, 4) == 48 * 4
+    assert isinstance(kv_cache_bytes(10, 2, 3, 4, 2), int)
+    np.testing.assert_array_equal(kv_cache_bytes(np.array([0, 1, 5]), 2, 3, 4, 2), [0, 96, 480])

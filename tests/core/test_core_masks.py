@@ -14,8 +14,11 @@ from core import (
     apply_mask,
     causal_mask,
     padding_mask,
+    receptive_field,
     scaled_dot_product_attention,
+    sliding_window_mask,
     softmax,
+    window_reach,
 )
 from core.masks import (
     SMALL_NEGATIVE,
@@ -249,3 +252,81 @@ def test_rows_with_a_visible_key_agree_for_every_fill(scores, mask, dtype, tempe
     np.testing.assert_allclose(ws[0][seen], ws[1][seen], atol=tol)
     np.testing.assert_allclose(row_sums(ws[0])[seen], 1.0, atol=tol * 10)
     assert np.all(ws[0][~mask] == 0.0)
+
+
+# Sliding windows and attention sinks.
+
+
+def test_sliding_window_mask_by_hand_with_one_sink():
+    # window 2: itself and the token before; sink: token 0 stays visible to everyone
+    expected = np.array(
+        [
+            [1, 0, 0, 0, 0],
+            [1, 1, 0, 0, 0],
+            [1, 1, 1, 0, 0],
+            [1, 0, 1, 1, 0],
+            [1, 0, 0, 1, 1],
+        ],
+        dtype=bool,
+    )
+    m = sliding_window_mask(5, 2, sinks=1)
+    assert m.dtype == bool
+    np.testing.assert_array_equal(m, expected)
+    without_sink = np.eye(5, dtype=bool) | np.eye(5, k=-1, dtype=bool)  # the diagonal and below
+    np.testing.assert_array_equal(sliding_window_mask(5, 2), without_sink)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 12), st.integers(1, 14), st.integers(0, 14))
+def test_sliding_window_mask_equals_its_definition_entry_by_entry(n, window, sinks):
+    m = sliding_window_mask(n, window, sinks)
+    assert m.shape == (n, n)
+    for i in range(n):
+        for j in range(n):
+            assert m[i, j] == (j <= i and (i - window < j or j < sinks))
+    assert not (m & ~causal_mask(n)).any()  # never a later token
+    if n:
+        assert m.diagonal().all()  # always itself
+
+
+def test_a_window_as_long_as_the_text_is_the_causal_mask_and_window_one_is_itself():
+    np.testing.assert_array_equal(sliding_window_mask(6, 6), causal_mask(6))
+    np.testing.assert_array_equal(sliding_window_mask(6, 100, sinks=3), causal_mask(6))
+    np.testing.assert_array_equal(sliding_window_mask(4, 1), np.eye(4, dtype=bool))
+
+
+@pytest.mark.parametrize(("window", "sinks"), [(0, 0), (-3, 1), (2, -1)])
+def test_sliding_window_mask_refuses_a_window_below_one_or_negative_sinks(window, sinks):
+    with pytest.raises(ValueError, match=r"window|sinks"):
+        sliding_window_mask(5, window, sinks)
+
+
+def test_sliding_window_attention_puts_exactly_zero_weight_outside_the_window():
+    rng = np.random.default_rng(4)
+    q, k, v = rng.normal(size=(3, 8, 4))
+    mask = sliding_window_mask(8, 3, sinks=1)
+    _, w = scaled_dot_product_attention(q, k, v, mask)
+    assert np.all(w[~mask] == 0.0)
+    np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-12)
+
+
+def test_receptive_field_of_one_layer_is_the_mask_and_of_none_is_the_token_itself():
+    m = sliding_window_mask(7, 3)
+    np.testing.assert_array_equal(receptive_field(m, 1), m)
+    np.testing.assert_array_equal(receptive_field(m, 0), np.eye(7, dtype=bool))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 8), st.integers(0, 6))
+def test_with_l_layers_a_token_reaches_back_exactly_l_times_window_minus_one(n, window, layers):
+    reach = receptive_field(sliding_window_mask(n, window), layers)
+    back = window_reach(window, layers)
+    for i in range(n):
+        np.testing.assert_array_equal(np.flatnonzero(reach[i]), np.arange(max(0, i - back), i + 1))
+
+
+def test_window_reach_by_hand_and_its_errors():
+    assert window_reach(4, 3) == 9  # a window of 4 adds 3 older tokens per layer
+    assert window_reach(1, 10) == 0  # each token only ever sees itself
+    with pytest.raises(ValueError):
+        window_reach(0, 2)

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core.llama as llama
+from core.masks import causal_mask, sliding_window_mask
 from core.multihead import split_heads
 
 CFG = llama.LlamaConfig(
@@ -196,3 +197,37 @@ def test_first_token_share_ignores_the_first_query():
     att = np.zeros((1, 1, 3, 3))
     att[0, 0] = [[1.0, 0, 0], [0.8, 0.2, 0], [0.4, 0.1, 0.5]]
     np.testing.assert_allclose(llama.first_token_share(att), [[0.6]])
+
+
+def test_forward_with_the_causal_mask_given_is_the_default_forward_exactly():
+    default = llama.forward(tiny(), IDS)
+    given_mask = llama.forward(tiny(), IDS, mask=causal_mask(len(IDS)))
+    np.testing.assert_array_equal(given_mask.logits, default.logits)
+    np.testing.assert_array_equal(given_mask.attention, default.attention)
+
+
+def test_a_sliding_window_changes_only_the_tokens_past_the_window():
+    full = llama.forward(tiny(), IDS)
+    windowed = llama.forward(tiny(), IDS, mask=sliding_window_mask(len(IDS), 3))
+    # tokens 0..2 see all they ever could: every layer computes the same rows for them
+    np.testing.assert_array_equal(windowed.logits[:3], full.logits[:3])
+    assert np.abs(windowed.logits[3:] - full.logits[3:]).max(axis=-1).min() > 1e-6
+    assert np.all(windowed.attention[:, :, 3:, 0] == 0.0)  # token 0 is out of their window
+    with_sink = llama.forward(tiny(), IDS, mask=sliding_window_mask(len(IDS), 3, sinks=1))
+    assert np.all(with_sink.attention[:, :, :, 0] > 0.0)
+
+
+def test_lean_forward_keeps_the_last_logits_and_first_token_shares_of_the_full_forward():
+    mask = sliding_window_mask(len(IDS), 4, sinks=1)
+    full = llama.forward(tiny(), IDS, mask=mask)
+    logits, share = llama.lean_forward(tiny(), IDS, 3, mask)
+    np.testing.assert_allclose(logits, full.logits[-3:], rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(share, llama.first_token_share(full.attention))
+
+
+def test_token_nll_by_hand():
+    # two equal logits: probability 1/2 each, −log(1/2) = ln 2; a likely token costs little
+    nll = llama.token_nll(np.array([[0.0, 0.0], [0.0, 5.0]]), [1, 1])
+    np.testing.assert_allclose(nll, [np.log(2.0), np.log1p(np.exp(-5.0))], rtol=1e-12)
+    big = llama.token_nll(np.array([[1000.0, 999.0]], dtype=np.float32), [1])
+    np.testing.assert_allclose(big, [np.log1p(np.exp(1.0))], rtol=1e-12)  # no overflow

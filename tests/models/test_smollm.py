@@ -6,10 +6,13 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+import core
 import core.llama as llama
 import models
 from models import smollm
+from tests.core.conftest import optional_module
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "smollm_reference.npz"
 LESSON = "The animal didn't cross the street because it was too tired."
@@ -198,3 +201,110 @@ def test_fast_reader_gives_the_libraries_fields_and_tensors_exactly():
             got = smollm._dequantize(mine)
             assert got.dtype == np.float32 and np.array_equal(got, ref), mine.name
     assert q4_1 > 100  # the fast path was exercised, not only the library's
+
+
+# Attention in today's models (issue 31): the real model's RoPE, GQA and attention sinks.
+
+
+def test_load_config_reads_the_sizes_without_the_weights():
+    cfg = smollm.load_config()
+    assert cfg == model().config
+    assert cfg.context == 8192
+
+
+def test_rope_facts_of_the_real_model_read_from_its_file():
+    cfg = smollm.load_config()
+    d, base = cfg.d_head, cfg.rope_base
+    wavelengths = core.rope_wavelengths(d, base)
+    assert wavelengths.shape == (32,)
+    assert wavelengths[0] == pytest.approx(2 * np.pi) and round(wavelengths[-1], -3) == 438_000
+    assert core.rope_slow_pairs(d, base, cfg.context) == 12
+    q, k = np.random.default_rng(0).normal(size=(2, d))
+    here = core.rope_score(q, k, 5, 2, base)
+    assert abs(core.rope_score(q, k, 105, 102, base) - here) < 1e-13
+    assert abs(core.rope_score(q, k, 5, 3, base) - here) > 1e-3
+
+
+def test_kv_cache_memory_of_the_real_model():
+    cfg = smollm.load_config()
+    per_token = core.kv_numbers_per_token(cfg.n_layers, cfg.n_kv_heads, cfg.d_head)
+    assert per_token == 11_520
+    assert core.kv_cache_bytes(1, cfg.n_layers, cfg.n_kv_heads, cfg.d_head, 4) == 46_080
+    assert core.kv_cache_bytes(1, cfg.n_layers, cfg.n_kv_heads, cfg.d_head, 2) == 23_040
+    full = core.kv_cache_bytes(cfg.context, cfg.n_layers, cfg.n_kv_heads, cfg.d_head, 2)
+    assert full == 180 * 2**20
+    heads = core.kv_variants(cfg.n_heads, cfg.n_kv_heads)
+    mha = core.kv_numbers_per_token(cfg.n_layers, heads["MHA"], cfg.d_head)
+    mqa = core.kv_numbers_per_token(cfg.n_layers, heads["MQA"], cfg.d_head)
+    assert mha == 3 * per_token and mqa * 3 == per_token
+
+
+def test_layer_qkv_are_the_inputs_of_each_layers_attention():
+    ids = reference()["s0_ids"].tolist()
+    qkv = smollm.layer_qkv(model(), ids)
+    cfg = model().config
+    assert len(qkv) == cfg.n_layers
+    q, k, v = qkv[3]
+    assert q.shape == (cfg.n_heads, len(ids), cfg.d_head) and k.shape == v.shape
+    assert k.shape == (cfg.n_kv_heads, len(ids), cfg.d_head) and q.dtype == np.float32
+    _, w = core.grouped_query_attention(q, k, v, core.causal_mask(len(ids)))
+    np.testing.assert_array_equal(w, ours(0).attention[3])
+
+
+def test_grouped_query_attention_on_every_layer_equals_torch_and_tiling_does_not():
+    torch = optional_module("torch")
+    ids = reference()["s1_ids"].tolist()
+    mask = core.causal_mask(len(ids))
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    for q, k, v in smollm.layer_qkv(model(), ids):
+        out, _ = core.grouped_query_attention(q, k, v, mask)
+        t = [torch.from_numpy(x)[None] for x in (q, k, v)]  # (1, heads, n, d)
+        ref = sdpa(*t, attn_mask=torch.from_numpy(mask), enable_gqa=True)[0].numpy()
+        assert np.abs(out - ref).max() <= 1e-5  # float32 rounding (measured <= 4.9e-6)
+        rep = q.shape[0] // k.shape[0]
+        tiled = core.tile_kv(k, rep), core.tile_kv(v, rep)
+        wrong, _ = core.scaled_dot_product_attention(q, *tiled, mask)
+        assert np.abs(wrong - out).max() > 0.1
+
+
+SHORT = 40  # tokens scored at the end of the first paragraph of the sinks text (~100 tokens)
+
+
+@cache
+def paragraph_ids() -> list[int]:
+    return smollm.encode(model(), smollm.sinks_text().split("\n\n")[0])
+
+
+def test_the_sinks_text_is_a_few_hundred_tokens_of_english():
+    n = len(smollm.encode(model(), smollm.sinks_text()))
+    assert 450 <= n <= 600
+    assert smollm.sinks_text().isascii()
+
+
+def test_full_attention_perplexity_is_the_exponential_of_the_mean_nll_of_the_last_tokens():
+    ids = paragraph_ids()
+    n = len(ids)
+    run = smollm.window_run(model(), ids, None, 0, SHORT)
+    logits = llama.forward(model().weights, ids).logits
+    expected = llama.token_nll(logits[n - SHORT - 1 : n - 1], ids[n - SHORT :]).mean()
+    assert run.nll == pytest.approx(expected, rel=1e-6)
+    assert run.perplexity == pytest.approx(np.exp(expected), rel=1e-6)
+    assert run.first_share.shape == (model().config.n_layers,)
+    np.testing.assert_allclose(run.last_logits, logits[-1], rtol=1e-5, atol=1e-5)
+    # a window as long as the text is full attention, bit for bit
+    assert smollm.window_run(model(), ids, n, 0, SHORT).nll == run.nll
+
+
+def test_a_short_window_hurts_and_keeping_the_first_token_as_a_sink_recovers_most_of_it():
+    text = smollm.sinks_text().split("\n\n")[0]
+    full, window, sink = smollm.sink_experiment(8, 1, SHORT, text=text, model=model())
+    assert (full.window, window.window, sink.window, sink.sinks) == (None, 8, 8, 1)
+    assert full.perplexity < sink.perplexity < window.perplexity
+    assert window.perplexity > 3 * sink.perplexity
+    # the sink gets attention in the deep layers; the window alone cannot see it
+    assert sink.first_share[12:].mean() > 0.2 > window.first_share[12:].mean()
+
+
+def test_window_run_refuses_to_score_more_tokens_than_can_be_predicted():
+    with pytest.raises(ValueError, match="score"):
+        smollm.window_run(model(), paragraph_ids()[:5], None, 0, 5)

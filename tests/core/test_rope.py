@@ -1,0 +1,109 @@
+"""core/rope.py: rotary positions — the pairs' speeds, the rotation itself and the score that
+depends only on the offset. The real model's numbers (SmolLM2's base and head width, read
+from its file) are checked in tests/models/test_smollm.py."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import core.llama
+import core.rope
+from core import (
+    apply_rope,
+    rope_angles,
+    rope_frequencies,
+    rope_relative_score,
+    rope_rotate,
+    rope_score,
+    rope_slow_pairs,
+    rope_wavelengths,
+    rotate_pair,
+)
+
+
+def test_the_llama_forward_uses_the_one_rope_in_core():
+    assert core.llama.apply_rope is core.rope.apply_rope is apply_rope
+    assert core.llama.rope_angles is core.rope.rope_angles is rope_angles
+
+
+def test_frequencies_by_hand_start_at_one_radian_per_token():
+    # d = 4, base 100: θ = 100^(0/4), 100^(−2/4) = 1, 0.1
+    np.testing.assert_allclose(rope_frequencies(4, 100.0), [1.0, 0.1], rtol=1e-15)
+    np.testing.assert_allclose(rope_wavelengths(4, 100.0), [2 * np.pi, 20 * np.pi], rtol=1e-15)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 64), st.floats(2.0, 1e6))
+def test_each_pair_is_slower_than_the_last_by_the_same_factor(half, base):
+    theta = rope_frequencies(2 * half, base)
+    assert theta.shape == (half,) and theta[0] == 1.0
+    np.testing.assert_allclose(theta[1:] / theta[:-1], base ** (-1 / half), rtol=1e-12)
+
+
+def test_slow_pairs_are_those_whose_wavelength_exceeds_the_context():
+    # wavelengths 2π ≈ 6.28 and 20π ≈ 62.83
+    assert rope_slow_pairs(4, 100.0, 6) == 2
+    assert rope_slow_pairs(4, 100.0, 7) == 1
+    assert rope_slow_pairs(4, 100.0, 62) == 1
+    assert rope_slow_pairs(4, 100.0, 63) == 0
+
+
+def test_angles_are_float32_by_default_as_the_model_computes_them():
+    cos, sin = rope_angles(np.arange(3), 8, 1e4)
+    assert cos.shape == sin.shape == (3, 4) and cos.dtype == np.float32
+    cos64, _ = rope_angles(np.arange(3), 8, 1e4, np.float64)
+    assert cos64.dtype == np.float64
+    np.testing.assert_allclose(cos, cos64, atol=1e-6)
+
+
+def test_rotate_pair_quarter_turn_by_hand():
+    np.testing.assert_allclose(rotate_pair(np.array([1.0, 0.0]), np.pi / 2), [0.0, 1.0], atol=1e-16)
+    np.testing.assert_allclose(rotate_pair(np.array([[3.0, 4.0]]), np.pi), [[-3.0, -4.0]])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(-50, 500), st.sampled_from([2, 4, 8, 16]))
+def test_apply_rope_turns_pair_i_by_position_times_theta_i(seed, position, d):
+    x = np.random.default_rng(seed).normal(size=(1, d))  # (n=1, d)
+    out = rope_rotate(x, [position], 1e4)[0]  # (d,)
+    theta = rope_frequencies(d, 1e4)
+    for i in range(d // 2):
+        pair = rotate_pair(x[0, 2 * i : 2 * i + 2], position * theta[i])
+        np.testing.assert_allclose(out[2 * i : 2 * i + 2], pair, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(out), np.linalg.norm(x), rtol=1e-12)
+
+
+def test_rope_rotate_keeps_the_precision_and_position_zero_is_the_identity():
+    x = np.random.default_rng(1).normal(size=(2, 3, 8))  # (h, n, d)
+    out = rope_rotate(x, [0, 1, 2], 1e4)
+    assert out.dtype == np.float64 and out.shape == x.shape
+    np.testing.assert_array_equal(out[:, 0], x[:, 0])
+    assert rope_rotate(x.astype(np.float32), [0, 1, 2], 1e4).dtype == np.float32
+    cos, sin = rope_angles(np.arange(3), 8, 1e4, np.float64)
+    np.testing.assert_array_equal(out, apply_rope(x, cos, sin))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2000), st.integers(0, 2000), st.integers(0, 5000), st.integers(0, 9999))
+def test_the_score_depends_only_on_the_offset(m, n, shift, seed):
+    rng = np.random.default_rng(seed)
+    q, k = rng.normal(size=64), rng.normal(size=64)
+    here = rope_score(q, k, m, n, 1e5)
+    assert rope_score(q, k, m + shift, n + shift, 1e5) == pytest.approx(here, abs=1e-10)
+    assert rope_relative_score(q, k, m - n, 1e5) == pytest.approx(here, abs=1e-10)
+
+
+def test_a_different_offset_gives_a_different_score():
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=64), rng.normal(size=64)
+    same = abs(rope_score(q, k, 5, 2, 1e5) - rope_score(q, k, 105, 102, 1e5))
+    other = abs(rope_score(q, k, 5, 2, 1e5) - rope_score(q, k, 5, 3, 1e5))
+    assert same < 1e-13 and other > 1e-3
+
+
+def test_offset_zero_gives_the_plain_dot_product():
+    rng = np.random.default_rng(3)
+    q, k = rng.normal(size=16), rng.normal(size=16)
+    assert rope_relative_score(q, k, 0, 1e4) == pytest.approx(float(q @ k), rel=1e-14)
+    assert rope_score(q, k, 7, 7, 1e4) == pytest.approx(float(q @ k), rel=1e-12)
