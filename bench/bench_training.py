@@ -144,7 +144,7 @@ def bench_browser(presses: int = 30) -> None:
     from conftest import CHROMIUM_ARGS
     from playwright.sync_api import sync_playwright
 
-    sys.path.insert(0, "/work/shared/tools")
+    sys.path.insert(0, str(ROOT.parent / "shared" / "tools"))  # ../shared/tools/lab_bench.py
     from lab_bench import REF_SRC
 
     ref = Path(tempfile.mkdtemp()) / "ref_app.py"
