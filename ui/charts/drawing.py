@@ -1,0 +1,210 @@
+"""From a chart to the screen: themed, fitted to its room, drawn, and cached per input.
+
+:func:`show` draws a chart (a dict or an Altair chart) in the house theme
+(:func:`to_spec`), fitted to its room (:func:`ui.charts.sizing.fit`), with
+``st.vega_lite_chart``. :func:`show_cached` does the same for ``builder(*args,
+**kwargs)`` and builds, fits and converts its data for the browser once per distinct input
+(Streamlit's data cache, keyed on the pickled inputs, the presenter flag and the room:
+each caller gets its own copy, so sessions share nothing mutable); :func:`build` only
+builds, once per input. The spec they return carries the chart's data, so the exports
+(PNG/SVG, and :func:`ui.charts.specs.table` for the CSV) are made from the very chart on
+screen.
+
+Altair charts are converted with ``to_dict(validate=False)`` (the builders are tested to
+produce valid specs) and their datasets renamed by order (:func:`stable_names`). Nothing
+here switches Altair's global theme or data transformer (``st.altair_chart`` does, under a
+lock): charts are converted with the defaults and drawn with ``st.vega_lite_chart``.
+"""
+
+import hashlib
+import io
+import pickle
+import re
+from collections.abc import Callable
+
+import altair as alt
+import pyarrow as pa
+import streamlit as st
+from streamlit import dataframe_util
+
+from ui.charts.sizing import Room, fit, has_nodes, room
+from ui.charts.theme import theme_config
+from ui.context import PageContext
+from ui.i18n import Translator
+
+_HASHED = re.compile(r"data-[0-9a-f]{32}")  # Altair's name for a dataset: a hash of its rows
+
+
+def stable_names(spec: dict) -> dict:
+    """``spec`` with Altair's dataset names (a hash of the rows) replaced by their order,
+    ``data-0``, ``data-1``, …: new values under the old name leave the spec unchanged, so
+    the chart on screen swaps its data instead of being compiled and drawn again."""
+    old = [name for name in spec.get("datasets", {}) if _HASHED.fullmatch(name)]
+    if not old:
+        return spec
+    taken = set(spec["datasets"]) - set(old)
+    free = (f"data-{k}" for k in range(len(spec["datasets"]) + 1) if f"data-{k}" not in taken)
+    new = dict(zip(old, free, strict=False))
+
+    def walk(node: object) -> object:
+        if isinstance(node, list):
+            return [walk(x) for x in node] if has_nodes(node) else node
+        if not isinstance(node, dict):
+            return node
+        if isinstance(node.get("name"), str) and node["name"] in new:
+            return {**node, "name": new[node["name"]]}  # a reference: {"name": …}
+        return {k: v if k == "datasets" else walk(v) for k, v in node.items()}
+
+    out = walk(spec)
+    out["datasets"] = {new.get(k, k): v for k, v in spec["datasets"].items()}
+    return out
+
+
+def to_spec(chart: alt.TopLevelMixin | dict, presenter: bool) -> dict:
+    """A finished Vega-Lite spec (a dict) in the house theme, sized by its own width and
+    height (axes and legends come on top: ``autosize: pad``).
+
+    Altair charts are converted without validating them against the schema, which about
+    doubles a conversion (measured: a line chart ~4 -> ~15 ms, a 64 × 64 heatmap ~70 ->
+    ~120 ms); the builders here are tested to produce valid specs.
+    """
+    spec = stable_names(dict(chart) if isinstance(chart, dict) else chart.to_dict(validate=False))
+    spec["config"] = {**spec.get("config", {}), **theme_config(presenter)}
+    spec.setdefault("$schema", alt.SCHEMA_URL)
+    spec.setdefault("autosize", {"type": "pad", "contains": "padding"})
+    return spec
+
+
+# How Vega draws a chart in the browser. For students, on a canvas: a slider step redraws
+# one bitmap per chart instead of rewriting hundreds of SVG nodes, which cut a step's
+# main-thread work by 8-23 % on /masking, /weighted_sum and /qkv (bench/RESULTS.md,
+# session 7). A canvas has no element per mark, so the ARIA description Vega-Lite writes
+# for every mark (a string built from all its fields, per cell, through Vega's expression
+# interpreter, on every data swap) reaches no one there: off ("aria": false; ~13 % of
+# /qkv's Vega work per step, session 10). On a slide, SVG with those descriptions:
+# presenter mode scales a chart too wide for a laptop's column with CSS (vector-sharp on a
+# projector), and its text stays measurable in the DOM.
+def _drawn(spec: dict, presenter: bool) -> dict:
+    if presenter:
+        return spec
+    config = {**spec.get("config", {}), "aria": False}
+    return {**spec, "config": config, "usermeta": {"embedOptions": {"renderer": "canvas"}}}
+
+
+def _draw(spec: dict, key: str | None, presenter: bool) -> None:
+    st.vega_lite_chart(spec=_drawn(spec, presenter), theme=None, key=key, width="content")
+
+
+def show(
+    ctx: PageContext,
+    chart: alt.TopLevelMixin | dict,
+    key: str | None = None,
+    *,
+    space: Room | None = None,
+) -> dict:
+    """Draw ``chart`` in the house theme, fitted to ``space`` (default: :func:`room`, the
+    whole page width), and return the spec as drawn (for exports)."""
+    spec = fit(to_spec(chart, ctx.presenter), space or room(ctx))
+    _draw(spec, key, ctx.presenter)
+    return spec
+
+
+Builder = Callable[..., dict | alt.TopLevelMixin]  # a chart builder: inputs -> chart
+
+
+class _KeyPickler(pickle.Pickler):
+    """Pickles a chart's inputs for :func:`_input_key`; a :class:`Translator` as its language."""
+
+    def reducer_override(self, obj: object) -> object:
+        if isinstance(obj, Translator):
+            return Translator, (obj.lang,)
+        return NotImplemented
+
+
+def _input_key(builder: Builder, *inputs: object) -> str:
+    """One short key for a builder and its inputs (arrays, labels, tables, a Translator…).
+
+    Streamlit's own argument hashing walks every argument in Python (and looks the
+    function's signature up once per argument): ~1–2 ms a chart on every rerun. A pickle is
+    made in C and is a faithful copy of the values, so equal keys mean equal inputs.
+    """
+    buf = io.BytesIO()
+    try:
+        _KeyPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(inputs)
+    except (pickle.PicklingError, TypeError, AttributeError) as e:
+        raise TypeError(f"the inputs of {_key(builder)} must be plain values: {e}") from e
+    return f"{_key(builder)}:{hashlib.blake2b(buf.getbuffer(), digest_size=20).hexdigest()}"
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _built(key: str, _job: tuple[Builder, tuple, dict]) -> tuple[dict, dict]:
+    """``builder(*args, **kwargs)`` of ``_job`` as a Vega-Lite dict, once per ``key`` (the
+    builder and its inputs, :func:`_input_key`), and the same spec with its datasets already
+    in the Arrow form ``st.vega_lite_chart`` sends (it passes bytes through instead of
+    converting every dataset on every rerun)."""
+    return _make(*_job)
+
+
+def _make(builder: Builder, args: tuple, kwargs: dict) -> tuple[dict, dict]:
+    chart = builder(*args, **kwargs)
+    spec = stable_names(chart if isinstance(chart, dict) else chart.to_dict(validate=False))
+    arrow = {key: _arrow(values) for key, values in spec.get("datasets", {}).items()}
+    return spec, {**spec, "datasets": arrow} if arrow else spec
+
+
+def _arrow(values: object) -> bytes:
+    """A dataset in the Arrow form ``st.vega_lite_chart`` sends. Records go straight to
+    Arrow (~2 ms for a 64 × 64 heatmap; through pandas, Streamlit's default, ~100×
+    longer); anything else, or records Arrow cannot type, the default way."""
+    if isinstance(values, list) and values and all(isinstance(r, dict) for r in values):
+        try:
+            return dataframe_util.convert_anything_to_arrow_bytes(pa.Table.from_pylist(values))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            pass
+    return dataframe_util.convert_anything_to_arrow_bytes(values)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _fitted(key: str, _job: tuple[Builder, tuple, dict, bool, Room]) -> tuple[dict, dict]:
+    """The chart of :func:`_built` themed and :func:`fit` to the room (the spec as drawn,
+    data inline, for the exports) and the same with its datasets in Arrow form (what is
+    sent): once per ``key`` (builder, inputs, presenter flag and room), as fitting a chart
+    cost as much as building it (~10 ms)."""
+    builder, args, kwargs, presenter, space = _job
+    spec, arrow = _make(builder, args, kwargs)
+    fitted = fit(to_spec(spec, presenter), space)
+    return fitted, {**fitted, "datasets": arrow["datasets"]} if "datasets" in arrow else fitted
+
+
+def _key(builder: Builder) -> str:
+    name = f"{builder.__module__}.{builder.__qualname__}"
+    if "<" in name:  # a lambda or a nested function: its name would not identify it
+        raise TypeError(f"chart builders must be module-level functions, not {name}")
+    return name
+
+
+def build(builder: Builder, *args: object, **kwargs: object) -> dict:
+    """``builder(*args, **kwargs)`` as a Vega-Lite dict, built once per distinct input.
+
+    ``builder`` is a module-level function (its module and name identify it in the cache)
+    of picklable inputs: arrays, tables, labels, translated titles, a :class:`Translator`.
+    Each call returns a fresh copy, so callers may change it.
+    """
+    return _built(_input_key(builder, args, kwargs), (builder, args, kwargs))[0]
+
+
+def show_cached(
+    ctx: PageContext,
+    builder: Builder,
+    *args: object,
+    space: Room | None = None,
+    **kwargs: object,
+) -> dict:
+    """:func:`show` the chart ``builder(*args, **kwargs)``, built (and its data converted
+    for the browser) once per input: see :func:`build`. ``space`` is where it must fit
+    (default: :func:`room`, the page width). Returns the themed spec as drawn, data inline,
+    for the exports."""
+    job = (builder, args, kwargs, ctx.presenter, space or room(ctx))
+    fitted, drawn = _fitted(_input_key(builder, *job[1:]), job)
+    _draw(drawn, None, ctx.presenter)
+    return fitted

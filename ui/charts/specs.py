@@ -1,0 +1,590 @@
+"""The chart builders: inputs (arrays, labels, tables) -> one Vega-Lite chart.
+
+* **Heatmaps** (:func:`heatmap`, :func:`matrix_strip`, side by side with :func:`concat`)
+  and **bars** (:func:`bars`) are plain Vega-Lite dicts with inline data (a named dataset;
+  a heatmap's cells are its records, null where a cell has no value).
+* **Lines, histograms, arrows** (:func:`lines`, :func:`histogram`, :func:`vectors_2d`) are
+  still Altair charts: the views layer and combine them with Altair's operators
+  (``.encode``, ``alt.layer``, ``alt.hconcat``), so they change together with the views.
+
+Why dicts: building a chart through Altair is what cost the time, not drawing it. Measured
+on this 2-core machine (2026-12-04, best of 15): an annotated heatmap through Altair cost
+~10–20 ms to construct its objects and, in all, 25–70 ms with ``to_dict(validate=False)``
+(copies of the objects, the data through pandas, a hash of the rows to name the dataset),
+15–120 ms validated, from 6 × 6 to 64 × 64 cells; the same heatmap as a dict 0.1–5 ms.
+Under a loaded server the Altair figures were larger (bench/RESULTS.md: ~50 ms for ten
+bars, 50–200 ms a chart on /scaling's sliders). Altair's data transformer also refuses
+more than 5000 rows (9 heads of 40 × 40 cells are 14 400); a dict has no row limit.
+
+Builders size their views in px before any room is known (a heatmap by its cell size,
+:func:`ui.charts.sizing.fit_cell`); :func:`ui.charts.sizing.fit` then scales the chart to
+its room. :func:`table` is the data behind a finished spec (the CSV export).
+"""
+
+import math
+from collections.abc import Mapping, Sequence
+from itertools import repeat
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from ui.charts.sizing import fit_cell
+from ui.charts.text import chars, data_title, fmt_cells, unique_labels
+from ui.charts.theme import FRAME, KEY_COLOR, MASKED, QUERY_COLOR
+
+MAX_ANNOTATED = 30  # print numbers in heatmap cells only up to this many rows/columns…
+MIN_ANNOTATED_CELL = 22  # …and only in cells at least this many px wide (else they overlap)
+SLIDE_FONT = 26  # presenter mode: cell numbers up to this many px (large cells, back of the hall)
+CELL_FILL = 0.9  # the widest number in a heatmap takes at most this share of its cell
+# Character widths in em of the fonts the numbers fall back to (Noto Sans CJK, Arial: a digit
+# 0.556 em), wider than the theme's Source Sans, so the numbers fit whichever font draws them.
+_EM = {".": 0.28, ",": 0.28, "−": 0.56, "-": 0.35, "∞": 1.0, " ": 0.25}  # a digit: 0.56
+_VALID = "isValid(datum.value)"
+
+Panel = tuple[str, np.ndarray, Sequence[str], Sequence[str]]  # title, matrix, rows, columns
+
+
+def _cells(
+    matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], panel: str, digits: int = 2
+) -> dict[str, list]:
+    """A matrix as columns of a long table: one entry per cell, None where not finite."""
+    m = np.asarray(matrix, dtype=float)
+    n_r, n_c = m.shape
+    v = m.ravel()
+    return {
+        "panel": [panel] * v.size,
+        "row": [r for r in rows for _ in range(n_c)],
+        "col": list(cols) * n_r,
+        "i": np.repeat(np.arange(n_r), n_c).tolist(),
+        "j": np.tile(np.arange(n_c), n_r).tolist(),
+        "value": [x if math.isfinite(x) else None for x in v.tolist()],
+        "text": fmt_cells(v, digits),
+    }
+
+
+def records(columns: Mapping[str, Sequence | np.ndarray]) -> list[dict]:
+    """Columns -> one dict per row (Vega-Lite inline data, JSON-ready), without pandas."""
+    keys = list(columns)
+    values = [c.tolist() if isinstance(c, np.ndarray) else list(c) for c in columns.values()]
+    rows = zip(*values, strict=True)  # columns of different lengths: ValueError
+    return list(map(dict, map(zip, repeat(keys), rows)))  # ~25 % faster than a for loop
+
+
+def symmetric_domain(*matrices: np.ndarray) -> list[float]:
+    """A colour domain centred on 0 that holds every finite entry (±1 if there is none)."""
+    finite = [m[np.isfinite(m)] for m in map(np.asarray, matrices)]
+    top = max((float(np.abs(f).max()) for f in finite if f.size), default=0.0) or 1.0
+    return [-top, top]
+
+
+def text_em(texts: Sequence[str]) -> float:
+    """Estimated width in em of the widest of ``texts`` (see :data:`_EM`; at least 1)."""
+    return max((sum(_EM.get(c, 0.56 if c.isdigit() else 0.6) for c in s) for s in set(texts)),
+               default=1.0) or 1.0  # fmt: skip
+
+
+def cell_font(
+    texts: Sequence[str], cell: float, max_font: float = 15, aspect: float = 1.0
+) -> float:
+    """px of the numbers in ``cell``-px cells (``aspect`` × as high): as large as the widest
+    of ``texts`` allows (:data:`CELL_FILL` of the width, 60 % of the height), kept within
+    9..``max_font`` (to 0.1 px: a chart grown or shrunk by :func:`ui.charts.sizing.fit`
+    rounds it once)."""
+    fits = min(cell * CELL_FILL / text_em(texts), cell * aspect * 0.6)
+    return round(float(np.clip(fits, 9, max_font)), 1)
+
+
+def annotated(rows: int, columns: int, cell: float) -> bool:
+    """Whether a heatmap of this size prints its numbers (see :func:`heatmap`)."""
+    return max(rows, columns) <= MAX_ANNOTATED and cell >= MIN_ANNOTATED_CELL
+
+
+def _by_index(field: str) -> dict:
+    """A heatmap axis in the order of its index ``field`` in the data, not of a label list in
+    the spec: other labels (another sentence, another layer) leave the spec unchanged."""
+    return {"field": field, "op": "min", "order": "ascending"}
+
+
+def heatmap(
+    panels: Mapping[str, np.ndarray],
+    rows: Sequence[str],
+    cols: Sequence[str],
+    kind: str = "weights",
+    x_title: str = "",
+    y_title: str = "",
+    *,
+    title: str | None = None,
+    columns: int = 4,
+    cell: int | None = None,
+    max_width: int | None = None,
+    domain: Sequence[float] | None = None,
+    legend: bool = True,
+    annotate: bool | None = None,
+    frame: int | None = None,
+    frame_color: str = FRAME,
+    blank: str = MASKED,
+    name: str = "cells",
+    live_domain: bool = False,
+    digits: int = 2,
+    max_font: int = 15,
+    aspect: float = 1.0,
+) -> dict:
+    """Annotated heatmap of one matrix, or one small multiple per panel (same shape, one
+    shared colour scale, wrapped after ``columns`` panels), as a Vega-Lite dict.
+
+    ``kind="weights"``: a fixed 0..1 sequential scale; ``"scores"``/``"values"``: a diverging
+    scale symmetric around 0 (or the fixed ``domain``, e.g. shared with another chart).
+    Cells without a finite value are drawn in ``blank`` grey and keep their text (−∞, or
+    blank for NaN). Numbers are printed (``annotate=None``) while the matrix is at most
+    :data:`MAX_ANNOTATED` wide and tall and cells are at least :data:`MIN_ANNOTATED_CELL` px.
+    ``frame`` outlines that row. A single panel is titled with its shape, e.g.
+    "weights (6 × 6)", read from its cells in the browser (:func:`data_title`; or
+    ``title``). Cells are ``cell`` px (default: the matrix fits ~420 px) and the views are
+    sized per cell, so a matrix of another shape with the same cell size has the same spec;
+    with ``max_width`` small multiples wrap so that they fit that many px.
+    The cells (``panel``, ``row``, ``col``, ``i``, ``j``, ``value``, ``text``: the value
+    with ``digits`` decimals, in px as large as the widest text fits its cell
+    (:func:`cell_font`) up to ``max_font``; :data:`SLIDE_FONT` on a projector) are the
+    dataset ``name``.
+
+    ``live_domain=True`` (a diverging kind): the symmetric colour domain and the white-ink
+    threshold are computed in the browser from the cells (of all panels together), so new
+    values of the same shape leave the spec unchanged and the chart on screen only swaps its
+    data instead of being compiled and drawn again. A fixed (symmetric) ``domain`` then
+    travels in the data too: every cell carries its half-width, so the domain is exactly
+    ``domain`` while it holds the cells, and a new one only swaps the data as well.
+
+    ``aspect`` < 1: cells lower than wide (a wide, low room: numbers need width, not height).
+    """
+    rows, cols = unique_labels(list(rows)), unique_labels(list(cols))
+    n_r, n_c = len(rows), len(cols)
+    cell = cell or fit_cell(n_c, n_r, 420, 420)
+    mats = {p: np.asarray(m, dtype=float) for p, m in panels.items()}
+    cells = [_cells(m, rows, cols, p, digits) for p, m in mats.items()]
+    fields = {k: [x for c in cells for x in c[k]] for k in cells[0]}
+    live = live_domain and kind != "weights"
+    if live and domain is not None:  # the fixed domain travels in the data: ±its half-width
+        fields["_span"] = [max(map(abs, domain))] * len(fields["value"])
+    data = records(fields)
+    # the numbers' size: from the widest text; live, from "−0.00" (new values, same spec)
+    text = ["−0." + "0" * digits] if live else [x for c in cells for x in c["text"]]
+    facet = len(mats) > 1
+    if kind == "weights":
+        scale, dark = {"domain": list(domain or [0, 1]), "scheme": "blues"}, 0.55
+    elif live:  # domain: an invisible layer holds ±max|value| (below); ink: 0.6 × that
+        scale, dark = {"scheme": "redblue", "reverse": True}, "0.6 * datum._top"
+    else:
+        low, top = domain or symmetric_domain(*mats.values())
+        scale = {"domain": [low, top], "scheme": "redblue", "reverse": True}
+        dark = 0.6 * max(abs(low), abs(top))
+    color = {"field": "value", "type": "quantitative", "scale": scale, "title": None}
+    stroke = {"stroke": "white", "strokeWidth": 0.5 if cell >= 8 else 0}
+    layers = [
+        {
+            "mark": {"type": "rect", **stroke},
+            "transform": [{"filter": _VALID}],
+            "encoding": {"color": color if legend else {**color, "legend": None}},
+        }
+    ]
+    if not all(np.isfinite(m).all() for m in mats.values()):
+        blanks = {"type": "rect", "color": blank, **stroke}
+        layers.append({"mark": blanks, "transform": [{"filter": f"!{_VALID}"}]})
+    if annotate is None:
+        annotate = annotated(n_r, n_c, cell)
+    size = "max(abs(datum.value), datum._span)" if "_span" in fields else "abs(datum.value)"
+    peak = [{"calculate": size, "as": "_abs"}]  # max|value| of the cells (or ± the domain)
+    peak.append({"joinaggregate": [{"op": "max", "field": "_abs", "as": "_top"}]})
+    if annotate:
+        ink = {"test": f"{_VALID} && abs(datum.value) > {dark}", "value": "white"}
+        layers.append(
+            {
+                **({"transform": peak} if live and not facet else {}),  # facets: on top
+                "mark": {"type": "text", "fontSize": cell_font(text, cell, max_font, aspect)},
+                "encoding": {
+                    "text": {"field": "text", "type": "nominal"},
+                    "color": {"condition": ink, "value": "#222"},
+                },
+            }
+        )
+    if frame is not None:
+        layers.append(
+            {
+                "transform": [{"filter": f"datum.i == {int(frame)}"}],
+                "mark": {
+                    "type": "rect",
+                    "fillOpacity": 0,
+                    "stroke": frame_color,
+                    "strokeWidth": float(np.clip(cell / 6, 1, 3)),
+                },  # thin rows: thin frame
+                "encoding": {"x": {"value": 0}, "x2": {"value": "width"}},
+            }
+        )
+    if live:  # two invisible cells at ±max|value| (±1 if all 0) span the colour domain
+        limits = [{"filter": _VALID}, peak[0]]
+        limits.append({"aggregate": [{"op": "max", "field": "_abs", "as": "_top"}]})
+        limits.append({"calculate": "datum._top || 1", "as": "_top"})
+        limits.append({"calculate": "-datum._top", "as": "_low"})
+        limits.append({"fold": ["_low", "_top"], "as": ["_end", "_limit"]})
+        layers.append(
+            {
+                "transform": limits,
+                "mark": {"type": "rect", "opacity": 0},
+                "encoding": {
+                    **{ch: {"value": 0} for ch in ("x", "x2", "y", "y2")},
+                    "color": {**color, "field": "_limit"},
+                    "tooltip": None,
+                },
+            }
+        )
+    crowded = {"labelOverlap": "greedy"} if cell < 16 else {}  # tiny cells: skip clashing labels
+    angle = 0 if max(map(chars, cols), default=0) <= 2 else -45  # "d0", "猫": upright
+    tips = "α" if kind == "weights" else "="
+    view = {
+        "width": {"step": cell},  # the view grows with the columns: same spec, more data
+        "height": {"step": round(cell * aspect, 1)},
+        "encoding": {
+            "x": {"field": "col", "type": "nominal", "sort": _by_index("j"),
+                  "title": x_title or None, "axis": {"labelAngle": angle, **crowded}},
+            "y": {"field": "row", "type": "nominal", "sort": _by_index("i"),
+                  "title": y_title or None, "axis": crowded},
+            "tooltip": [
+                {"field": "row", "type": "nominal", "title": y_title or "i"},
+                {"field": "col", "type": "nominal", "title": x_title or "j"},
+                {"field": "text", "type": "nominal", "title": tips},
+            ],
+        },
+        "layer": layers,
+    }  # fmt: skip
+    head = {"datasets": {name: data}, "data": {"name": name}}
+    if not facet:
+        return {**head, "title": data_title(name) if title is None else title, **view}
+    if max_width:
+        columns = max(1, min(columns, max_width // (cell * n_c + 20)))
+    return {
+        **head,
+        **({"transform": peak} if live else {}),  # before faceting: max|value| of all panels
+        "facet": {"field": "panel", "type": "nominal", "sort": list(mats), "title": None},
+        "columns": columns,
+        "spec": view,
+        "resolve": {"scale": {"color": "shared"}},
+    }
+
+
+def concat(
+    charts: Sequence[dict | alt.TopLevelMixin],
+    direction: str = "hconcat",
+    spacing: int = 18,
+    resolve: Mapping | None = None,
+) -> dict:
+    """Charts side by side (``"hconcat"``) or stacked (``"vconcat"``), each on its own colour
+    scale unless ``resolve`` says otherwise. Their datasets move to the top level (a name
+    used twice for different data is renamed in the chart that brings it)."""
+    datasets: dict[str, list] = {}
+    parts = []
+    for chart in charts:
+        part = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
+        part = {k: v for k, v in part.items() if k not in ("$schema", "config")}
+        for name, values in part.pop("datasets", {}).items():
+            unique, k = name, 1
+            while unique in datasets and datasets[unique] != values:
+                unique, k = f"{name}_{k}", k + 1
+            if unique != name:
+                if part.get("data") != {"name": name}:
+                    raise ValueError(f"dataset {name!r} is used twice for different data")
+                part["data"] = {"name": unique}
+                if part.get("title") == data_title(name):
+                    part["title"] = data_title(unique)
+            datasets[unique] = values
+        parts.append(part)
+    spec = {
+        direction: parts,
+        "spacing": spacing,
+        "resolve": dict(resolve or {"scale": {"color": "independent"}}),
+    }
+    return {**spec, "datasets": datasets} if datasets else spec
+
+
+def matrix_strip(
+    items: Sequence[Panel],
+    *,
+    kinds: Mapping[str, str] | None = None,
+    frames: Mapping[str, int] | None = None,
+    presenter: bool = False,
+    live_domain: bool = False,
+    digits: int = 2,
+    legends: bool = True,
+    aspect: float = 1.0,
+    largest: int | None = None,
+    cell: int | None = None,
+) -> dict:
+    """Matrices of different shapes side by side (X, W_Q, Q, …), each titled with its shape
+    and on its own colour scale (``live_domain``: see :func:`heatmap`).
+
+    ``items`` are ``(title, matrix, row_labels, col_labels)``; ``kinds`` maps a title to its
+    :func:`heatmap` kind (default ``"values"``), ``frames`` a title to the row to frame;
+    cells print ``digits`` decimals and are ``aspect`` × as high as wide. ``legends=False``:
+    a matrix whose cells print their numbers gets no colour legend (it repeats them; on a
+    slide the room goes to the cells).
+    Cells shrink (not below 10 px) so the strip fits a 1920 px screen with the sidebar open
+    (without it in presenter mode), and grow up to ``largest`` px (default 26, or 34 on a
+    projector, numbers up to :data:`SLIDE_FONT`), unless ``cell`` gives their px (a caller
+    that lays the panels out in rows of its own sizes them for those rows).
+    """
+    kinds, frames = kinds or {}, frames or {}
+    # px for the strip, largest cell, and the axis labels, legend and gap of one panel
+    width, top, overhead = (1650, 34, 100) if presenter else (1350, 26, 80)
+    top = largest or top
+    columns, rows = sum(len(c) for *_, c in items), max(len(r) for _, _, r, _ in items)
+    # At least 10 px: a wide strip then wraps into rows (see fit) instead of shrinking its
+    # cells to hairlines (d_model = 64: 3 px cells, rows too thin to tell apart).
+    if cell is None:
+        cell = fit_cell(columns, rows, width - overhead * len(items), 900, lo=10, hi=top)
+    return concat(
+        [
+            heatmap(
+                {t: m},
+                r,
+                c,
+                kinds.get(t, "values"),
+                cell=cell,
+                frame=frames.get(t),
+                live_domain=live_domain,
+                digits=digits,
+                legend=legends or not annotated(len(r), len(c), cell),
+                max_font=SLIDE_FONT if presenter else 15,
+                aspect=aspect,
+            )
+            for t, m, r, c in items
+        ]
+    )
+
+
+def table(spec: Mapping) -> pd.DataFrame:
+    """The data behind a chart spec, every dataset and inline ``data.values`` in one table
+    (the CSV export of what is on screen)."""
+    parts = [pd.DataFrame(v) for v in spec.get("datasets", {}).values()]
+
+    def walk(node: object) -> None:
+        if isinstance(node, Mapping):
+            data = node.get("data")
+            if isinstance(data, Mapping) and isinstance(data.get("values"), list):
+                parts.append(pd.DataFrame(data["values"]))
+            for key, child in node.items():
+                if key != "datasets":
+                    walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(spec)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _series_encoding(
+    field: str, domain: Sequence[str] | None, colors: Sequence[str] | None = None
+) -> dict:
+    """Colour per series; a fixed ``domain`` keeps each series' colour in every language."""
+    scale = {"domain": list(domain)} if domain else {}
+    if colors:
+        scale["range"] = list(colors)
+    return {"field": field, "type": "nominal", "title": None, "scale": scale,
+            "legend": {"orient": "bottom"}}  # fmt: skip
+
+
+def _series_color(
+    field: str, domain: Sequence[str] | None, colors: Sequence[str] | None = None
+) -> alt.Color:
+    """:func:`_series_encoding` for an Altair chart."""
+    return alt.Color(**_series_encoding(field, domain, colors))
+
+
+def bars(
+    data: pd.DataFrame,
+    x: str,
+    y: str,
+    title: str = "",
+    color: str | None = None,
+    column: str | None = None,
+    y_domain: tuple[float, float] | None = None,
+    labels: bool = True,
+    sort: Sequence[str] | None = None,
+    x_title: str | None = None,
+    y_title: str | None = None,
+    width: int = 360,
+    height: int = 260,
+    color_domain: Sequence[str] | None = None,
+    colors: Sequence[str] | None = None,
+) -> dict:
+    """Bar chart of ``y`` per category ``x``, as a plain Vega-Lite dict (through Altair a
+    chart of ten bars cost ~50 ms to build, as much as the rest of a rerun).
+
+    Optional: a colour series ``color`` (``color_domain`` fixes its order, so colours do not
+    swap with the language; ``colors`` picks them) and one panel per value of ``column``.
+    """
+    rows = records({c: data[c].to_numpy() for c in data.columns})
+    for row in rows:  # JSON has no NaN: a missing value is null
+        for k, v in row.items():
+            if isinstance(v, float) and not math.isfinite(v):
+                row[k] = None
+    tooltip = [
+        {"field": x, "type": "nominal", "title": x_title or ""},
+        {"field": y, "type": "quantitative", "title": y_title or "y", "format": ".4f"},
+    ]
+    enc: dict = {
+        "x": {"field": x, "type": "nominal", "sort": list(sort) if sort else None,
+              "title": x_title, "axis": {"labelAngle": 0}},
+        "y": {"field": y, "type": "quantitative", "title": y_title,
+              **({"scale": {"domain": list(y_domain)}} if y_domain else {})},
+        "tooltip": tooltip,
+    }  # fmt: skip
+    bar_color = _series_encoding(color, color_domain, colors) if color else None
+    layers = [{"mark": {"type": "bar"},
+               "encoding": {**enc, "color": bar_color or {"value": KEY_COLOR}}}]  # fmt: skip
+    if labels:
+        layers.append(
+            {
+                "mark": {"type": "text", "dy": -8, "color": "#222"},
+                "encoding": {
+                    **enc,
+                    "text": {"field": y, "type": "quantitative", "format": ".3f"},
+                    "color": {"value": "#222"},
+                },
+            }
+        )
+    view = {"layer": layers, "width": width, "height": height}
+    spec: dict = {"datasets": {"bars": rows}, "data": {"name": "bars"}}
+    if column:
+        facet = {"field": column, "type": "nominal", "title": None, "sort": None}
+        return {**spec, "facet": {"column": facet}, "spec": view}
+    return {**spec, **view, **({"title": title} if title else {})}
+
+
+# A log axis labels only its powers of ten (1, 10, 100, …): Vega also labels 2, 3, 5 … between
+# them when a few decades are shown, and on a narrow chart "1" and "2" run together.
+_DECADE = "log(datum.value) / LN10"
+_POWER_OF_TEN = f"abs({_DECADE} - round({_DECADE})) < 1e-6 ? datum.label : ''"
+
+
+def _log_labels(log: bool) -> dict:
+    """Axis properties of a log axis (:data:`_POWER_OF_TEN`), none for a linear one."""
+    return {"labelExpr": _POWER_OF_TEN, "labelOverlap": "greedy"} if log else {}
+
+
+def lines(
+    data: pd.DataFrame,
+    x: str,
+    y: str,
+    color: str,
+    title: str = "",
+    log_x: bool = False,
+    log_y: bool = False,
+    x_title: str | None = None,
+    y_title: str | None = None,
+    dashed: str | None = None,
+    width: int = 420,
+    height: int = 280,
+    color_domain: Sequence[str] | None = None,
+    colors: Sequence[str] | None = None,
+    y_format: str | None = None,
+) -> alt.Chart:
+    """Line chart with points, one series per ``color`` value; optional log axes.
+
+    ``dashed`` names a boolean column whose True rows are drawn dashed (e.g. theory lines);
+    ``color_domain``/``colors`` fix each series' colour; ``y_format`` formats the y labels
+    (e.g. ``"~s"``: 1e10 -> "10G").
+    """
+    y_axis = {"format": y_format} if y_format else {}
+    enc = {
+        "x": alt.X(
+            f"{x}:Q",
+            scale=alt.Scale(type="log" if log_x else "linear"),
+            title=x_title,
+            axis=alt.Axis(**_log_labels(log_x)),
+        ),
+        "y": alt.Y(
+            f"{y}:Q",
+            scale=alt.Scale(type="log" if log_y else "linear"),
+            title=y_title,
+            axis=alt.Axis(**y_axis, **_log_labels(log_y)),
+        ),
+        "color": _series_color(color, color_domain, colors),
+        "tooltip": [
+            alt.Tooltip(f"{color}:N", title=""),
+            alt.Tooltip(f"{x}:Q", title=x_title or "x"),
+            alt.Tooltip(f"{y}:Q", title=y_title or "y", format=".4g"),
+        ],
+    }
+    if dashed:
+        enc["strokeDash"] = alt.StrokeDash(f"{dashed}:N", legend=None)
+    chart = (
+        alt.Chart(data).mark_line(point=True).encode(**enc).properties(width=width, height=height)
+    )
+    return chart.properties(title=title) if title else chart
+
+
+def histogram_rows(edges: np.ndarray, counts: Mapping[str, np.ndarray]) -> pd.DataFrame:
+    """The bars of :func:`histogram`: one row (``start``, ``end``, ``count``, ``series``) per
+    bin and series."""
+    return pd.DataFrame(
+        {
+            "start": np.tile(edges[:-1], len(counts)),
+            "end": np.tile(edges[1:], len(counts)),
+            "count": np.concatenate(list(counts.values())),
+            "series": np.repeat(list(counts), len(edges) - 1),
+        }
+    )
+
+
+def histogram(
+    edges: np.ndarray,
+    counts: Mapping[str, np.ndarray],
+    title: str,
+    x_title: str,
+    y_title: str | None = None,
+    colors: Sequence[str] | None = None,
+    width: int = 420,
+    height: int = 260,
+) -> alt.Chart:
+    """Counts per bin of one or more series on the same bins (``edges``: one more than each
+    ``counts``), overlaid half-transparent; colours follow the order of ``counts``."""
+    return (
+        alt.Chart(histogram_rows(edges, counts))
+        .mark_bar(opacity=0.6, binSpacing=0)
+        .encode(
+            x=alt.X("start:Q", title=x_title),
+            x2="end:Q",
+            # the counts change with the data and the layout does not: a taller peak gives more
+            # ticks, which on a slide's large type would touch; Vega then drops every other one
+            y=alt.Y(
+                "count:Q", title=y_title, axis=alt.Axis(labelOverlap="parity", labelSeparation=8)
+            ),
+            y2=alt.datum(0),  # bars from 0: overlaid, not stacked
+            color=_series_color("series", list(counts), colors),
+            tooltip=[
+                alt.Tooltip("series:N", title=""),
+                alt.Tooltip("start:Q", title=x_title, format=".2f"),
+                alt.Tooltip("count:Q", title=y_title or "n"),
+            ],
+        )
+        .properties(title=title, width=width, height=height)
+    )
+
+
+def vectors_2d(data: pd.DataFrame, title: str, extent: float) -> alt.Chart:
+    """Arrows from the origin in 2-D: columns ``label, x, y, role`` (``query``/``key``), and
+    ``size`` (e.g. each key's attention weight) and ``text`` for the label drawn at the tip."""
+    domain = [-extent, extent]
+    colors = alt.Scale(domain=["query", "key"], range=[QUERY_COLOR, KEY_COLOR])
+    base = alt.Chart(data).encode(
+        x=alt.X("x:Q", scale=alt.Scale(domain=domain), title=None),
+        y=alt.Y("y:Q", scale=alt.Scale(domain=domain), title=None),
+        color=alt.Color("role:N", scale=colors, legend=None),
+    )
+    shafts = base.mark_rule(strokeWidth=3).encode(x2=alt.datum(0), y2=alt.datum(0))
+    tips = base.mark_point(filled=True, opacity=1).encode(
+        size=alt.Size("size:Q", scale=alt.Scale(domain=[0, 1], range=[40, 900]), legend=None),
+        tooltip=[alt.Tooltip("label:N", title="")],
+    )
+    text = base.mark_text(dy=-16, fontWeight="bold").encode(text="text:N")
+    return alt.layer(shafts, tips, text).properties(title=title, width=440, height=440)
