@@ -188,7 +188,7 @@ def stepper(ctx: PageContext, titles: list[str], stacked: bool = False) -> Steps
     before, after = neighbours(ctx.page)
     before = before if current == 1 else None
     after = after if current == count else None
-    widths = [2.6 if before else 1.3, 6.0, 2.6 if after else 1.3]
+    widths = [2.0 if before else 1.3, 6.4, 2.0 if after else 1.3]
     prev_col, bar_col, next_col = st.columns(widths, vertical_alignment="center")
     with prev_col:
         if before:
