@@ -4,6 +4,9 @@ Accepted: ``.npy``; ``.npz`` (the array with the expected name, or the only one)
 ``.tsv`` and ``.txt`` (comma, tab, space or semicolon separated, Chinese full-width commas
 too); ``.json`` (nested lists, or an object of them); pasted text, including NumPy's and
 PyTorch's printed arrays (``array([[…]])``, ``tensor([[…]])``, ``[[0.1 0.2] [0.3 0.4]]``).
+The page's uploader lets every file through (its own type filter speaks only English), so
+the type is judged here: code (a ``.py`` file, or text that reads like Python) gets a message
+of its own, saying that the page reads the arrays the code produced, never the code.
 
 Safety, before anything is parsed: at most :data:`MAX_BYTES` bytes and
 :data:`MAX_NUMBERS` numbers. NumPy files are never unpickled (``allow_pickle=False``); the
@@ -36,6 +39,9 @@ ZIP_MAGIC = b"PK\x03\x04"
 PICKLE_EXTENSIONS = (".pkl", ".pickle", ".pt", ".pth", ".bin", ".ckpt")
 TEXT_EXTENSIONS = (".csv", ".tsv", ".txt")
 EXTENSIONS = (".npy", ".npz", ".json", *TEXT_EXTENSIONS)
+# Code instead of its result: the page never runs it, and says how to save the arrays instead.
+CODE_EXTENSIONS = (".py", ".pyw", ".ipynb")
+_CODE = re.compile(r"^\s*(?:import\s+\w|from\s+[\w.]+\s+import\b|def\s+\w+\s*\(|class\s+\w+)", re.M)
 
 # Full-width and typographic characters a Chinese keyboard or a document puts in numbers.
 _NORMALISE = str.maketrans(dict(zip("，、；［］（）－−　＋．", ",,;[]()-- +.", strict=True)))
@@ -85,6 +91,8 @@ def parse_upload(filename: str, data: bytes, prefer: Sequence[str] = ()) -> Pars
     ext = "." + filename.rsplit(".", 1)[-1].lower() if "." in filename else ""
     if data.startswith(b"\x80") or ext in PICKLE_EXTENSIONS:
         raise UploadError("pickle")
+    if ext in CODE_EXTENSIONS:
+        raise UploadError("code", ext=ext)
     if data.startswith(NPY_MAGIC):
         return Parsed(_read_npy(io.BytesIO(data), None), "npy", None, 0.0)
     if data.startswith(ZIP_MAGIC):
@@ -109,6 +117,8 @@ def parse_text(text: str, prefer: Sequence[str] = ()) -> Parsed:
     text = text.lstrip("\ufeff").translate(_NORMALISE).strip()
     if not text:
         raise UploadError("empty")
+    if _CODE.search(text):
+        raise UploadError("code_text")
     _check_count(len(_COUNT.findall(text)))
     if text.startswith("{"):
         return _parse_json(text, prefer)

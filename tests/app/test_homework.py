@@ -13,11 +13,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import homework as hw
-from tests.app.conftest import texts, visible_of
+from tests.app.conftest import texts, visible, visible_of
 from ui import charts
 from ui.exports import npz_bytes
 from ui.i18n import Translator
-from ui.uploads import parse_upload
+from ui.safe import plain
+from ui.uploads import MAX_BYTES, parse_upload
 from ui.views import homework as hv
 
 PAGE = "pages/12_homework.py"
@@ -44,6 +45,11 @@ def errors(at: AppTest) -> str:
     return "\n".join(str(e.value) for e in at.error)
 
 
+def waiting(t: Translator) -> str:
+    """What steps 3 and 4 say to a student before anything is uploaded."""
+    return t("homework.waiting_side", box=t("homework.s2_title"))
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_page_opens_with_the_lesson_exercise(page, lang):
     at = page(PAGE, lang=lang)
@@ -51,7 +57,7 @@ def test_page_opens_with_the_lesson_exercise(page, lang):
     t = Translator(lang)
     assert at.title[0].value == t("homework.title")
     body = texts(at)
-    assert t("homework.waiting") in body
+    assert waiting(t) in body
     assert "`(6, 8)`" in body and "`(6, 4)`" in body  # X and the output, from the live shapes
     assert len(at.file_uploader) == 1 and len(at.text_area) == 1
 
@@ -142,7 +148,7 @@ def test_bad_uploads_show_a_translated_message_and_no_traceback(page, lang):
         at.run()
         assert not at.exception
         assert errors(at) == t(f"homework.upload.{key}")
-        assert t("homework.waiting") in texts(at)
+        assert waiting(t) in texts(at)
 
 
 def test_an_uploaded_name_is_escaped_not_rendered(page):
@@ -230,7 +236,7 @@ def test_students_see_every_step_and_a_slide_draws_only_its_own(page, monkeypatc
     at = page(PAGE, exercise="3", n="5", h="4")  # a student: upload and verdict on one screen
     at.text_area[0].input(pasted).run()
     assert Translator("en")("homework.accepted") in [s.value for s in at.success]
-    assert at.get("vega_lite_chart") and "| `W_O` |" in texts(at)  # step 1 above it
+    assert at.get("vega_lite_chart") and "| `W_O` |" in texts(at)  # step 1, below the result
     assert Translator("en")("steps.next") not in [b.label for b in at.button], "no step bar"
     checks.clear()
     at = page(PAGE, exercise="3", n="5", h="4", present="1", step="2")  # a slide: the upload
@@ -244,6 +250,93 @@ def test_students_see_every_step_and_a_slide_draws_only_its_own(page, monkeypatc
     assert not at.get("vega_lite_chart") and len(checks) == 1
     assert at.slider(key="h").value == 4 and at.slider(key="n").value == 5  # step 1's controls
     assert at.query_params["h"] == "4" and at.query_params["exercise"] == "3"
+
+
+PAGE_CONTROLS = {  # widget kind -> the keys of the page's own controls
+    "selectbox": {"_choice_exercise"},
+    "button_group": {"_choice_part"},
+    "slider": {"n", "d_model", "d_k"},
+    "number_input": {"seed"},
+    "file_uploader": {hv.UPLOAD_KEY},
+    "text_area": {hv.PASTE_KEY},
+}
+
+
+def _control_keys(block, kind: str) -> set[str]:
+    return {w.key for w in getattr(block, kind)} & PAGE_CONTROLS[kind]
+
+
+@pytest.mark.parametrize("present", ["0", "1"])
+def test_students_have_every_control_in_the_sidebar_a_slide_in_its_steps(page, present):
+    """A student has the settings and the upload in the sidebar, on screen beside whatever
+    the page shows; on a slide they stay in the main area (the settings in their expander,
+    the upload in its step)."""
+    at = page(PAGE, present=present, step="1" if present == "1" else None)
+    students = present == "0"
+    for kind, keys in PAGE_CONTROLS.items():
+        if kind == "selectbox" and not students:
+            keys = set()  # a slide picks the exercise on a segmented control
+        assert _control_keys(at.sidebar, kind) == (keys if students else set()), kind
+        assert _control_keys(at.main, kind) == (set() if students else keys), kind
+    if not students:
+        assert at.button_group(key="_choice_exercise").value == "1"
+
+
+def _order(at: AppTest, *probes) -> list[int]:
+    """Where in the main area's visible elements the first element matching each probe is."""
+    shown = visible(at.main)
+    return [next(i for i, e in enumerate(shown) if probe(e)) for probe in probes]
+
+
+def test_a_students_result_comes_first_with_the_exercise_below_it(page):
+    """Before an upload the exercise comes first; once something is uploaded, its verdict
+    and diagnosis are at the top, beside the upload in the sidebar, the exercise below."""
+    _, inputs, _ = lesson()
+    wrong, _ = hw.no_scaling(*[inputs[k] for k in ("X", "W_Q", "W_K", "W_V")], None)
+    t = Translator("en")
+    table = lambda e: "| `W_Q` |" in str(getattr(e, "value", ""))  # noqa: E731
+    at = page(PAGE)
+    info = lambda e: getattr(e, "value", None) == waiting(t)  # noqa: E731
+    first_table, first_wait = _order(at, table, info)
+    assert first_table < first_wait
+    at = upload(at, "mine.npz", npz(output=wrong))
+    verdict = lambda e: type(e).__name__ == "Error"  # noqa: E731
+    mistake = lambda e: t("homework.mistake.no_scaling.title") in str(getattr(e, "value", ""))  # noqa: E731
+    first_verdict, first_mistake, then_table = _order(at, verdict, mistake, table)
+    assert first_verdict < first_mistake < then_table
+    assert t("homework.read_named", name="output", shape="(6, 4)", dtype="float64") in texts(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_code_is_refused_saying_the_page_reads_the_arrays_and_how_to_save_them(page, lang):
+    """The uploader takes every file type (its own filter would answer a .py file with an
+    English tooltip): the page says, in its language, that it reads arrays, never code."""
+    t = Translator(lang)
+    at = upload(page(PAGE, lang=lang, part="weights"), "solve.py", b"import numpy as np\n")
+    assert not at.exception
+    shown = errors(at)
+    assert shown == t("homework.upload.code", ext=plain(".py", 60), part="weights")  # markdown
+    assert 'np.save("weights.npy", weights)' in shown and "np.savez(" in shown
+    at.file_uploader[0].set_value(None)
+    at.text_area[0].input("def attention(X):\n    return X\n").run()
+    assert errors(at) == t("homework.upload.code_text", part="weights")
+    assert waiting(t) in texts(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_uploader_takes_every_type_and_states_its_limits_in_the_page_language(page, lang):
+    t = Translator(lang)
+    at = page(PAGE, lang=lang)
+    widget = at.file_uploader[0].proto
+    assert list(widget.type) == [], "no type filter in the browser: the page judges the type"
+    assert widget.max_upload_size_mb == hv.BROWSER_MB
+    limits = t("homework.upload_limits", limit_kb=MAX_BYTES // 1000)
+    assert limits in [c.value for c in at.sidebar.caption]
+    css = "\n".join(str(h.proto.body) for h in at.get("html"))
+    for key in ("upload_button", "upload_drop"):  # drawn over Streamlit's English ones
+        assert t(f"homework.{key}") in css
+    assert t("homework.upload_refused", mb=hv.BROWSER_MB) in css
+    assert 'stFileUploaderDropzoneInstructions"] { display: none; }' in css
 
 
 # ------------------------------------------------------------------------------ downloads

@@ -152,6 +152,35 @@ def test_bad_uploads_get_their_own_message(name, data, key):
     assert error_of(parse_upload, name, data).key == key
 
 
+@pytest.mark.parametrize(
+    ("name", "data", "key", "params"),
+    [
+        ("solve.py", b"import numpy as np\n", "code", {"ext": ".py"}),
+        ("SOLVE.PY", b"[[0.1234]]", "code", {"ext": ".py"}),  # by its type, whatever it holds
+        ("homework.ipynb", b'{"cells": []}', "code", {"ext": ".ipynb"}),
+        ("out.txt", b"from numpy import save\nsave('out.npy', x)", "code_text", {}),
+        ("out.csv", b"# my answer\ndef attention(X):\n    pass", "code_text", {}),
+    ],
+)
+def test_code_instead_of_its_result_gets_its_own_message(name, data, key, params):
+    err = error_of(parse_upload, name, data)
+    assert (err.key, err.params) == (key, params)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["import numpy as np\nout = attention(X)", "  def attention(X, W_Q):\n    ...",
+     "class Attention:\n    pass"],
+)  # fmt: skip
+def test_pasted_code_is_told_apart_from_pasted_numbers(text):
+    assert error_of(parse_text, text).key == "code_text"
+
+
+def test_printed_arrays_that_name_their_variable_are_not_code():
+    assert parse_text("out = np.array([[0.1234, 0.5678]])").array.shape == (1, 2)
+    assert parse_text("tensor([[0.1234, 0.5678]], dtype=torch.float64)").array.shape == (1, 2)
+
+
 def test_npz_with_pickled_member_or_without_arrays():
     z = io.BytesIO()
     with zipfile.ZipFile(z, "w") as archive:
@@ -225,6 +254,14 @@ def test_every_message_key_is_translated_with_its_parameters(lang):
         error_of(parse_upload, "out.npy", npy(np.zeros(MAX_NUMBERS + 1))),
         error_of(check_shape, ARRAY.T, (6, 4)),
         nonfinite(np.array([[np.nan]])),
+        error_of(parse_upload, "solve.py", b"import numpy"),
+        error_of(parse_text, "import numpy"),
     ]
-    texts = [t(f"homework.upload.{e.key}", **e.params) for e in cases]
+    extra = {"part": "weights"}  # the page names the checked array where it says how to save it
+    texts = [
+        t(f"homework.upload.{e.key}", **e.params, **(extra if e.key.startswith("code") else {}))
+        for e in cases
+    ]
     assert "oops" in texts[1] and "(4, 6)" in texts[3] and "NaN" in texts[4]
+    assert ".py" in texts[5] and 'np.save("weights.npy", weights)' in texts[5]
+    assert "print(weights)" in texts[6]

@@ -1,4 +1,5 @@
-"""The training page in Chromium: press Train and watch the run grow, then scrub it."""
+"""The training page in Chromium: press Train and watch the run grow (a student: from the
+sidebar, on any step), then scrub it."""
 
 import re
 
@@ -20,9 +21,11 @@ RECORD = """() => {
 }"""
 
 
-@pytest.mark.parametrize("lang,present", [("en", "0"), ("zh", "1")])
-def test_pressing_train_grows_the_curve_live(server, open_app, lang, present) -> None:
-    page = open_app(server, f"/training?lang={lang}&present={present}")
+@pytest.mark.parametrize(
+    "lang,present,step", [("en", "0", "1"), ("zh", "1", "1"), ("en", "0", "3")]
+)
+def test_pressing_train_grows_the_curve_live(server, open_app, lang, present, step) -> None:
+    page = open_app(server, f"/training?lang={lang}&present={present}&step={step}")
     main = page.locator('[data-testid="stMain"]')
     page.evaluate(RECORD)  # note every progress text the browser shows, however briefly
     page.get_by_role("button", name=TRAIN[lang], exact=True).click()
@@ -33,14 +36,16 @@ def test_pressing_train_grows_the_curve_live(server, open_app, lang, present) ->
     assert len(seen) >= 8, f"the class saw only {seen}"
     assert seen == sorted(seen) and seen[-1] > seen[0]
     assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 1
+    assert f"step={step}" in page.evaluate("location.href")  # trained where the student was
     body = main.inner_text()
-    assert ("95 %" in body) if lang == "en" else ("95%" in body)
+    if step == "1":  # the summary of the run
+        assert ("95 %" in body) if lang == "en" else ("95%" in body)
     assert not re.search(r"\b(nan|inf)\b", body)
-    shot(page, f"training_trained_{lang}")
+    shot(page, f"training_trained_{lang}_step{step}")
 
 
 def test_a_finished_link_opens_trained_and_the_slider_scrubs(server, open_app) -> None:
-    page = open_app(server, "/training?lang=en&run=1&step=2", width=1366, height=768)
+    page = open_app(server, "/training?lang=en&run=1&step=5", width=1366, height=768)
     assert page.locator('[data-testid="stException"]').count() == 0
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="Snapshot at step")
     slider.get_by_role("slider").focus()

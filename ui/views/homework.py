@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from core.homework import (
@@ -33,6 +34,7 @@ from ui.exports import npz_bytes
 from ui.i18n import Translator
 from ui.params import Choice, Int, number, select, slider
 from ui.safe import plain
+from ui.sentence import more_box, settings_box
 from ui.uploads import (
     MAX_BYTES,
     Parsed,
@@ -52,9 +54,11 @@ D_K = Int("d_k", 4, 1, 16)
 HEADS = Int("h", 2, 1, 8)
 SEED = Int("seed", 42, 0, 2**32 - 1)
 VERDICT_CHART_HEIGHT = 470  # px in presenter mode, the notice beside the chart
+# Students: the error chart's share of the width (its metrics beside it) and its height at
+# most, so that with the verdict above it it ends within a 1280 x 720 screen.
+STUDENT_SHARE, STUDENT_CHART_HEIGHT = 0.6, 300
 WARNING_PX = 80  # px the NaN/∞ warning takes above the verdict in presenter mode
 UPLOAD_KEY, PASTE_KEY = "hw_upload", "hw_paste"
-FILE_TYPES = ["npy", "npz", "csv", "tsv", "txt", "json"]  # a renamed pickle is still caught
 FROM_UPLOAD = {"token", "names", "name", "ext", "dtype"}  # message parameters the upload wrote
 NAMES = {  # array names looked for in an uploaded .npz / JSON object, per part
     "output": ("output", "out", "y"),
@@ -82,28 +86,37 @@ class Checked:
 
 
 def controls(ctx: PageContext) -> tuple[Homework, str]:
-    """Exercise, sizes and which result is checked, all in the URL."""
+    """Exercise, sizes and which result is checked, all in the URL. For students the sizes
+    fold away in the sidebar (their defaults are the lesson's, and the note says so); on a
+    slide they sit in a row inside the settings expander."""
     t = ctx.t
-    exercise = int(
-        select(ctx, EXERCISE, t("homework.exercise"), lambda e: t(f"homework.ex{e}_short"))
-    )
-    cols = st.columns(5 if exercise == 3 else 4 if exercise < 3 else 2)
-    with cols[0]:
-        n = slider(ctx, N, t("homework.n"))
-    d_model, d_k, h = D_MODEL.default, D_K.default, HEADS.default
-    if exercise < 4:
-        with cols[1]:
-            d_model = slider(ctx, D_MODEL, "d_model")
-        with cols[2]:
-            d_k = slider(ctx, D_K, t("homework.d_k"))
-    if exercise == 3:
-        with cols[3]:
-            h = slider(ctx, HEADS, t("homework.h"))
-    with cols[-1]:
-        seed = number(ctx, SEED, t("homework.seed"))
-    return Homework(exercise, int(n), int(d_model), int(d_k), int(h), int(seed)), part_control(
-        ctx, exercise
-    )
+    widget = "segmented" if ctx.presenter else "select"  # a sidebar: one row, not three
+
+    def name(e: str) -> str:
+        return t(f"homework.ex{e}_short")
+
+    exercise = int(select(ctx, EXERCISE, t("homework.exercise"), name, widget=widget))
+    part = None if ctx.presenter else part_control(ctx, exercise)
+    with more_box(ctx, t("homework.sizes")):
+        count = 5 if exercise == 3 else 4 if exercise < 3 else 2
+        cols = st.columns(count) if ctx.presenter else [st.container() for _ in range(count)]
+        with cols[0]:
+            n = slider(ctx, N, t("homework.n"))
+        d_model, d_k, h = D_MODEL.default, D_K.default, HEADS.default
+        if exercise < 4:
+            with cols[1]:
+                d_model = slider(ctx, D_MODEL, "d_model")
+            with cols[2]:
+                d_k = slider(ctx, D_K, t("homework.d_k"))
+        if exercise == 3:
+            with cols[3]:
+                h = slider(ctx, HEADS, t("homework.h"))
+        with cols[-1]:
+            seed = number(ctx, SEED, t("homework.seed"))
+        if not ctx.presenter:
+            st.caption(t("homework.settings_note"))
+    hw = Homework(exercise, int(n), int(d_model), int(d_k), int(h), int(seed))
+    return hw, part or part_control(ctx, exercise)
 
 
 def part_control(ctx: PageContext, exercise: int) -> str:
@@ -283,23 +296,90 @@ class Upload:
 
 
 def upload_controls(ctx: PageContext, on_screen: bool) -> Upload:
-    """The file uploader and the paste box. Drawn on every step (off their own, hidden):
-    the upload lives only in these widgets' state, which steps 3 and 4 read."""
+    """The file uploader and the paste box. Students: in the sidebar, under the step's
+    title, beside whatever the page shows (the paste box folded); on a slide: in the step,
+    side by side. Drawn on every step (off their own, hidden): the upload lives only in
+    these widgets' state, which steps 3 and 4 read."""
     t = ctx.t
-    file_col, paste_col = st.columns(2)
-    with file_col:
-        uploaded = st.file_uploader(
-            t("homework.upload_label"), type=FILE_TYPES, key=UPLOAD_KEY, max_upload_size=1,
-            help=t("homework.upload_help", limit_kb=MAX_BYTES // 1000),
-        )  # fmt: skip
-        if on_screen:
-            st.caption(t("homework.upload_pickles"))
-    with paste_col:
-        pasted = st.text_area(
-            t("homework.paste"), key=PASTE_KEY, height=140,
-            placeholder="[[0.0969, 0.1223, …], …]", help=t("homework.paste_help"),
-        )  # fmt: skip
+    if ctx.presenter:
+        file_col, paste_col = st.columns(2)
+        with file_col:
+            uploaded = _file_box(ctx)
+            if on_screen:
+                st.caption(t("homework.upload_pickles"))
+        with paste_col:
+            pasted = _paste_box(ctx)
+        return Upload(uploaded, pasted or "")
+    with settings_box(ctx, t("homework.s2_title")):
+        uploaded = _file_box(ctx)
+        with st.expander(t("homework.paste"), icon=":material/content_paste:"):
+            pasted = _paste_box(ctx, label="collapsed")
     return Upload(uploaded, pasted or "")
+
+
+# The browser refuses a larger file itself, before the page sees it; up to this size the page
+# reads the file and explains in the reader's language (its own limit is MAX_BYTES).
+BROWSER_MB = 10
+
+
+def _file_box(ctx: PageContext) -> UploadedFile | None:
+    """The uploader, with every text of its own in the page's language: Streamlit has no
+    parameter for them ("Upload", the limits line, the drop hint, an error tooltip), so
+    :func:`uploader_css` draws ours over its English ones, and the limits line is a caption.
+    It takes every file type: its own type filter would refuse a ``.py`` file with an English
+    tooltip; the page refuses it instead, saying why (:mod:`ui.uploads`)."""
+    t, limit = ctx.t, MAX_BYTES // 1000
+    hint = t("homework.upload_help", limit_kb=limit)
+    uploaded = st.file_uploader(
+        t("homework.upload_label"), key=UPLOAD_KEY, max_upload_size=BROWSER_MB,
+        help=hint if ctx.presenter else None,
+        label_visibility="visible" if ctx.presenter else "collapsed",  # under the box's title
+    )  # fmt: skip
+    st.caption(t("homework.upload_limits", limit_kb=limit), help=None if ctx.presenter else hint)
+    uploader_css(ctx)
+    return uploaded
+
+
+def _paste_box(ctx: PageContext, label: str = "visible") -> str:
+    return st.text_area(
+        ctx.t("homework.paste"), key=PASTE_KEY, height=140, label_visibility=label,
+        placeholder="[[0.0969, 0.1223, …], …]", help=ctx.t("homework.paste_help"),
+    )  # fmt: skip
+
+
+def _css_text(text: str) -> str:
+    """``text`` as a CSS string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def uploader_css(ctx: PageContext) -> None:
+    """Streamlit's English texts of the uploader, hidden and replaced by the page's own, each
+    found by its stable ``data-testid``: the button's label, the limits line (our caption
+    below says it), the hint shown while a file is dragged over, and the tooltip of a file the
+    browser refused (over :data:`BROWSER_MB`, or a broken connection)."""
+    t = ctx.t
+    zone = f'.st-key-{UPLOAD_KEY} [data-testid="stFileUploaderDropzone"]'
+    button = _css_text(t("homework.upload_button"))
+    drop = _css_text(t("homework.upload_drop"))
+    refused = _css_text(t("homework.upload_refused", mb=BROWSER_MB))
+    st.html(
+        f"""<style>
+{zone} [data-testid="stFileUploaderDropzoneInstructions"] {{ display: none; }}
+{zone} button [data-testid="stMarkdownContainer"] {{ display: none; }}
+{zone} button > div::after {{ content: {button}; margin-left: 0.4rem; }}
+{zone} > div:not([data-testid]) > span {{ font-size: 0; }}
+{zone} > div:not([data-testid]) > span::after {{ content: {drop}; font-size: 0.875rem; }}
+[data-testid="stTooltipErrorContent"] {{ font-size: 0; }}
+[data-testid="stTooltipErrorContent"]::after {{ content: {refused}; font-size: 0.875rem; }}
+</style>"""
+    )
+
+
+def has_upload() -> bool:
+    """Whether the upload widgets hold something (a file, or pasted text), as of the last
+    run: the page puts a result above the exercise before it draws either."""
+    pasted = st.session_state.get(PASTE_KEY) or ""
+    return st.session_state.get(UPLOAD_KEY) is not None or bool(str(pasted).strip())
 
 
 def read_upload(ctx: PageContext, upload: Upload, part: str, on_screen: bool) -> Parsed | None:
@@ -312,7 +392,7 @@ def read_upload(ctx: PageContext, upload: Upload, part: str, on_screen: bool) ->
             return parse_text(upload.pasted, NAMES[part])
     except UploadError as err:
         if on_screen:
-            st.error(error_text(ctx.t, err), icon=":material/error:")
+            st.error(error_text(ctx.t, err, part=part), icon=":material/error:")
     return None
 
 
@@ -324,9 +404,12 @@ def read_summary(t: Translator, parsed: Parsed) -> str:
     return t("homework.read_named", name=plain(parsed.name, 40), shape=shape, dtype=dtype)
 
 
-def error_text(t: Translator, err: UploadError) -> str:
-    """An upload problem in the page's language; text taken from the upload is escaped."""
+def error_text(t: Translator, err: UploadError, part: str = "output") -> str:
+    """An upload problem in the page's language; text taken from the upload is escaped.
+    ``part``: the array checked, named where a message says how to save it."""
     params = {k: plain(v, 60) if k in FROM_UPLOAD else v for k, v in err.params.items()}
+    if err.key.startswith("code"):
+        params["part"] = part
     return t(f"homework.upload.{err.key}", **params)
 
 
@@ -366,7 +449,8 @@ def cell(at: tuple[int, ...]) -> str:
 
 
 def verdict(ctx: PageContext, c: Checked) -> None:
-    """Equal or not, the tolerance, and the largest absolute and relative error and where."""
+    """Equal or not, then (on a slide) the tolerance and the largest absolute and relative
+    error and where, in a row; students get those beside the error chart (:func:`details`)."""
     t, cmp = ctx.t, c.comparison
     if c.notice is not None:
         st.warning(error_text(t, c.notice), icon=":material/warning:")
@@ -384,18 +468,27 @@ def verdict(ctx: PageContext, c: Checked) -> None:
         st.error(
             t("homework.not_equal", tol=tol, bad=bad, total=cmp.bad.size), icon=":material/cancel:"
         )
+    if ctx.presenter:
+        metrics(ctx, c, st.columns(3))
+
+
+def metrics(ctx: PageContext, c: Checked, places: list[DeltaGenerator]) -> None:
+    """The largest absolute and relative error and where, and the tolerance, one in each of
+    ``places``."""
+    t, cmp = ctx.t, c.comparison
+    assert cmp is not None
     at = "homework.at_finite" if c.notice is not None else "homework.at"  # NaN cells: not in
 
     def where(index: tuple[int, ...], value: float) -> str | None:
         return t(at, cell=cell(index)) if value > 0 else None  # no error: no place to name
 
-    metrics = [
+    items = [
         (t("homework.max_abs"), sci(cmp.max_abs), where(cmp.max_abs_at, cmp.max_abs)),
         (t("homework.max_rel"), sci(cmp.max_rel), where(cmp.max_rel_at, cmp.max_rel)),
-        (t("homework.tolerance"), tol, t(f"homework.tol_{c.parsed.source}")),
+        (t("homework.tolerance"), sci(c.tol), t(f"homework.tol_{c.parsed.source}")),
     ]
-    for col, (label, value, note) in zip(st.columns(3), metrics, strict=True):
-        col.metric(label, value, note, delta_color="off", delta_arrow="off")
+    for place, (label, value, note) in zip(places, items, strict=True):
+        place.metric(label, value, note, delta_color="off", delta_arrow="off")
 
 
 def error_chart(t: Translator, error: np.ndarray, tol: float, row_sums: np.ndarray | None) -> dict:
@@ -428,8 +521,9 @@ def error_chart(t: Translator, error: np.ndarray, tol: float, row_sums: np.ndarr
 
 
 def details(ctx: PageContext, c: Checked) -> None:
-    """The error heatmap (with the row sums of weights) and what to notice: one below the
-    other on a page, side by side on a projector (wide, not tall)."""
+    """The error heatmap (with the row sums of weights) and what to notice. On a projector
+    side by side (wide, not tall); for students the chart beside the errors' metrics, the
+    notice below, so the verdict, its numbers and the chart fit one laptop screen."""
     assert c.comparison is not None
     sums = row_sums(c)
     if ctx.presenter:
@@ -437,8 +531,10 @@ def details(ctx: PageContext, c: Checked) -> None:
         chart_col, notice_col = st.columns([3, 2], gap="large")
         room = charts.room(ctx, share=0.58, height=height)
     else:
-        chart_col = notice_col = st.container()
-        room = charts.room(ctx)
+        chart_col, numbers_col = st.columns([STUDENT_SHARE, 1 - STUDENT_SHARE], gap="large")
+        metrics(ctx, c, [numbers_col] * 3)
+        notice_col = st.container()
+        room = charts.room(ctx, share=STUDENT_SHARE, height=STUDENT_CHART_HEIGHT)
     with chart_col:
         charts.show_cached(ctx, error_chart, ctx.t, c.comparison.error, c.tol, sums, space=room)
     with notice_col:

@@ -5,20 +5,22 @@ Controls, the cached and the live runs, one concatenated chart per view, metrics
 """
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core.training import TASKS, History, Snapshot, TrainConfig, loss_at, run, steps_to, train_live
 from ui import charts
-from ui.blocks import notice
+from ui.blocks import Frame, notice
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Int, check_url, number, select, slider, toggle
-from ui.sentence import settings_box
+from ui.sentence import more_box, settings_box
 
 TASK = Choice("task", "recall", TASKS)
 D_K = Choice("d_k", "16", ("4", "16", "64", "256"))
@@ -48,20 +50,34 @@ class Settings:
 
     config: TrainConfig
     twin: bool
+    # Where a step's own controls go (the slider through the snapshots): on a slide, the
+    # end of the settings expander, so the step keeps its room; students: None (the sidebar).
+    step_box: DeltaGenerator | None = None
 
 
 def controls(ctx: PageContext) -> Settings:
-    """Task, d_k, scaling, learning rate, steps, seed and the twin switch (URL-bound)."""
+    """Task, d_k, scaling, learning rate, steps, seed and the twin switch (URL-bound).
+    Students: in the sidebar, one below the other (learning rate, steps, seed folded), with the
+    Train button under them on every step; on a slide: two rows in the settings expander,
+    and Train on the first step (:func:`train_button`)."""
     t = ctx.t
     with settings_box(ctx, t("training.settings")):
-        c1, c2, c3 = st.columns([3, 3, 2], vertical_alignment="bottom")
+        if ctx.presenter:
+            c1, c2, c3 = st.columns([3, 3, 2], vertical_alignment="bottom")
+            c4, c5, c6, c7 = st.columns([3, 3, 2, 2], vertical_alignment="bottom")
+        else:  # the order on screen: task, d_k, scaling, twin, then the folded three
+            c1, c2, c3, c7 = (st.container() for _ in range(4))
+            with more_box(ctx, t("training.more")):
+                c4, c5, c6 = st.container(), st.container(), st.container()
+        widget = "segmented" if ctx.presenter else "select"  # a sidebar: one row, not two
         with c1:
-            task = select(ctx, TASK, t("training.task"), lambda s: t(f"training.task_{s}"))
+            task = select(
+                ctx, TASK, t("training.task"), lambda s: t(f"training.task_{s}"), widget=widget
+            )
         with c2:
             d_k = select(ctx, D_K, t("training.d_k"), help=t("training.d_k_help"))
         with c3:
             scaled = toggle(ctx, SCALED, t("training.scaled"), help=t("training.scaled_help"))
-        c4, c5, c6, c7 = st.columns([3, 3, 2, 2], vertical_alignment="bottom")
         with c4:
             lr = select(ctx, LR, t("training.lr"), widget="select", help=t("training.lr_help"))
         with c5:
@@ -70,11 +86,45 @@ def controls(ctx: PageContext) -> Settings:
             seed = number(ctx, SEED, t("training.seed"))
         with c7:
             twin = toggle(ctx, TWIN, t("training.twin"), help=t("training.twin_help"))
+        if not ctx.presenter:
+            train_button(ctx)
+        step_box = st.container() if ctx.presenter else None
     config = TrainConfig(
         task=task, d_k=int(d_k), scaled=bool(scaled), lr=float(lr), steps=int(steps),
         seed=int(seed), snapshots=UPDATES,
     )  # fmt: skip
-    return Settings(config, bool(twin))
+    return Settings(config, bool(twin), step_box)
+
+
+_TRAIN = "_training_train"  # set by the Train button, taken by the next run of the page
+
+
+def train_button(ctx: PageContext) -> None:
+    """Train: the next run trains live where the student looks (:func:`train_here`)."""
+    st.button(
+        ctx.t("training.train"), type="primary", icon=":material/model_training:",
+        key="train", on_click=_ask_train, width="stretch" if not ctx.presenter else "content",
+    )  # fmt: skip
+
+
+def _ask_train() -> None:
+    st.session_state[_TRAIN] = True
+
+
+def take_train() -> bool:
+    """Whether Train was pressed for this run (once: a later run does not train again)."""
+    return bool(st.session_state.pop(_TRAIN, False))
+
+
+def train_here(ctx: PageContext, cfgs: tuple[TrainConfig, ...], slot) -> tuple[History, ...]:
+    """Train ``cfgs`` live in ``slot`` (a progress bar and the growing chart), then clear it
+    for the step's own chart; "run=1" goes into the URL."""
+    with slot.container():
+        bar, chart = st.empty(), st.empty()
+    runs = train_live_view(ctx, cfgs, chart, bar)
+    mark_trained()
+    slot.empty()
+    return runs
 
 
 def configs(settings: Settings) -> tuple[TrainConfig, ...]:
@@ -357,6 +407,36 @@ def at_slider(ctx: PageContext, config: TrainConfig) -> int:
     return int(value)
 
 
+@contextmanager
+def step_controls(ctx: PageContext, settings: Settings, on_screen: bool) -> Iterator[None]:
+    """Where the scrub step's slider and Play go: students, the sidebar, under the step's
+    name; a slide, the end of its settings expander (:attr:`Settings.step_box`); a step off
+    screen, its hidden container (the slider keeps "?at=" in the URL)."""
+    if not on_screen:
+        yield
+        return
+    box = settings.step_box if ctx.presenter else settings_box(ctx, ctx.t("training.s_scrub"))
+    with box, st.container(horizontal=True, vertical_alignment="bottom"):
+        yield
+
+
+def play_button(ctx: PageContext) -> None:
+    """Play (Pause while playing): the slider walks through the snapshots by itself."""
+    st.button(
+        ctx.t("training.pause" if playing() else "training.play"),
+        icon=":material/pause:" if playing() else ":material/play_arrow:",
+        on_click=toggle_play, key="play",
+    )  # fmt: skip
+
+
+def snapshot_heading(ctx: PageContext, title: str, config: TrainConfig) -> None:
+    """A snapshot step's heading and one line on what it shows, for students (on a slide the
+    step bar names the snapshot)."""
+    if not ctx.presenter:
+        st.subheader(title)
+        st.markdown(ctx.t("training.snap_text", total=config.steps))
+
+
 def toggle_play() -> None:
     st.session_state[PLAY] = not st.session_state.get(PLAY, False)
 
@@ -474,19 +554,6 @@ def diverged(runs: tuple[History, ...]) -> bool:
 # ---- why √d_k -------------------------------------------------------------------------------
 
 
-WHY = Choice("why", "0", ("0", "1"))  # 1: the comparison runs on opening (student mode)
-
-
-def why_requested(ctx: PageContext) -> bool:
-    """Whether the URL asks for the comparison (presenter mode always runs it)."""
-    check_url(ctx, WHY)
-    return st.query_params.get(WHY.key) == "1"
-
-
-def ask_why() -> None:
-    st.query_params[WHY.key] = "1"
-
-
 def why_configs(config: TrainConfig) -> tuple[TrainConfig, ...]:
     """Scaled and unscaled at d_k 256 and at d_k 16, the page's other settings."""
     return tuple(replace(config, d_k=d, scaled=s) for d in WHY_D_KS for s in (True, False))
@@ -573,9 +640,10 @@ def why_notice(ctx: PageContext, runs: tuple[History, ...]) -> list[str]:
     ]
 
 
-def show_why(ctx: PageContext, runs: tuple[History, ...]) -> None:
-    """The comparison chart, its table and notice; on a projector the notice sits beside the
-    chart and the table folds into an expander, so the slide fits one screen."""
+def show_why(ctx: PageContext, runs: tuple[History, ...], f: Frame) -> None:
+    """The comparison chart, its table and notice. On a projector the notice sits beside the
+    chart and the table folds into an expander, so the slide fits one screen; for students
+    the chart comes first (``f.chart``), the table and the notice below it (``f.notes``)."""
     t = ctx.t
     if ctx.presenter:
         left, right = st.columns([3, 2])
@@ -587,9 +655,20 @@ def show_why(ctx: PageContext, runs: tuple[History, ...]) -> None:
         with st.expander(t("training.w_measure"), icon=":material/table:"):
             st.table(why_table(t, runs), hide_index=True)
         return
-    charts.show_cached(ctx, why_chart, t, runs, False)
-    left, right = st.columns([5, 6])
-    with left:
-        st.table(why_table(t, runs), hide_index=True)
-    with right:
-        notice(ctx, why_notice(ctx, runs))
+    with f.chart:
+        charts.show_cached(ctx, why_chart, t, runs, False, space=charts.room(ctx))
+    with f.notes:
+        left, right = st.columns([5, 6])
+        with left:
+            st.table(why_table(t, runs), hide_index=True)
+        with right:
+            notice(ctx, why_notice(ctx, runs))
+
+
+def stacked(ctx: PageContext) -> Frame:
+    """Where a step's parts go, one below the other: for students the chart first, then the
+    step's text, then its notes; on a slide the text first (as the slides always were)."""
+    first, second, notes = st.container(), st.container(), st.container()
+    if ctx.presenter:
+        return Frame(lead=first, chart=second, notes=notes)
+    return Frame(lead=second, chart=first, notes=notes)
