@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui import charts
-from ui.blocks import folded, fragment, header, link, notice
+from ui.blocks import folded, fragment, frame, header, intro, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.notes import untrained
@@ -20,26 +20,32 @@ steps = stepper(ctx, titles)
 
 def content(ctx: PageContext) -> None:
     """Everything below the step bar (one fragment: its controls rerun only it). Only the
-    step on screen is drawn; steps 2 and 3 keep their sliders in the URL off screen."""
-    sentence, causal, n_pad, pad_side = mv.controls(ctx)
-    # step 2 follows the sentence without padding: no masked view to compute
-    view = None if steps.show(1) else mv.compute(sentence, causal, n_pad, pad_side)
+    step on screen is drawn; the other steps keep their controls in the URL off screen."""
+    sentence, masks = mv.controls(ctx, steps.current)
 
     with steps.section(0) as on_screen:
+        if masks is None:  # step 2 shows no mask: the switches wait here, out of sight
+            masks = mv.mask_controls(ctx)
+        view = None if steps.show(1) else mv.compute(sentence, *masks)
         if on_screen:
-            st.subheader(titles[0])
-            main, side, _ = mv.beside(ctx, wide=True)
-            main.markdown(mv.mask_intro(ctx))
-            side.latex(
-                r"\tilde s_{ij}=\begin{cases}s_{ij}&\text{mask}_{ij}\\"
-                r"-\infty&\text{else}\end{cases}"
-            )
+            f = mv.full_width(ctx)
+            with f.lead:
+                intro(ctx)
+                st.subheader(titles[0])
+                main, side = mv.pair(ctx, 0.75)
+                main.markdown(mv.mask_intro(ctx))
+                side.latex(
+                    r"\tilde s_{ij}=\begin{cases}s_{ij}&\text{mask}_{ij}\\"
+                    r"-\infty&\text{else}\end{cases}"
+                )
             trace = view.masked
-            chart = charts.show_cached(
-                ctx, mv.mask_chart, t, view.tokens, view.before, trace.scaled, trace.weights,
-                ctx.presenter, space=charts.room(ctx, height=340),
-            )  # fmt: skip
-            main, side, _ = mv.beside(ctx)
+            with f.chart:
+                chart = charts.show_cached(
+                    ctx, mv.mask_chart, t, view.tokens, view.before, trace.scaled,
+                    trace.weights, ctx.presenter, space=charts.room(ctx, height=340),
+                )  # fmt: skip
+            with f.notes:
+                main, side = mv.pair(ctx)
             with main:
                 notice(ctx, mv.mask_notice(ctx, view))
             with side:
@@ -57,35 +63,42 @@ def content(ctx: PageContext) -> None:
         if not steps.show(1):  # off screen: only its slider, so it stays in the URL
             mv.generation_control(ctx, len(sentence.tokens))
             return
-        st.subheader(titles[1])
-        main, side, space = mv.beside(ctx)
-        side.markdown(t("masking.s2_text"))
-        with main:
+        f = frame(ctx, mv.SHARE)
+        f.lead.subheader(titles[1])
+        (f.notes if ctx.presenter else f.lead).markdown(t("masking.s2_text"))
+        with mv.step_controls(ctx, f.chart, t("masking.s2_controls")):
             gen = mv.generation_control(ctx, len(sentence.tokens))
-            st.markdown(t("masking.strip", strip=mv.generation_strip(ctx, sentence.tokens, gen)))
+        strip = t("masking.strip", strip=mv.generation_strip(ctx, sentence.tokens, gen))
+        with f.chart:
+            if ctx.presenter:  # above the chart, below the slider it follows
+                st.markdown(strip)
             chart = charts.show_cached(
-                ctx, mv.lookahead_chart, t, sentence, gen, ctx.presenter, space=space
+                ctx, mv.lookahead_chart, t, sentence, gen, ctx.presenter, space=mv.chart_room(ctx)
             )
-        with side:
+            if not ctx.presenter:  # right below the chart, while the text follows
+                st.markdown(strip)
+        with f.notes:
             notice(ctx, mv.lookahead_notice(ctx, sentence, gen))
             export_panel(ctx, "masking_generation", chart)
 
     def fill_step(ctx: PageContext) -> None:
         """Step 3 (a fragment inside the content: its controls rerun only this step)."""
-        n = mv.padded_length(sentence, n_pad)
+        n = mv.padded_length(sentence, masks[1])
         if not steps.show(2):  # off screen: only its controls, so they stay in the URL
             mv.fill_controls(ctx, n)
             return
-        st.subheader(titles[2])
-        main, side, space = mv.beside(ctx)
-        with main:
-            st.markdown(t("masking.s3_text"))
+        f = frame(ctx, mv.SHARE)
+        f.lead.subheader(titles[2])
+        (f.chart if ctx.presenter else f.lead).markdown(t("masking.s3_text"))
+        with mv.step_controls(ctx, f.chart):  # below the folded mask switches
             row, dtype, temp = mv.fill_controls(ctx, n)
-            fv = mv.fill_view(view, row, dtype, temp)
+        fv = mv.fill_view(view, row, dtype, temp)
+        with f.chart:
             chart = charts.show_cached(
                 ctx, mv.fill_chart, t, view.tokens, row, fv.weights, fv.blank, ctx.presenter,
-                space=space,
+                space=mv.chart_room(ctx),
             )  # fmt: skip
+        with f.chart if ctx.presenter else f.notes:
             folded(
                 ctx,
                 t("masking.details"),
@@ -93,10 +106,10 @@ def content(ctx: PageContext) -> None:
                 lambda: mv.fill_details(ctx, fv),
                 icon=":material/table:",
             )
-        with side:
+        with f.notes:
             notice(ctx, mv.fill_notice(ctx, view, fv, dtype, temp))
             export_panel(ctx, "masking_fill", chart, arrays=lambda: mv.fill_arrays(view, fv))
-        with main, st.container(horizontal=True):
+        with f.chart if ctx.presenter else f.notes, st.container(horizontal=True):
             link(ctx, "softmax")
             link(ctx, "kv_cache")
 

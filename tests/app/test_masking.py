@@ -257,7 +257,9 @@ def test_chinese_opens_on_a_chinese_sentence_with_the_lesson_one_click_away(page
     assert at.text_input(key="text").value == "猫坐在垫子上"
     cols = next(f for f in chart_tables(at, 0) if "col" in f)["col"].tolist()
     assert "猫" in cols and "The" not in cols
-    next(b for b in at.button if b.label == zh("sentence.lesson")).click().run()
+    lesson = at.button(key="lesson_example")  # the icon button beside the sentence
+    assert lesson.help == zh("sentence.lesson_help")
+    lesson.click().run()
     assert at.text_input(key="text").value == "The cat sat on the mat"
     assert not at.exception
 
@@ -337,3 +339,42 @@ def test_chinese_notices_quote_the_token(page):
     assert {f"查询“{word}”，你的掩码", f"查询“{word}”，所有键都被遮住"} <= panels
     last = page(PAGE, lang="zh", step="2", gen="5")
     assert f"“**{last.text_input(key='text').value[5]}**”是最后一个词" in texts(last)
+
+
+def _keys(widgets) -> set[str]:
+    return {w.key for w in widgets if getattr(w, "key", None) is not None}
+
+
+MASKS = {"causal", "pad", "_choice_pad_side"}
+FILLS = {"row", "temp", "_choice_dtype"}
+STEP_BAR = {"_step_choice", "step_prev", "step_next"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_students_find_every_control_of_the_step_in_the_sidebar(page, lang):
+    """Students: the sentence and the step's controls in the sidebar, none in the main area
+    but the step bar; a slide keeps them above its step (the sentence folded)."""
+    from ui.i18n import Translator
+
+    tr = Translator(lang)
+    for step, own in (("1", MASKS), ("2", {"gen"}), ("3", FILLS)):
+        at = page(PAGE, lang=lang, step=step, pad="1", gen="3", row="1")
+        side = _keys(visible(at.sidebar))
+        assert {"text", "d_model", "lesson_example", "seed"} | own <= side, step
+        assert _keys(visible(at.main)) <= STEP_BAR, step
+        # the other steps' controls stay bound to the URL, out of sight
+        assert at.slider(key="pad").value == 1 and at.slider(key="gen").value == 3
+        assert at.slider(key="row").value == 1
+        if step == "2":  # no mask on this step: its switches wait in a hidden step
+            assert not MASKS & side
+            assert tr("masking.sentence_controls") in texts(at)
+        fold = [e for e in at.sidebar.expander if e.label == tr("masking.masks_fold")]
+        assert (len(fold) == 1) == (step == "3"), "step 3 folds the mask switches"
+        if fold:
+            assert MASKS.issubset(_keys(visible(fold[0])))
+        slide = page(PAGE, lang=lang, step=step, present="1", gen="3")
+        assert not (MASKS | FILLS | {"gen", "text", "d_model"}) & _keys(visible(slide.sidebar))
+        settings = next(e for e in slide.main.expander if e.label == tr("masking.controls"))
+        assert {"text", "d_model", "causal", "pad"} <= _keys(visible(settings))
+        shown = _keys(visible(slide.main))
+        assert own <= shown or step == "1", step  # steps 2 and 3: above the chart

@@ -9,11 +9,19 @@ import numpy as np
 import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
-from tests.app.conftest import open_page, optional_module, texts, visible_of
+from tests.app.conftest import open_page, optional_module, texts, visible, visible_of
+from ui.i18n import Translator
 
 PAGE = "pages/7_multi_head.py"
 LONG_TEXT = " ".join(f"w{i}" for i in range(32))  # the 32-token maximum
 SPLIT, WEIGHTS, MERGE, CHECK = "1", "2", "3", "4"  # the steps (?step=): only one is drawn
+STEP_BAR = {"_step_choice", "step_prev", "step_next"}
+
+
+def page_widgets(at) -> list[str]:
+    """The keys of the widgets on screen in the main area, the step bar's aside."""
+    widgets = [e for e in visible(at.main) if getattr(e, "key", None) is not None]
+    return [e.key for e in widgets if e.key not in STEP_BAR]
 
 
 def page(**params: str):
@@ -40,15 +48,27 @@ def panels(at) -> dict[str, np.ndarray]:
     }
 
 
+def _number(text: str) -> float:
+    return float(text.replace("−", "-"))  # ``2.2e−16`` style, typographic minus
+
+
 def metrics(at) -> dict[str, float]:
-    """Metric label -> the number shown (``2.2e−16`` style, typographic minus)."""
-    return {m.label: float(m.value.replace("−", "-")) for m in at.metric}
+    """Step 4's differences, label -> the number shown: for students the rows of its table,
+    on a slide its metrics."""
+    if at.metric:
+        return {m.label: _number(m.value) for m in at.metric}
+    (table,) = [t.value for t in at.table if "Largest difference" in t.value.columns]
+    return dict(zip(table["Compared"], map(_number, table["Largest difference"]), strict=True))
+
+
+def stage_table(at):
+    """Step 1's table of the eight stages (a DataFrame)."""
+    return next(t.value for t in at.table if "NumPy" in t.value.columns)
 
 
 def shapes(at) -> list[str]:
     """The shape column of the stage table, top to bottom."""
-    table = next(m.value for m in at.markdown if "| NumPy |" in m.value)
-    return re.findall(r"`(\([\d, ]+\))` \|$", table, flags=re.M)
+    return [re.fullmatch(r"`(\([\d, ]+\))`", s).group(1) for s in stage_table(at)["Shape"]]
 
 
 def heads(at):
@@ -187,7 +207,11 @@ def test_without_torch_the_page_says_how_to_enable_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # torch absent, even where installed
     at = page(step=CHECK)
     assert "pip install torch" in at.info[0].value
-    assert not any("torch" in m.label for m in at.metric)
+    assert not any("torch" in label for label in metrics(at))
+    assert "max |batched − loop|, output" in metrics(at)
+    slide = page(step=CHECK, present="1")
+    assert "pip install torch" in slide.info[0].value
+    assert not any("torch" in label for label in metrics(slide))
     zh = page(lang="zh", step=CHECK)
     assert "未安装 PyTorch" in zh.info[0].value
 
@@ -229,7 +253,7 @@ def test_torch_is_frozen_out_of_the_garbage_collectors_sight_once_imported():
 def test_sentence_controls_drive_the_page_and_the_lesson_button_restores_them():
     at = page(seed="7", d_model="12", heads="3")
     assert shapes(at)[2] == "(6, 3, 4)"
-    next(b for b in at.button if b.label == "Lesson example").click().run()
+    at.button(key="lesson_example").click().run()  # the icon button beside the sentence
     assert not at.exception
     assert at.slider(key="d_model").value == 8 and at.number_input(key="seed").value == 42
     assert heads(at).value == "2"  # 3 does not divide 8: back to the default, with a warning
@@ -291,11 +315,12 @@ def test_only_the_step_on_screen_draws_its_charts_and_runs_its_checks(monkeypatc
     at = page(heads="4")  # step 1: the stage table only
     assert shapes(at)[2] == "(6, 4, 2)"
     assert not at.get("vega_lite_chart"), "the heads' chart and the merge strip are off screen"
-    assert not at.metric and not torch_runs, "the loop and torch checks belong to step 4"
+    assert len(at.table) == 1 and not at.metric, "the loop's and torch's table belong to step 4"
+    assert not torch_runs, "the loop and torch checks belong to step 4"
     at = page(heads="4", d_model="12", step=MERGE)
     drawn = {ds.name for chart in at.get("vega_lite_chart") for ds in chart.proto.datasets}
     assert "concat" in drawn and "weights" not in drawn, "the merge strip only"
-    assert not any("| NumPy |" in m.value for m in at.markdown) and not torch_runs
+    assert not at.table and not torch_runs, "no stage table and no checks on step 3"
     assert heads(at).value == "4" and at.slider(key="d_model").value == 12  # still in the URL
     assert at.query_params["heads"] == "4" and at.query_params["d_model"] == "12"
     at = page(heads="4", step=CHECK)
@@ -303,15 +328,20 @@ def test_only_the_step_on_screen_draws_its_charts_and_runs_its_checks(monkeypatc
 
 
 def test_the_merge_strip_keeps_its_spec_while_d_model_grows_for_students():
-    at = page(step=MERGE, d_model="12")
+    # In a student's chart room (at most charts.PAGE_HEIGHT tall) a small strip stands side
+    # by side, scaled to the room; from d_model = 16 it stands one below the other at its
+    # smallest scale, and a d_model step only swaps the rows.
+    at = page(step=MERGE, d_model="16")
     seen = set()
-    for d_model in (12, 14, 16, 18, 20):
+    for d_model in (16, 18, 20, 22, 24):
         at.slider(key="d_model").set_value(d_model).run()
         (chart,) = at.get("vega_lite_chart")
         seen.add((chart.proto.spec, tuple(d.name for d in chart.proto.datasets)))
     assert len(seen) == 1, "the browser swaps the rows instead of building a new chart"
     ((spec, _),) = seen
     assert len(json.loads(spec)["vconcat"]) == 3, "concat, W_O and output one below the other"
+    (small,) = page(step=MERGE).get("vega_lite_chart")  # d_model = 8: side by side
+    assert len(json.loads(small.proto.spec)["hconcat"]) == 3
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -327,3 +357,21 @@ def test_one_head_is_called_single_head_attention_with_nothing_to_compare(lang):
     assert not [phrase for phrase in comparing if phrase in shown]  # one head: no comparison
     shown_two = texts(page(lang=lang, heads="2", step=WEIGHTS))
     assert t("multi_head.notice_split", d_model=8, h=2, d_k=4) in shown_two
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_students_find_every_control_in_the_sidebar_a_slide_above_its_step(lang):
+    controls = ("heads", "d_model", "text", "seed")  # h, the sentence, the folded extras
+    for step in (SPLIT, WEIGHTS, MERGE, CHECK):
+        student = page(lang=lang, step=step)
+        assert heads(student) in student.sidebar.segmented_control
+        for key in controls[1:3]:
+            assert key in [w.key for w in (*student.sidebar.slider, *student.sidebar.text_input)]
+        assert student.sidebar.number_input(key="seed").value == 42
+        assert not page_widgets(student), step
+        slide = page(lang=lang, step=step, present="1")
+        assert "_choice_heads" not in [w.key for w in slide.sidebar.segmented_control]
+        assert not slide.sidebar.slider and not slide.sidebar.text_input
+        assert heads(slide) in slide.main.segmented_control
+        assert slide.main.slider(key="d_model").value == 8  # in the closed settings expander
+        assert Translator(lang)("multi_head.settings") in [e.label for e in slide.main.expander]

@@ -3,6 +3,7 @@
 Only wiring, charts and formatting live here; every number comes from :mod:`core`.
 """
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +31,7 @@ from core.masks import (
     vector_norms,
 )
 from ui import charts
+from ui.blocks import Frame, frame
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Float, Int, index_slider, select, slider, toggle
@@ -44,6 +46,7 @@ DTYPE = Choice("dtype", "float32", ("float64", "float32", "float16"))
 TEMPERATURE = Float("temp", 1.0, 0.05, 4.0)
 FILLS = (MASK_FILL, LARGE_NEGATIVE, SMALL_NEGATIVE)
 FILL_LABELS = ("−∞", "−1e9", "−1e4")
+SHARE = 0.6  # presenter: a step's chart column
 
 
 @dataclass(frozen=True)
@@ -59,34 +62,75 @@ class MaskView:
     causal: bool
 
 
-def beside(
-    ctx: PageContext, height: int | None = None, wide: bool = False
-) -> tuple[DeltaGenerator, DeltaGenerator, charts.Room]:
-    """Where a step's chart and its text go, and the chart's room: side by side in presenter
-    mode (the left column 60 % of the width, 75 % if ``wide``; the chart at most ``height``
-    px tall) so the step fits one screen; otherwise both in one column at the page width,
-    in the order they are written."""
+def chart_room(ctx: PageContext, height: int | None = None) -> charts.Room:
+    """A step's chart room: on a slide its column of :func:`ui.blocks.frame` (60 % of the
+    width, at most ``height`` px tall); for students the page width."""
     if ctx.presenter:
-        share = 0.75 if wide else 0.6
+        return charts.room(ctx, share=SHARE, height=height)
+    return charts.room(ctx)
+
+
+def full_width(ctx: PageContext) -> Frame:
+    """Step 1's :class:`~ui.blocks.Frame`: on a slide its parts one below the other at the
+    full width (the three panels need it); for students chart first (:func:`ui.blocks.frame`)."""
+    if ctx.presenter:
+        return Frame(st.container(), st.container(), st.container())
+    return frame(ctx)
+
+
+def pair(ctx: PageContext, share: float = SHARE) -> tuple[DeltaGenerator, DeltaGenerator]:
+    """Two parts of a step side by side on a slide (the left ``share`` of the width), so
+    the step fits one screen; for students one below the other, in the order written."""
+    if ctx.presenter:
         left, right = st.columns([share, 1 - share], gap="large")
-        return left, right, charts.room(ctx, share=share, height=height)
+        return left, right
     box = st.container()
-    return box, box, charts.room(ctx)
+    return box, box
 
 
-def controls(ctx: PageContext) -> tuple[Sentence, bool, int, str]:
-    """Sentence controls and the mask switches (in an expander in presenter mode)."""
+def step_controls(
+    ctx: PageContext, place: DeltaGenerator, label: str | None = None
+) -> AbstractContextManager:
+    """Where the controls of the step on screen go: for students the sidebar (under
+    ``label``, if any), beside the chart they change; on a slide ``place``, above the chart."""
+    if ctx.presenter:
+        return place
+    return settings_box(ctx, label) if label else ctx.controls
+
+
+def controls(ctx: PageContext, step: int) -> tuple[Sentence, tuple[bool, int, str] | None]:
+    """The sentence controls and the mask switches below them (for students in the sidebar,
+    on a slide in a closed expander), given the step on screen (0-based). For students the
+    switches are left out on step 2, which shows no mask (None: the page draws them out of
+    sight), and folded on step 3, where the step's own controls need the room."""
     t = ctx.t
-    with settings_box(ctx, t("masking.controls")):
+    shown = ctx.presenter or step != 1
+    with settings_box(ctx, t("masking.controls" if shown else "masking.sentence_controls")):
         sentence = sentence_controls(ctx, native=True)
-        c1, c2, c3 = st.columns([2, 3, 2], vertical_alignment="bottom")
-        with c1:
-            causal = toggle(ctx, CAUSAL, t("masking.causal"), help=t("masking.causal_help"))
-        with c2:
-            n_pad = slider(ctx, PAD_COUNT, t("masking.pad"), help=t("masking.pad_help"))
-        with c3:
-            side = select(ctx, PAD_SIDE, t("masking.pad_side"), lambda s: t(f"masking.side_{s}"))
-    return sentence, causal, int(n_pad), side
+        if not shown:
+            return sentence, None
+        fold = step == 2 and not ctx.presenter
+        icon = ":material/more_horiz:"
+        with st.expander(t("masking.masks_fold"), icon=icon) if fold else st.container():
+            return sentence, mask_controls(ctx)
+
+
+def mask_controls(ctx: PageContext) -> tuple[bool, int, str]:
+    """The mask switches: causal, how many [PAD] tokens and on which side (side by side on
+    a slide, one below the other in the sidebar)."""
+    t = ctx.t
+    c1, c2, c3 = (
+        st.columns([2, 3, 2], vertical_alignment="bottom")
+        if ctx.presenter
+        else [st.container()] * 3
+    )
+    with c1:
+        causal = toggle(ctx, CAUSAL, t("masking.causal"), help=t("masking.causal_help"))
+    with c2:
+        n_pad = slider(ctx, PAD_COUNT, t("masking.pad"), help=t("masking.pad_help"))
+    with c3:
+        side = select(ctx, PAD_SIDE, t("masking.pad_side"), lambda s: t(f"masking.side_{s}"))
+    return causal, int(n_pad), side
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -169,8 +213,8 @@ def row_list(labels: list[str], rows: np.ndarray) -> str:
 
 
 def mask_intro(ctx: PageContext) -> str:
-    """Step 1's explanation, naming the three panels by their titles: they sit side by side
-    on a slide but one below the other on a student's screen."""
+    """Step 1's explanation, naming the three panels by their titles, not by where they
+    stand (a narrow screen may wrap them into rows)."""
     t = ctx.t
     return t(
         "masking.s1_text",
@@ -429,9 +473,12 @@ def fill_arrays(view: MaskView, fv: FillView) -> dict[str, np.ndarray]:
 def fill_controls(ctx: PageContext, n: int) -> tuple[int, str, float]:
     """Query row, dtype and temperature for the fill comparison."""
     t = ctx.t
-    # The middle column holds all three number formats side by side (2/8 of the width cut
-    # "float64" and hid "float16" on a slide).
-    c1, c2, c3 = st.columns([3, 4, 3], vertical_alignment="bottom")
+    if ctx.presenter:  # the middle column holds all three number formats side by side (2/8
+        # of the width cut "float64" and hid "float16")
+        c1, c2, c3 = st.columns([3, 4, 3], vertical_alignment="bottom")
+    else:  # the sidebar: the two sliders side by side (as d_k and d_v), the formats below
+        c1, c3 = st.columns(2)
+        c2 = st.container()
     with c1:
         row = index_slider(ctx, Int("row", min(2, n - 1), 0, n - 1), t("masking.row"))
     with c2:

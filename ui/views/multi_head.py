@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -28,9 +29,11 @@ from core.multihead import (
 )
 from core.textplot import text_heatmap
 from ui import charts
+from ui.blocks import Frame, frame
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import divisor_choice, select
+from ui.sentence import Sentence, current_d_model, sentence_controls, settings_box
 
 HEADS_KEY = "heads"
 DEFAULT_HEADS = 2  # lesson 002's PyTorch example: d_model = 8, n_heads = 2
@@ -75,6 +78,42 @@ def heads_control(ctx: PageContext, d_model: int) -> int:
     return int(select(ctx, spec, label, help=helptext))
 
 
+def controls(ctx: PageContext) -> tuple[int, Sentence, DeltaGenerator]:
+    """Heads h, the sentence and d_model (a move of d_model lands on a multiple of h, so h
+    always divides it; d_k = d_v = d_model / h), and the place for the line saying what h
+    derives (:func:`derived`). For students all in the sidebar, h first; on a slide h with
+    that line above the steps, the sentence in a closed expander."""
+    t = ctx.t
+    if not ctx.presenter:
+        with settings_box(ctx, t("multi_head.settings")):
+            h = heads_control(ctx, current_d_model())
+            line = st.container()
+            sentence = sentence_controls(ctx, key_dims=False, native=True, d_model_step=h)
+        return h, sentence, line
+    settings = settings_box(ctx, t("multi_head.settings"))
+    left, line = st.columns([2, 3], vertical_alignment="center")
+    with left:
+        h = heads_control(ctx, current_d_model())
+    with settings:
+        sentence = sentence_controls(ctx, key_dims=False, native=True, d_model_step=h)
+    return h, sentence, line
+
+
+def derived(ctx: PageContext, line: DeltaGenerator, d_model: int, h: int, d_k: int) -> None:
+    """ "d_k = d_v = d_model / h = 8 / 2 = 4", below h in the sidebar (small type) or
+    beside it on a slide."""
+    text = ctx.t("multi_head.derived", d_model=d_model, h=h, d_k=d_k)
+    line.markdown(text) if ctx.presenter else line.caption(text)
+
+
+def full_width(ctx: PageContext) -> Frame:
+    """The merge step's :class:`~ui.blocks.Frame`: on a slide its parts one below the other
+    at the full width (the strip needs it); for students chart first (:func:`ui.blocks.frame`)."""
+    if ctx.presenter:
+        return Frame(st.container(), st.container(), st.container())
+    return frame(ctx)
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def compute(x: np.ndarray, d_model: int, h: int, seed: int) -> MultiHeadView:
     """The batched pass (with every stage), the head average and the per-head loop."""
@@ -84,8 +123,8 @@ def compute(x: np.ndarray, d_model: int, h: int, seed: int) -> MultiHeadView:
     return MultiHeadView(w, trace, average_heads(trace.weights), loop_out, loop_w)
 
 
-def stage_table(ctx: PageContext, tr: MultiHeadTrace) -> str:
-    """A markdown table of the eight stages: what is done (as NumPy) and the live shape."""
+def stage_table(ctx: PageContext, tr: MultiHeadTrace) -> pd.DataFrame:
+    """The eight stages, one row each: what is done (as NumPy) and the live shape."""
     stages = [
         ("x", "x", tr.x),
         ("project", "q = x @ w_q", tr.q),
@@ -96,12 +135,38 @@ def stage_table(ctx: PageContext, tr: MultiHeadTrace) -> str:
         ("merge", "heads.swapaxes(-3, -2).reshape(n, h·d_v)", tr.concat),
         ("output", "concat @ w_o", tr.output),
     ]
-    head = f"| | {ctx.t('multi_head.col_stage')} | NumPy | {ctx.t('multi_head.col_shape')} |"
-    lines = [head, "|---|---|---|---|"]
-    for i, (name, code, arr) in enumerate(stages, start=1):
-        shape = "(" + ", ".join(str(s) for s in arr.shape) + ")"
-        lines.append(f"| {i} | {ctx.t(f'multi_head.stage_{name}')} | `{code}` | `{shape}` |")
-    return "\n".join(lines)
+    t = ctx.t
+    return pd.DataFrame(
+        {
+            "": [str(i) for i in range(1, len(stages) + 1)],
+            t("multi_head.col_stage"): [t(f"multi_head.stage_{name}") for name, _, _ in stages],
+            "NumPy": [f"`{code}`" for _, code, _ in stages],
+            t("multi_head.col_shape"): [
+                "`(" + ", ".join(str(s) for s in arr.shape) + ")`" for _, _, arr in stages
+            ],
+        }
+    )
+
+
+def check_table(
+    ctx: PageContext, loop: tuple[float, float], check: TorchCheck | None
+) -> pd.DataFrame:
+    """Step 4 for students: each comparison and its largest difference (the loop's, then
+    PyTorch's when it is installed)."""
+    t = ctx.t
+    rows = [("loop_output_diff", loop[0]), ("loop_weights_diff", loop[1])]
+    if check is not None:
+        rows += [
+            ("torch_output_diff", check.output_diff),
+            ("torch_average_diff", check.average_diff),
+            ("torch_heads_diff", check.per_head_diff),
+        ]
+    return pd.DataFrame(
+        {
+            t("multi_head.col_check"): [t(f"multi_head.{key}") for key, _ in rows],
+            t("multi_head.col_value"): [sci(value) for _, value in rows],
+        }
+    )
 
 
 PAGE_WIDTH = 1250  # px a chart may use: a 1920 px screen with the sidebar open…
@@ -167,9 +232,12 @@ def output_chart(
 ) -> dict:
     """The ``h`` heads concatenated, W_O and the output, each titled with its shape: side
     by side on a slide; for students one below the other (the concatenation, times W_O,
-    gives the output), where each needs only d_model cells of width, so the cells keep
-    their size (26 px up to d_model ≈ 28) and a d_model step swaps the chart's data instead
-    of building a new chart (side by side, W_O's d_model × d_model shrank them every step)."""
+    gives the output), where each needs only d_model cells of width. In a student's chart
+    room (at most :data:`ui.charts.PAGE_HEIGHT` tall) :func:`ui.charts.fit` stands a small
+    strip side by side instead (up to d_model = 14 at the default sentence), scaled to the
+    room, so there each d_model step gives a new spec; from d_model = 16 the strip stands
+    one below the other at its smallest scale, and a d_model step swaps the chart's data
+    instead of building a new chart."""
     d_model = w_o.shape[0]
     concat_cols = _concat_labels(h, concat.shape[-1] // h)
     dims = charts.dim_labels(d_model)

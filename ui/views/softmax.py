@@ -8,11 +8,13 @@ warning.
 import math
 import re
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import core
 from core.softmax import (
@@ -23,6 +25,7 @@ from core.softmax import (
     scale_sweep,
 )
 from ui import charts
+from ui.blocks import Frame, frame
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Float, Text, slider, text
@@ -139,9 +142,24 @@ def vector(values: np.ndarray) -> str:
 
 
 def chart_room(ctx: PageContext, height: int, share: float = 0.6) -> charts.Room:
-    """The room of a chart: ``share`` of the width (its column of :func:`beside`) and
-    ``height`` px in presenter mode, the page width for students."""
+    """The room of a chart: ``share`` of the width (its column of :func:`ui.blocks.frame`)
+    and ``height`` px in presenter mode, the page width for students."""
     return charts.room(ctx, share=share if ctx.presenter else 1.0, height=height)
+
+
+def full_width(ctx: PageContext) -> Frame:
+    """Step 1's :class:`~ui.blocks.Frame`: on a slide its parts one below the other at the
+    full width (four bar panels need it); for students chart first (:func:`ui.blocks.frame`)."""
+    if ctx.presenter:
+        return Frame(st.container(), st.container(), st.container())
+    return frame(ctx)
+
+
+def step_controls(ctx: PageContext, lead: DeltaGenerator, label: str) -> AbstractContextManager:
+    """Where the control of the step on screen goes: for students the sidebar, under
+    ``label`` (beside the chart it changes); on a slide in the step's ``lead``, below its
+    text, as the lecturer moves it."""
+    return lead if ctx.presenter else settings_box(ctx, label)
 
 
 def entry_labels(n: int) -> list[str]:
@@ -506,10 +524,12 @@ TEMPERATURE = Float("temp", 1.0, 0.05, 5.0)
 
 
 def controls(ctx: PageContext) -> tuple[np.ndarray, np.ndarray, float]:
-    """The two logits boxes and the temperature slider; bad logits warn and fall back."""
+    """The two logits boxes and the temperature slider (for students in the sidebar, one
+    below the other; on a slide side by side in a closed expander); bad logits warn and
+    fall back."""
     t = ctx.t
-    with settings_box(ctx, t("softmax.settings")) if ctx.presenter else st.container(border=True):
-        c1, c2, c3 = st.columns([2, 3, 2])
+    with settings_box(ctx, t("softmax.settings")):
+        c1, c2, c3 = st.columns([2, 3, 2]) if ctx.presenter else [st.container()] * 3
         with c1:
             raw_a = text(ctx, LOGITS_A, t("softmax.logits_a"), help=t("softmax.logits_help"))
         with c2:
