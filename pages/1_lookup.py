@@ -12,7 +12,7 @@ from core.lookup import (
     temperature_sweep,
 )
 from ui import charts
-from ui.blocks import beside, fragment, header, heading, link, notice
+from ui.blocks import fragment, frame, header, heading, intro, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.notes import untrained
@@ -28,7 +28,7 @@ steps = stepper(ctx, [t(f"lookup.step_{s}_short") for s in ("table", "soft", "te
 
 def content(ctx: PageContext) -> None:
     """Everything below the step bar (one fragment: its controls rerun only it). The query
-    controls sit above the steps, on every step; only the step on screen is drawn."""
+    controls serve every step (students: in the sidebar); only the step on screen is drawn."""
     ids, keys, values = capital_table()
     countries = views.names(t, ids, "country")
     capitals = views.names(t, ids, "capital")
@@ -39,57 +39,44 @@ def content(ctx: PageContext) -> None:
     scores = lookup_scores(query, keys)
     hard_index, hard_value = hard_lookup(query, keys, values)
     weights, blended = soft_lookup(query, keys, values, temperature)
-    if not ctx.presenter:  # a slide shows the query in its cards, chart and notes
-        st.caption(
-            t(
-                "lookup.query_now",
-                x=views.num(query[0]),
-                y=views.num(query[1]),
-                T=f"{temperature:.3g}",
-            )
-        )
+    if not ctx.presenter:  # under the controls; a slide shows the query in its cards and notes
+        x, y = views.num(query[0]), views.num(query[1])
+        ctx.controls.caption(t("lookup.query_now", x=x, y=y, T=f"{temperature:.3g}"))
     arrays = {"keys": keys, "values": values, "query": query, "scores": scores, "weights": weights}
 
     with steps.section(0) as on_screen:
         if on_screen:
-            heading(ctx, t("lookup.step_table"))
-            st.markdown(t("lookup.table_text"))
+            f = views.stacked(ctx)  # a slide: the table has the whole width
+            with f.lead:
+                intro(ctx)
+                heading(ctx, t("lookup.step_table"))
+                st.markdown(t("lookup.table_text"))
             rows = (countries, capitals, keys, values, scores, weights, hard_index)
-            st.markdown(views.table_markdown(t, *rows))
-            st.caption(t("lookup.table_caption"))
+            f.chart.table(views.table_styled(t, *rows))
+            f.notes.caption(t("lookup.table_caption"))
 
     with steps.section(1) as on_screen:
         if on_screen:
-            heading(ctx, t("lookup.step_soft"))
-            if not ctx.presenter:
-                st.markdown(t("lookup.soft_text"))
+            f = frame(ctx, views.CHART_SHARE)
+            with f.lead:
+                heading(ctx, t("lookup.step_soft"))
+                if not ctx.presenter:
+                    st.markdown(t("lookup.soft_text"))
             cards = (t, countries, capitals, hard_value, hard_index, blended, weights)
-            if not ctx.presenter:  # a slide has them beside the charts, which get the height
-                views.result_cards(*cards)
             answers = (weights, blended, hard_index)
-            left, right = beside(ctx)
-            with left:
+            with f.chart:
                 chart = charts.show_cached(
-                    ctx,
-                    views.soft_chart,
-                    t,
-                    countries,
-                    capitals,
-                    keys,
-                    values,
-                    query,
-                    *answers,
+                    ctx, views.soft_chart, t, countries, capitals, keys, values, query, *answers,
+                    ctx.presenter,
                     space=views.chart_room(ctx, views.SOFT_HEIGHT),
-                )
+                )  # fmt: skip
             notes = views.soft_notices(
                 t, capitals, weights, hard_index, blended, length, temperature
             )
-            with left if ctx.presenter else right:  # a slide: the main point under the charts
+            with f.notes:  # a slide: the answers beside the charts, one below the other
+                views.result_cards(*cards, stacked=ctx.presenter)
                 # a slide keeps the blend note: its cards state the hard answer and the weight
                 notice(ctx, notes[1:2] if ctx.presenter else notes)
-            with right:
-                if ctx.presenter:  # a slide: the answers beside the charts
-                    views.result_cards(*cards, stacked=True)
                 export_panel(
                     ctx,
                     "lookup",
@@ -100,26 +87,23 @@ def content(ctx: PageContext) -> None:
                     {**arrays, "blended": blended, "hard_value": hard_value},
                     lambda: text_heatmap(weights[None, :], ["q"], countries),
                 )
-            untrained(ctx)
+            with f.chart if ctx.presenter else st.container():  # a slide: under the charts
+                untrained(ctx)
 
     with steps.section(2) as on_screen:
         if on_screen:
-            heading(ctx, t("lookup.step_temperature"))
+            f = frame(ctx, views.CHART_SHARE)
             temps, sweep = temperature_sweep(query, keys)
-            st.markdown(t("lookup.sweep_text", m=len(ids), u=views.num(views.uniform(len(ids)), 3)))
-            left, right = beside(ctx)
-            with left:
+            with f.lead:
+                heading(ctx, t("lookup.step_temperature"))
+                m, u = len(ids), views.num(views.uniform(len(ids)), 3)
+                st.markdown(t("lookup.sweep_text", m=m, u=u))
+            with f.chart:
                 chart = charts.show_cached(
-                    ctx,
-                    views.sweep_chart,
-                    t,
-                    countries,
-                    temps,
-                    sweep,
-                    temperature,
+                    ctx, views.sweep_chart, t, countries, temps, sweep, temperature,
                     space=views.chart_room(ctx, 440),
-                )
-            with right:
+                )  # fmt: skip
+            with f.notes:
                 notice(ctx, views.sweep_notices(t, countries, temps, sweep, hard_index))
             export_panel(
                 ctx,

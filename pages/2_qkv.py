@@ -5,7 +5,7 @@ import streamlit as st
 import core
 from core.projections import fused_differences
 from ui import charts
-from ui.blocks import beside, fragment, header, heading, link, notice
+from ui.blocks import fragment, frame, header, heading, intro, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.notes import short_list, untrained
@@ -29,7 +29,7 @@ steps = stepper(ctx, titles)
 
 def content(ctx: PageContext) -> None:
     """Everything below the step bar (one fragment: its controls rerun only it). Only the
-    step on screen is drawn; the token picker stays in the URL on every step."""
+    step on screen is drawn; the token and projection pickers stay in the URL on every step."""
     with settings_box(ctx, t("qkv.settings")):
         s = sentence_controls(ctx)
     w_q, w_k, w_v = s.projections()
@@ -41,91 +41,93 @@ def content(ctx: PageContext) -> None:
     matrices, follow, fused, lesson = (steps.section(k) for k in range(4))
 
     with matrices as on_screen:
-        if on_screen:
-            heading(ctx, titles[0])  # a slide: the step bar names the step
-            if not ctx.presenter:  # a slide has the formula beside the chart
-                st.markdown(t("qkv.matrices_text"))
-        top = st.container()
-        chart_box, side = beside(ctx, share=view.SLIDE_SHARE) if on_screen else (top, top)
-        with side if ctx.presenter else top:  # the controls: above the chart, or beside it
-            pickers = st.container(horizontal=True, gap="medium")
+        f1 = frame(ctx, view.SLIDE_SHARE) if on_screen else None
+        hidden = st.container()  # off screen: the pickers of steps 1 and 2, not drawn
     with follow as on_screen:
-        if on_screen:
-            heading(ctx, titles[1])  # a slide: the step bar names the step
-    with pickers if steps.host(0, 1) == 0 else follow:  # both steps follow the token: on screen
+        f2 = view.stacked(ctx) if on_screen else None
+    with view.pickers_place(ctx, f1, f2, hidden):
         i = token_picker(ctx, s.tokens, t("qkv.token"))
-    with pickers:
-        which = view.projection_picker(ctx)
+        with st.container() if f1 else hidden:  # step 1's own: hidden on the other steps
+            which = view.projection_picker(ctx)
 
-    if steps.show(0):
+    if f1:
         w, out = {"q": (w_q, tr.q), "k": (w_k, tr.k), "v": (w_v, tr.v)}[which]
         shapes = view.shapes_tex(tr.x, w, out, which)
-        if not ctx.presenter:
-            with top:
+        with f1.lead:
+            intro(ctx)
+            heading(ctx, titles[0])  # a slide: the step bar names the step
+            if not ctx.presenter:  # a slide has the text's formula beside the chart
+                st.markdown(t("qkv.matrices_text"))
                 st.latex(shapes)
-        with chart_box:
+        with f1.chart:
             panels = view.matrix_panels(s, tr.x, w, out, which)
             framed = {"X": i, which.upper(): i}
             room = view.strip_room(ctx)
             shown = charts.show_cached(
                 ctx, view.projection_strip, panels, frames=framed, space=room, **live
             )
-            notes = view.matrix_notes(ctx, s, out, i, which, largest_diff)
+        notes = view.matrix_notes(ctx, s, out, i, which, largest_diff)
         arrays = {"x": tr.x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "q": tr.q, "k": tr.k, "v": tr.v}
-        if ctx.presenter:  # the text is what the lecturer says; the slide keeps the formulas
-            with side:
+        with f1.notes:
+            if ctx.presenter:  # the text is what the lecturer says; the slide keeps the formulas
                 st.latex(r"\small " + shapes)  # smaller than the body text: the notes fit below
                 notice(ctx, notes[:2])  # a slide: the two main points
                 untrained(ctx)
                 export_panel(ctx, "qkv_matrices", shown, arrays=arrays)
-        else:
-            with chart_box:
+            else:
                 name = which.upper()
                 st.caption(t("qkv.matrices_caption", token=plain(s.tokens[i]), i=i, name=name))
                 export_panel(ctx, "qkv_matrices", shown, arrays=arrays)
                 notice(ctx, notes)
                 untrained(ctx)
 
-    with follow as on_screen:
-        if on_screen:
+    if f2:
+        with f2.lead:
+            heading(ctx, titles[1])  # a slide: the step bar names the step
             st.markdown(t(f"qkv.follow_text_{s.mode}", token=plain(s.tokens[i]), i=i))
             st.latex(view.follow_tex(i, tr.x[i], tr.q[i], tr.k[i], tr.v[i]))
-            panels = view.follow_panels(s, tr, i)
-            shown = charts.show_cached(ctx, view.stack, panels)
-            arrays = {"x_i": tr.x[i], "q_i": tr.q[i], "k_i": tr.k[i], "v_i": tr.v[i]}
+        with f2.chart:
+            shown = charts.show_cached(ctx, view.stack, view.follow_panels(s, tr, i))
+        arrays = {"x_i": tr.x[i], "q_i": tr.q[i], "k_i": tr.k[i], "v_i": tr.v[i]}
+        with f2.notes:
             export_panel(ctx, "qkv_follow", shown, arrays=arrays)
 
     with fused as on_screen:
         if on_screen:
-            heading(ctx, titles[2])  # a slide: the step bar names the step
-            st.markdown(t("qkv.fused_text", width=2 * s.d_k + s.d_v, d_k=s.d_k))
-            st.latex(
-                r"W^{QKV}=\left[\,W^Q\;\middle|\;W^K\;\middle|\;W^V\,\right],\qquad"
-                r"\left[\,Q\;\middle|\;K\;\middle|\;V\,\right]=X\,W^{QKV}"
-            )
+            f = view.stacked(ctx)
+            with f.lead:
+                heading(ctx, titles[2])  # a slide: the step bar names the step
+                st.markdown(t("qkv.fused_text", width=2 * s.d_k + s.d_v, d_k=s.d_k))
+                st.latex(
+                    r"W^{QKV}=\left[\,W^Q\;\middle|\;W^K\;\middle|\;W^V\,\right],\qquad"
+                    r"\left[\,Q\;\middle|\;K\;\middle|\;V\,\right]=X\,W^{QKV}"
+                )
             panels, fused_arrays = view.fused_view(s, tr.x, (w_q, w_k, w_v))
-            shown = charts.show_cached(
-                ctx, charts.matrix_strip, panels, space=view.fused_room(ctx), **live
-            )
-            cols = st.columns(3)
-            for col, name, value in zip(cols, "QKV", (diff_q, diff_k, diff_v), strict=True):
-                col.metric(t("qkv.fused_metric", name=name), view.difference_text(value))
-            if not ctx.presenter:  # the metrics above say it on a slide
-                st.caption(t("qkv.fused_caption", diff=largest_diff))
-            export_panel(ctx, "qkv_fused", shown, arrays=fused_arrays)
+            with f.chart:
+                shown = charts.show_cached(
+                    ctx, charts.matrix_strip, panels, space=view.fused_room(ctx), **live
+                )
+            with f.notes:
+                cols = st.columns(3)
+                for col, name, value in zip(cols, "QKV", (diff_q, diff_k, diff_v), strict=True):
+                    col.metric(t("qkv.fused_metric", name=name), view.difference_text(value))
+                if not ctx.presenter:  # the metrics above say it on a slide
+                    st.caption(t("qkv.fused_caption", diff=largest_diff))
+                export_panel(ctx, "qkv_fused", shown, arrays=fused_arrays)
 
     with lesson as on_screen:
         if on_screen:
-            heading(ctx, titles[3])  # a slide: the step bar names the step
+            f = frame(ctx)
+            with f.lead:
+                heading(ctx, titles[3])  # a slide: the step bar names the step
             panels, kinds = view.lesson_panels(t, s, tr)
-            chart_col, notes_col = beside(ctx)
-            with chart_col:  # square cells, the lesson's 3 decimals
+            with f.chart:  # square cells, the lesson's 3 decimals
                 shown = charts.show_cached(
                     ctx, charts.matrix_strip, panels, kinds=kinds, frames={p[0]: 0 for p in panels},
                     space=view.lesson_room(ctx), largest=view.lesson_cell(ctx),
                     **{**live, "digits": 3, "aspect": 1.0},
                 )  # fmt: skip
-            with notes_col:
+            with f.notes:
                 if view.is_lesson(s):
                     st.success(t("qkv.lesson_match"), icon=":material/check_circle:")
                 else:

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from core.lookup import CAPITALS, capital_table, polar_query, soft_lookup
-from tests.app.conftest import texts
+from tests.app.conftest import texts, visible
+from ui import charts
+from ui.i18n import Translator
 
 PAGE = "pages/1_lookup.py"
 STEPS = ("1", "2", "3")  # the table, hard vs soft, the temperature sweep
@@ -147,18 +149,63 @@ def test_extreme_controls_raise_nothing_and_show_no_nan(page, params):
     assert np.isfinite([lat, lon, top]).all() and 0 < top <= 1
 
 
-def test_key_labels_step_aside_when_the_query_runs_along_their_key():
-    from ui.views.lookup import label_spots
+def _label_boxes(labels: list[dict], font: float, presenter: bool) -> list[tuple[float, ...]]:
+    """Each key label's box (x0, y0, x1, y1) in the key chart's units, as the page sizes it."""
+    from ui.views.lookup import KEY_SHRINK, KEY_VIEW, label_width
 
-    _, keys, _ = capital_table()
-    aimed = 1.5 * keys[5] / np.linalg.norm(keys[5])  # the query points along one key
-    spots, _ = label_spots(keys, aimed)
-    direction = aimed / np.linalg.norm(aimed)
-    off_line = abs(spots[5, 0] * direction[1] - spots[5, 1] * direction[0])
-    assert off_line > 0.15  # the label is clear of the query arrow
-    far = np.array([-1.5, 0.0])  # France, on the other side of the map, keeps its spot
-    moved, _ = label_spots(keys, far)
-    np.testing.assert_allclose(moved[0], keys[0] * 1.22 + [0.0, -0.06])
+    unit_px = KEY_VIEW / 4.2 * KEY_SHRINK[presenter]  # px of a unit of the ±2.1 axes, at least
+    boxes = []
+    for row in labels:
+        lines = row["text"].split("\n")
+        w = max(label_width(line, font) for line in lines) / unit_px
+        h = 1.2 * font * len(lines) / unit_px
+        boxes.append((row["x"] - w / 2, row["y"] - h / 2, row["x"] + w / 2, row["y"] + h / 2))
+    return boxes
+
+
+@pytest.mark.parametrize("presenter", [False, True])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_key_labels_cross_no_arrow_and_no_other_label(lang, presenter):
+    """Issue 29: on a slide in Chinese "俄罗斯 0.31" was crossed by an arrow. For the default
+    query, the query aimed at each row and a long free query, every key's label keeps clear
+    of every arrow and of the other labels, and stays beside its own key's tip."""
+    from ui.views.lookup import key_space, names
+
+    t = Translator(lang)
+    ids, keys, values = capital_table()
+    countries = names(t, ids, "country")
+    font = charts.theme_config(presenter)["text"]["fontSize"]
+    queries = [polar_query(30, 1.5), polar_query(100, 2.0)]
+    queries += [polar_query(row[1], length) for row in CAPITALS for length in (1.5, 2.0)]
+    for q in queries:
+        weights, _ = soft_lookup(q, keys, values, 1.0)
+        labels = key_space(t, countries, keys, q, weights, 2.1, presenter)["datasets"]["labels"]
+        boxes = _label_boxes(labels, font, presenter)
+        along = np.linspace(0.0, 1.0, 200)[:, None, None] * np.vstack([keys, q])  # the arrows
+        for j, (x0, y0, x1, y1) in enumerate(boxes):
+            where = (lang, presenter, q.round(2).tolist(), labels[j]["text"])
+            xs, ys = along[..., 0], along[..., 1]
+            assert not ((xs > x0) & (xs < x1) & (ys > y0) & (ys < y1)).any(), where
+            for a0, b0, a1, b1 in boxes[:j]:
+                assert not (a0 < x1 and x0 < a1 and b0 < y1 and y0 < b1), where
+            gaps = np.linalg.norm(np.clip(keys, [x0, y0], [x1, y1]) - keys, axis=1)  # (m,)
+            assert gaps[j] < 0.75 and gaps.argmin() == j, where  # its own key's label
+            assert max(abs(x0), abs(x1), abs(y0), abs(y1)) <= 2.1, where  # inside the axes
+
+
+def test_the_map_sets_no_longitude_flush_against_its_left_end():
+    """Vega-Lite sets an axis's first label flush with its start, where it ran into the next
+    one ("−100−60" on a slide): the map marks none there."""
+    from ui.views.lookup import value_space
+
+    _, keys, values = capital_table()
+    weights, blended = soft_lookup(polar_query(30, 1.5), keys, values, 1.0)
+    capitals = [row[0] for row in CAPITALS]
+    x = value_space(Translator("zh"), capitals, values, weights, blended, 1)["encoding"]["x"]
+    west, east = x["scale"]["domain"]
+    ticks = x["axis"]["values"]
+    assert west < min(ticks) and max(ticks) < east
+    assert min(np.diff(ticks)) >= 30  # degrees apart: room for "−90" beside "−60" at 18 px
 
 
 def test_a_capital_beside_another_at_its_latitude_writes_its_label_below():
@@ -197,7 +244,11 @@ def test_only_the_step_on_screen_draws_its_charts(page):
     assert not at.exception and not at.warning
     assert not at.get("vega_lite_chart"), "the table step has no chart; the others are not sent"
     shown = texts(at)
-    assert "| Country | Capital |" in shown
+    (table,) = at.table  # the step's table: a table element, the hard lookup's row bold
+    assert list(table.value.columns[:2]) == ["Country", "Capital"]
+    assert table.value["Country"].tolist()[1] == "Russia"
+    bold = re.findall(r"row(\d+)_col\d+[^{]*\{ font-weight: bold", str(table.proto))
+    assert set(bold) == {"1"}, "Russia: the largest q·k at T = 0.1"
     assert "The best match is" not in shown and "At T = 0.01 the soft lookup" not in shown
     assert at.slider(key="log_t").value == pytest.approx(-1.0)  # a control of steps 2 and 3
     assert at.query_params["log_t"] == "-1.0" and at.query_params["step"] == "1"
@@ -205,3 +256,21 @@ def test_only_the_step_on_screen_draws_its_charts(page):
     assert len(at.get("vega_lite_chart")) == 1  # the sweep only, not the hard-vs-soft planes
     assert "The best match is" not in texts(at)
     assert at.slider(key="log_t").value == pytest.approx(-1.0)
+
+
+QUERY_SLIDERS = {"angle", "length", "log_t"}
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_students_steer_the_query_in_the_sidebar_a_slide_above_the_step(page, step):
+    """For students the query's controls and its readout sit in the sidebar on every step,
+    next to the chart they change; on a slide in the closed box above the step."""
+    student = page(PAGE, lang="en", step=step)
+    assert {s.key for s in student.sidebar.slider} == QUERY_SLIDERS
+    assert "_choice_aim" in [g.key for g in student.sidebar.button_group]
+    assert not [e for e in visible(student.main) if getattr(e, "key", None) in QUERY_SLIDERS]
+    assert any(c.value.startswith("Query q = (1.30, 0.75)") for c in student.sidebar.caption)
+    slide = page(PAGE, lang="en", present="1", step=step)
+    assert not slide.sidebar.slider
+    on_slide = {getattr(e, "key", None) for e in visible(slide.main)}
+    assert QUERY_SLIDERS | {"_choice_aim"} <= on_slide

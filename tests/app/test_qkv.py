@@ -151,7 +151,7 @@ def test_token_in_the_url_is_restored(page):
 def test_lesson_button_restores_the_lesson_after_changes(page):
     at = page(PAGE, lang="en", step="4", seed="7", d_model="12")
     assert LESSON_WEIGHTS_ROW0 not in texts(at)
-    (button,) = [b for b in at.button if b.label == EN("sentence.lesson")]
+    (button,) = [b for b in at.sidebar.button if b.key == "lesson_example"]  # icon only
     button.click().run()
     assert at.slider(key="d_model").value == 8 and at.number_input(key="seed").value == 42
     assert LESSON_WEIGHTS_ROW0 in texts(at) and LESSON_OUTPUT_ROW0 in texts(at)
@@ -288,3 +288,28 @@ def test_the_lesson_check_prints_its_three_decimals_large_enough_to_read(page):
     ]
     assert len(cells) == 2 and min(cells) >= 40  # the weights and the output, 6 tokens
     assert fonts and min(fonts) >= 11  # "−0.233" at a size a student reads
+
+
+PICKERS = ("_choice_token", "_choice_projection")
+
+
+@pytest.mark.parametrize(
+    ("step", "in_sidebar"),
+    [("1", PICKERS), ("2", PICKERS[:1]), ("3", ()), ("4", ())],
+)
+def test_students_pick_in_the_sidebar_the_controls_of_the_step_on_screen(page, step, in_sidebar):
+    """Students: the sentence's settings in the sidebar on every step, with the token (steps
+    1 and 2) and the projection (step 1) while their step is on screen; the others are
+    drawn hidden in the main area (they stay in the URL). A slide: all in the main area."""
+    at = page(PAGE, lang="en", step=step, token="2", projection="k")
+    sidebar = {getattr(e, "key", None) for e in visible(at.sidebar)}
+    assert {"text", "lesson_example", "d_model", "d_k", "d_v"} <= sidebar
+    assert {k for k in PICKERS if k in sidebar} == set(in_sidebar)
+    assert not {getattr(e, "key", None) for e in visible(at.main)} & set(PICKERS)
+    assert at.button_group(key="_choice_token").value == "2"  # drawn on every step
+    assert at.button_group(key="_choice_projection").value == "k"
+    slide = page(PAGE, lang="en", step=step, present="1")
+    assert not [e for e in visible(slide.sidebar) if getattr(e, "key", None) == "d_model"]
+    on_slide = {getattr(e, "key", None) for e in visible(slide.main)}
+    assert "d_model" in on_slide  # in the closed settings box above the step
+    assert {k for k in PICKERS if k in on_slide} == set(in_sidebar)

@@ -270,3 +270,27 @@ def test_only_the_step_on_screen_draws_its_charts(page):
     assert at.slider(key="d_k").value == 16  # step 1's slider, now off screen
     assert at.query_params["d_k"] == "16" and at.query_params["hist_dk"] == "256"
     assert EN("scaling.m_std_raw") not in [m.label for m in at.metric]
+
+
+SENTENCE = {"text", "d_model", "d_k", "unit_qk"}  # step 1's controls (some of them)
+EXPERIMENTS = {"samples", "exp_seed", "n_keys"}  # steps 2-4's
+HIST = "_choice_hist_dk"  # step 2's own
+
+
+@pytest.mark.parametrize(
+    ("step", "in_sidebar"),
+    [("1", SENTENCE), ("2", EXPERIMENTS | {HIST}), ("3", EXPERIMENTS), ("4", EXPERIMENTS)],
+)
+def test_students_find_the_controls_of_the_step_on_screen_in_the_sidebar(page, step, in_sidebar):
+    """Students: the sidebar holds the controls of the step on screen and no others (the
+    others are drawn hidden in the main area, so they stay in the URL); a slide keeps them
+    all in the main area, the step's in its closed settings box."""
+    at = page(PAGE, lang="en", step=step, hist_dk="256", d_k="16")
+    keys = SENTENCE | EXPERIMENTS | {HIST}
+    sidebar = {getattr(e, "key", None) for e in visible(at.sidebar)} & keys
+    assert sidebar == in_sidebar
+    assert not {getattr(e, "key", None) for e in visible(at.main)} & keys
+    assert at.button_group(key=HIST).value == "256" and at.slider(key="d_k").value == 16
+    slide = page(PAGE, lang="en", step=step, present="1")
+    assert not {getattr(e, "key", None) for e in visible(slide.sidebar)} & keys
+    assert in_sidebar <= {getattr(e, "key", None) for e in visible(slide.main)}

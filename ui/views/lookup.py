@@ -3,21 +3,41 @@
 No maths here beyond picking and formatting numbers that :mod:`core.lookup` computed.
 """
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 import streamlit as st
+from pandas.io.formats.style import Styler
 
 from core.lookup import CAPITALS
 from ui import charts
+from ui.blocks import Frame, frame
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Float, Int, select, slider
 from ui.sentence import settings_box
 
-LON_DOMAIN = (-100.0, 170.0)
+LON_DOMAIN = (-120.0, 170.0)  # room west of Washington for its label
 LAT_DOMAIN = (-45.0, 70.0)
+# Longitudes marked on the map: none at its left end, where Vega-Lite would set the label flush
+# against the axis's start, running into the next one ("−100−60").
+LON_TICKS = tuple(range(-90, 171, 30))
+
+KEY_VIEW = 470  # px of the key chart's plot, wide and high, before it is fitted to its room
+# What a px of the key chart's plot is worth on screen, at the least, once the chart is fitted
+# to its room (a 1366 px laptop's page: ~0.7; a slide's chart column: ~0.89), by presenter
+# mode: the labels, whose type keeps its size, are placed for that case.
+KEY_SHRINK = {False: 0.7, True: 0.85}
+VALUE_WIDTH = 460  # px of the map beside it (as high as the key chart)
+LABEL_GAP = 4.0  # px between a key's tip dot and its label
+ARROW_PAD = 3.0  # px between an arrow's centre line and a label (its stroke is 3 px wide)
+Q_TEXT_DY = 16  # px from the query's tip up to its "q"
+# Where a label may go round its tip: turned this many degrees from straight out (away from
+# the query first), then this many units further out.
+_TURNS = (0, *(s * d for d in range(15, 121, 15) for s in (1, -1)))
+_FURTHER = (0.0, 0.2)
 
 
 def names(t: Translator, ids: Sequence[str], kind: str) -> list[str]:
@@ -44,7 +64,8 @@ AIM = Choice("aim", FREE, (FREE, *(row[0] for row in CAPITALS)))
 
 
 def controls(ctx: PageContext, country_names: Sequence[str]) -> tuple[float, float, float]:
-    """The query controls: aim at a row or steer freely, length, temperature.
+    """The query controls: aim at a row or steer freely, length, temperature (students: in
+    the sidebar, one below the other; a slide: a closed box above the step, in one row).
 
     Returns ``(angle in degrees, length, log₁₀ T)``. Aiming at a row is a URL-bound choice
     rather than a button writing to the angle slider: code-set widget values do not reach
@@ -54,9 +75,9 @@ def controls(ctx: PageContext, country_names: Sequence[str]) -> tuple[float, flo
     t = ctx.t
     label = dict(zip(AIM.options[1:], country_names, strict=True)) | {FREE: t("lookup.free")}
     angles = {row[0]: row[1] for row in CAPITALS}
-    with settings_box(ctx, t("lookup.settings")) if ctx.presenter else st.container(border=True):
+    with settings_box(ctx, t("lookup.settings")):
         aim = select(ctx, AIM, t("lookup.aim"), format_func=label.__getitem__)
-        c1, c2, c3 = st.columns(3)
+        c1, c2, c3 = st.columns(3) if ctx.presenter else (st.container(),) * 3
         with c1:
             if aim == FREE:
                 angle = float(slider(ctx, ANGLE, t("lookup.angle")))
@@ -66,8 +87,22 @@ def controls(ctx: PageContext, country_names: Sequence[str]) -> tuple[float, flo
         with c2:
             length = float(slider(ctx, LENGTH, t("lookup.length"), step=0.1))
         with c3:
-            log_t = float(slider(ctx, LOG_T, t("lookup.log_temperature"), step=0.05))
+            log_t = float(
+                slider(
+                    ctx, LOG_T, t("lookup.log_temperature"), step=0.05,
+                    help=t("lookup.log_temperature_help"),
+                )
+            )  # fmt: skip
     return angle, length, log_t
+
+
+def stacked(ctx: PageContext) -> Frame:
+    """The places of a step whose table or chart takes the whole width on a slide too: its
+    lead, chart and notes one below the other there; for students :func:`ui.blocks.frame`
+    (chart first)."""
+    if not ctx.presenter:
+        return frame(ctx)
+    return Frame(st.container(), st.container(), st.container())
 
 
 def table_frame(
@@ -94,7 +129,7 @@ def table_frame(
     )
 
 
-def table_markdown(
+def table_styled(
     t: Translator,
     country_names: Sequence[str],
     capital_names: Sequence[str],
@@ -103,8 +138,8 @@ def table_markdown(
     scores: np.ndarray,
     weights: np.ndarray,
     hard_index: int,
-) -> str:
-    """The table as markdown; the hard lookup's row is bold."""
+) -> Styler:
+    """The table as shown, numbers written out as in the text; the hard lookup's row bold."""
     head = [
         t("lookup.col_country"),
         t("lookup.col_capital"),
@@ -113,9 +148,8 @@ def table_markdown(
         "q·k",
         t("lookup.col_weight"),
     ]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * 4]
-    for i, (country, capital) in enumerate(zip(country_names, capital_names, strict=True)):
-        cells = [
+    rows = [
+        [
             country,
             capital,
             f"({num(keys[i, 0])}, {num(keys[i, 1])})",
@@ -123,10 +157,15 @@ def table_markdown(
             num(scores[i], 3),
             num(weights[i], 3),
         ]
-        if i == hard_index:
-            cells = [f"**{c}**" for c in cells]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        for i, (country, capital) in enumerate(zip(country_names, capital_names, strict=True))
+    ]
+    table = pd.DataFrame(rows, columns=head)
+    bold = ["font-weight: bold" if i == hard_index else "" for i in range(len(rows))]
+    return (
+        table.style.hide(axis="index")
+        .apply(lambda _: bold, axis=0)
+        .set_properties(**{"text-align": "right"}, subset=head[4:])
+    )
 
 
 def key_space(
@@ -136,9 +175,12 @@ def key_space(
     query: np.ndarray,
     weights: np.ndarray,
     extent: float,
+    presenter: bool,
 ) -> dict:
     """Key arrows (tip size = weight) and the query arrow; each key's name and weight is
-    written just outside its tip so neighbouring labels do not collide."""
+    written just outside its tip, clear of the arrows and of the other labels
+    (:func:`label_spots`; ``presenter``: for a slide's larger type)."""
+    font = charts.theme_config(presenter)["text"]["fontSize"]
     data = pd.DataFrame(
         {
             "label": [*country_names, "q"],
@@ -149,15 +191,24 @@ def key_space(
             "text": [""] * len(country_names) + ["q"],
         }
     )
-    spot, lean = label_spots(keys, query)  # (m, 2), (m,): which way each label's text runs
-    outside = pd.DataFrame(
-        {
-            "x": spot[:, 0],
-            "y": spot[:, 1],
-            "text": [f"{n} {num(w)}" for n, w in zip(country_names, weights, strict=True)],
-            "align": np.where(lean > 0.3, "left", np.where(lean < -0.3, "right", "center")),
-        }
-    )
+    # Each label on one line, or two when that keeps it clear (name above weight).
+    lines = [(n, num(w)) for n, w in zip(country_names, weights, strict=True)]
+    unit_px = KEY_VIEW / (2 * extent) * KEY_SHRINK[presenter]  # px of one unit, at the least
+    sizes = np.array(
+        [
+            [[label_width(f"{n} {w}", font), font * 1.25],
+             [max(label_width(n, font), label_width(w, font)), font * 2.4]]
+            for n, w in lines
+        ]
+    ) / unit_px  # (m, 2 forms, 2)  # fmt: skip
+    tips = np.vstack([keys, query])  # (m + 1, 2) every arrow's tip, its dot as drawn below:
+    areas = np.array([*(40 + 860 * np.asarray(weights)), 40 + 860 * 0.3])
+    rings = (np.sqrt(areas / np.pi) + LABEL_GAP) / unit_px  # (m + 1,)
+    q_text = [query[0], query[1] + Q_TEXT_DY / unit_px, 0.6 * font / unit_px]  # its "q", above
+    dots = np.vstack([np.column_stack([tips, rings]), q_text])  # (m + 2, 3)
+    spot, form = label_spots(keys, query, sizes, dots, extent, pad=ARROW_PAD / unit_px)
+    texts = [("\n" if f else " ").join(pair) for pair, f in zip(lines, form, strict=True)]
+    outside = pd.DataFrame({"x": spot[:, 0], "y": spot[:, 1], "text": texts})
     domain = {"domain": [-extent, extent]}
     x = {"field": "x", "type": "quantitative", "scale": domain, "title": None}
     y = {"field": "y", "type": "quantitative", "scale": domain, "title": None}
@@ -173,25 +224,21 @@ def key_space(
         "legend": None,
         "scale": {"domain": [0, 1], "range": [40, 900]},
     }
-    labels = [
-        {
-            "data": {"name": "labels"},
-            "transform": [{"filter": f"datum.align === '{side}'"}],
-            "mark": {
-                "type": "text",
-                "align": side,
-                "fontWeight": "bold",
-                "color": charts.KEY_COLOR,
-            },
-            "encoding": {"x": x, "y": y, "text": {"field": "text", "type": "nominal"}},
-        }
-        for side in ("left", "center", "right")
-    ]
+    labels = {
+        "data": {"name": "labels"},
+        "mark": {
+            "type": "text",
+            "fontWeight": "bold",
+            "color": charts.KEY_COLOR,
+            "lineBreak": "\n",
+        },
+        "encoding": {"x": x, "y": y, "text": {"field": "text", "type": "nominal"}},
+    }
     return {  # a plain Vega-Lite dict: the same chart through Altair took ~10× longer
         "datasets": {"arrows": _rows(data), "labels": _rows(outside)},
         "title": t("lookup.key_chart"),
-        "width": 470,
-        "height": 470,
+        "width": KEY_VIEW,
+        "height": KEY_VIEW,
         "layer": [
             {
                 "data": {"name": "arrows"},
@@ -202,11 +249,11 @@ def key_space(
                     {"mark": {"type": "point", "filled": True, "opacity": 1},
                      "encoding": {"size": size,
                                   "tooltip": [{"field": "label", "type": "nominal", "title": ""}]}},
-                    {"mark": {"type": "text", "dy": -16, "fontWeight": "bold"},
+                    {"mark": {"type": "text", "dy": -Q_TEXT_DY, "fontWeight": "bold"},
                      "encoding": {"text": {"field": "text", "type": "nominal"}}},
                 ],
             },
-            *labels,
+            labels,
         ],
     }  # fmt: skip
 
@@ -216,24 +263,97 @@ def _rows(frame: pd.DataFrame) -> list[dict]:
     return charts.records({k: frame[k].tolist() for k in frame.columns})
 
 
-def label_spots(
-    keys: np.ndarray, query: np.ndarray, shift: float = 0.22
-) -> tuple[np.ndarray, np.ndarray]:
-    """Where each key's label goes, and which way its text runs (x of a direction: > 0 to the
-    right): just beyond the tip, outwards; moved sideways and running away from the query
-    arrow when the query points along that key, so the arrow never covers it.
+def label_width(text: str, font: float) -> float:
+    """Estimated px of a bold chart label in the app's font: CJK characters 1 em, the others
+    0.5 em (Source Sans is narrow: "Australia 0.02" measures 0.43 em a character)."""
+    return sum(font * (1.0 if ord(c) > 0x2E80 else 0.5) for c in text)
 
-    Shapes: ``keys`` ``(m, 2)``, ``query`` ``(2,)`` -> ``(spots (m, 2), lean (m,))``.
+
+def _hits(box: np.ndarray, arrows: np.ndarray, dots: np.ndarray, boxes: list) -> int:
+    """How many arrows, tip dots and other labels' boxes ``box`` touches (each box is
+    ``(x0, y0, x1, y1)``). ``arrows`` ``(p, s, 2)``: ``p`` points along each of ``s`` arrows;
+    ``dots`` ``(d, 3)``: x, y, radius."""
+    x0, y0, x1, y1 = box
+    xs, ys = arrows[..., 0], arrows[..., 1]
+    crossed = ((xs > x0) & (xs < x1) & (ys > y0) & (ys < y1)).any(axis=0).sum()  # (s,) -> n
+    nearest = np.clip(dots[:, :2], box[:2], box[2:])  # (d, 2) the box's point nearest a dot
+    touched = (np.hypot(*(nearest - dots[:, :2]).T) < dots[:, 2]).sum()
+    overlaps = sum(1 for b in boxes if b[0] < x1 and x0 < b[2] and b[1] < y1 and y0 < b[3])
+    return int(crossed + touched) + overlaps
+
+
+def label_spots(
+    keys: np.ndarray,
+    query: np.ndarray,
+    sizes: np.ndarray,
+    dots: np.ndarray,
+    extent: float,
+    pad: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where each key's label goes (the centre of its text) and in which of its forms (say
+    one line or two): beside its key's tip dot, straight outwards, unless something is in
+    the way there; then turned round the tip, away from the query arrow first, to the first
+    place inside the axes where it touches no arrow, no dot and no other label and is
+    nearer its own key's tip than any other (the fewest of those faults if there is no
+    such place). So the query arrow running along a key pushes its label aside, and every
+    label stays next to its own key.
+
+    ``sizes`` ``(m, f, 2)``: the width and height of each label's ``f`` forms, in the
+    chart's units, the one to prefer first; ``dots`` ``(m + k, 3)``: the keys' tip dots (x,
+    y, radius, a gap included), then anything else to keep clear of (the query's tip, its
+    name); ``pad``: how far a label keeps from an arrow (half its stroke and a little).
+    Shapes: ``keys`` ``(m, 2)``, ``query`` ``(2,)`` -> ``(spots (m, 2), forms (m,))``.
     """
+    m, forms = sizes.shape[:2]
     unit = keys / np.linalg.norm(keys, axis=1, keepdims=True)  # (m, 2)
-    q_len = float(np.linalg.norm(query))
-    near = (unit @ query > 0.85 * q_len) & (q_len > 0.9)  # (m,) the arrow runs past the tip
-    perp = np.stack([-unit[:, 1], unit[:, 0]], axis=1)  # (m, 2) a quarter turn to the left
-    side = np.where(unit[:, 0] * query[1] - unit[:, 1] * query[0] > 0, -1.0, 1.0)  # away
-    spots = keys * 1.22 + np.array([0.0, -0.06])  # (m, 2)
-    away = side[:, None] * perp  # (m, 2)
-    lean = np.where(near, away[:, 0], unit[:, 0])  # (m,)
-    return spots + (near * shift)[:, None] * away, lean
+    arrows = np.linspace(0.0, 1.0, 120)[:, None, None] * np.vstack([keys, query])  # (120, m+1, 2)
+    # Turn first away from the query: a key the query lies anticlockwise of turns clockwise.
+    away = np.where(unit[:, 0] * query[1] - unit[:, 1] * query[0] > 0, -1.0, 1.0)  # (m,)
+
+    def spot(j: int, form: int, turn: float = 0.0, further: float = 0.0) -> np.ndarray:
+        a = math.radians(away[j] * turn)
+        ux, uy = unit[j]
+        dx, dy = ux * math.cos(a) - uy * math.sin(a), ux * math.sin(a) + uy * math.cos(a)
+        w, h = sizes[j, form]
+        reach = dots[j, 2] + abs(dx) * w / 2 + abs(dy) * h / 2 + further
+        return keys[j] + np.array([dx, dy]) * reach  # the box touches the dot's ring there
+
+    def box(j: int, form: int, at: np.ndarray) -> np.ndarray:
+        return np.concatenate([at - sizes[j, form] / 2, at + sizes[j, form] / 2])
+
+    def cost(j: int, form: int, at: np.ndarray, placed: list) -> int:
+        b = box(j, form, at)
+        out = int(b[0] < -extent or b[1] < -extent or b[2] > extent or b[3] > extent)
+        wide = b + np.array([-pad, -pad, pad, pad])  # the arrows' strokes have a width
+        near = np.linalg.norm(np.clip(keys, b[:2], b[2:]) - keys, axis=1)  # (m,) tips to box
+        other = int(near.argmin() != j)  # nearer another key's tip: it reads as that one's
+        return out + other + _hits(wide, arrows, np.delete(dots, j, axis=0), placed)
+
+    def straight(j: int, placed: list) -> int | None:  # the first form clear straight out
+        return next((f for f in range(forms) if cost(j, f, spot(j, f), placed) == 0), None)
+
+    def search(j: int, placed: list) -> tuple[int, np.ndarray]:
+        best, fewest = None, math.inf
+        for further in _FURTHER:
+            for turn in _TURNS:
+                for form in range(forms):
+                    at = spot(j, form, turn, further)
+                    faults = cost(j, form, at, placed)
+                    if faults == 0:  # the first clear place
+                        return form, at
+                    if faults < fewest:
+                        best, fewest = (form, at), faults
+        return best
+
+    spots, chosen, placed = np.zeros((m, 2)), np.zeros(m, dtype=int), []
+    # The labels an arrow blocks straight out (the query's, mostly) choose first, the others
+    # then stay straight out where the labels placed before leave them room.
+    blocked = [j for j in range(m) if straight(j, []) is None]
+    for j in [*blocked, *(j for j in range(m) if j not in blocked)]:
+        form = None if j in blocked else straight(j, placed)
+        chosen[j], spots[j] = search(j, placed) if form is None else (form, spot(j, form))
+        placed.append(box(j, chosen[j], spots[j]))
+    return spots, chosen
 
 
 def labels_below(values: np.ndarray, lat_band: float = 6.0, lon_reach: float = 60.0) -> list[bool]:
@@ -245,6 +365,12 @@ def labels_below(values: np.ndarray, lat_band: float = 6.0, lon_reach: float = 6
     east = lon[None, :] - lon[:, None]  # (m, m) degrees from capital i east to capital j
     near = (np.abs(lat[None, :] - lat[:, None]) < lat_band) & (east > 0) & (east < lon_reach)
     return [bool(b) for b in near.any(axis=1)]
+
+
+def _label_dy(below: bool, ringed: bool) -> int:
+    """px from a capital's dot to its label: above it, or below; clear of the hard pick's ring."""
+    gap = 30 if ringed else 16
+    return gap + 2 if below else -gap
 
 
 def value_space(
@@ -265,12 +391,14 @@ def value_space(
             "weight": weights,
             "text": [f"{n} {num(w)}" for n, w in zip(capital_names, weights, strict=True)],
             "below": labels_below(values),
+            "ringed": [i == hard_index for i in range(len(values))],
         }
     )
     x = {
         "field": "lon",
         "type": "quantitative",
         "scale": {"domain": list(LON_DOMAIN)},
+        "axis": {"values": list(LON_TICKS)},
         "title": t("lookup.axis_lon"),
     }
     y = {
@@ -323,18 +451,20 @@ def value_space(
     return {
         "datasets": {"capitals": _rows(caps), "hard": hard, "blend": blend},
         "title": [t("lookup.value_chart"), t("lookup.value_marks")],  # one line: wider than the map
-        "width": 560,
-        "height": 470,
+        "width": VALUE_WIDTH,
+        "height": KEY_VIEW,
         "encoding": {"x": x, "y": y},
         "layer": [
             {"data": {"name": "hard"}, "mark": ring},
             {"data": {"name": "capitals"},
              "mark": {"type": "circle", "color": charts.VALUE_COLOR, "opacity": 0.8},
              "encoding": {"size": size, "tooltip": tips}},
-            *({"data": {"name": "capitals"}, "transform": [{"filter": f"datum.below == {side}"}],
-               "mark": {"type": "text", "dy": 18 if side == "true" else -16, "color": "#222"},
+            *({"data": {"name": "capitals"},
+               "transform": [{"filter": f"datum.below == {below} && datum.ringed == {ringed}"}],
+               "mark": {"type": "text", "dy": _label_dy(below == "true", ringed == "true"),
+                        "color": "#222"},
                "encoding": {"text": {"field": "text", "type": "nominal"}}}
-              for side in ("false", "true")),
+              for below in ("false", "true") for ringed in ("false", "true")),
             {"data": {"name": "blend"}, "mark": star},
             {"data": {"name": "blend"}, "mark": star_text,
              "encoding": {"text": {"field": "text", "type": "nominal"}}},
@@ -352,9 +482,11 @@ def soft_chart(
     weights: np.ndarray,
     blended: np.ndarray,
     hard_index: int,
+    presenter: bool = False,
 ) -> dict:
-    """The key space (query and key arrows) next to the value space (capitals and blend)."""
-    arrows = key_space(t, country_names, keys, query, weights, extent=2.1)
+    """The key space (query and key arrows) next to the value space (capitals and blend);
+    ``presenter``: sized for a slide's larger type."""
+    arrows = key_space(t, country_names, keys, query, weights, 2.1, presenter)
     places = value_space(t, capital_names, values, weights, blended, hard_index)
     return charts.concat([arrows, places], resolve={})
 
@@ -455,14 +587,17 @@ def uniform(m: int) -> float:
     return 1.0 / m
 
 
-# px of the hard-vs-soft charts on a slide: the room left beside the cards once the notice
-# under them keeps only the blend (the cards state the hard answer and the largest weight)
-SOFT_HEIGHT = 470
+# px of the hard-vs-soft charts on a slide: their column's height but for the note under
+# them (the notice goes beside them, under the cards): the key chart's labels (18 px and up)
+# need a large plot to stay clear of the arrows
+SOFT_HEIGHT = 640
+CHART_SHARE = 0.6  # a slide's chart column: this share of the width (:func:`ui.blocks.frame`)
 
 
 def chart_room(ctx: PageContext, height: int) -> charts.Room:
-    """The room of a chart drawn in the left column of :func:`beside`."""
-    return charts.room(ctx, share=0.6 if ctx.presenter else 1.0, height=height)
+    """The room of a chart in a step's chart place (:func:`ui.blocks.frame`): its column of a
+    slide, ``height`` px at most; for students the page width."""
+    return charts.room(ctx, share=CHART_SHARE if ctx.presenter else 1.0, height=height)
 
 
 def result_cards(

@@ -1,13 +1,17 @@
 """Presentation helpers for the Q, K, V page."""
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 
 import numpy as np
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import core
 from core.projections import fuse_qkv, fused_project
 from ui import charts
 from ui import sentence as shared
+from ui.blocks import Frame, frame
 from ui.charts import vector_tex as vec_tex
 from ui.context import PageContext
 from ui.i18n import Translator
@@ -50,6 +54,33 @@ PROJECTION = Choice("projection", "q", ("q", "k", "v"))  # step 1 draws one prod
 def projection_picker(ctx: PageContext) -> str:
     """Which product step 1 draws, ``"q"``, ``"k"`` or ``"v"`` (``?projection=k``)."""
     return select(ctx, PROJECTION, ctx.t("qkv.projection"), format_func=str.upper)
+
+
+def stacked(ctx: PageContext) -> Frame:
+    """The places of a step whose chart takes the whole width on a slide too: its lead,
+    chart and notes one below the other there; for students :func:`ui.blocks.frame` (chart
+    first)."""
+    if not ctx.presenter:
+        return frame(ctx)
+    return Frame(st.container(), st.container(), st.container())
+
+
+def pickers_place(
+    ctx: PageContext, matrices: Frame | None, follow: Frame | None, hidden: DeltaGenerator
+) -> AbstractContextManager:
+    """Where the token picker (steps 1 and 2 follow the token) and step 1's projection
+    picker go, given the places of steps 1 and 2 (None: off screen): for students in the
+    sidebar, under the sentence's settings (no heading of their own: step 1's pickers then
+    fit a 1280 x 720 screen too); on a slide in one row at the top of step 1's notes, or at
+    the top of step 2; on the other steps in ``hidden``, a hidden container (they stay in
+    the URL)."""
+    if matrices is None and follow is None:
+        return hidden
+    if not ctx.presenter:
+        return ctx.controls
+    if matrices is not None:
+        return matrices.notes.container(horizontal=True, gap="medium")
+    return follow.lead
 
 
 def matrix_panels(
@@ -140,9 +171,14 @@ STRIP_OVERHEAD = 80  # px of a panel's axis labels, legend and gap in the strip
 
 
 def strip_room(ctx: PageContext) -> charts.Room:
-    """Room for step 1's chart: the page width; on a slide :data:`SLIDE_SHARE` of it,
-    :data:`STRIP_HEIGHT` high."""
-    return charts.room(ctx, share=SLIDE_SHARE if ctx.presenter else 1.0, height=STRIP_HEIGHT)
+    """Room for step 1's chart: on a slide :data:`SLIDE_SHARE` of the width,
+    :data:`STRIP_HEIGHT` high. For students the page width and no height: the cells keep
+    their size (:func:`projection_strip`) while d_model grows, so the browser only swaps the
+    chart's data; the grid, W above the product, then grows downwards (at the lesson's
+    d_model = 8 it fits a laptop's first screen; at 16 it reaches below it)."""
+    if ctx.presenter:
+        return charts.room(ctx, share=SLIDE_SHARE, height=STRIP_HEIGHT)
+    return charts.Room(charts.room(ctx).width)
 
 
 def fused_room(ctx: PageContext) -> charts.Room:
@@ -161,7 +197,7 @@ def lesson_cell(ctx: PageContext) -> int | None:
 
 
 def lesson_room(ctx: PageContext) -> charts.Room:
-    """Room for the step-4 heatmaps: the chart column of :func:`ui.blocks.beside`."""
+    """Room for the step-4 heatmaps: the chart column of :func:`ui.blocks.frame`."""
     return charts.room(ctx, share=0.6 if ctx.presenter else 1.0, height=LESSON_HEIGHT)
 
 

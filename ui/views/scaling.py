@@ -1,6 +1,6 @@
 """Presentation helpers for the scaling page: cached experiments, its charts and readouts."""
 
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import altair as alt
@@ -25,7 +25,7 @@ from core.experiments import (
     variance_experiment,
 )
 from ui import charts
-from ui.blocks import beside, link, notice
+from ui.blocks import Frame, frame, intro, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.i18n import Translator
@@ -44,8 +44,11 @@ N_KEYS = Int("n_keys", 8, 2, 64)
 HIST_DK = Choice("hist_dk", "64", options_of(D_KS))
 BINS = 40  # per series: ~50 samples a bin on average at the default sample count
 RAW_COLOR, SCALED_COLOR = charts.QUERY_COLOR, charts.KEY_COLOR
-SHARE = 0.6  # presenter mode: the chart column's share of the width (ui.blocks.beside)
+SHARE = 0.6  # presenter mode: the chart column's share of the width (ui.blocks.frame)
 SCORES_HEIGHT = 400  # presenter px for step 1's four heatmaps (the notes go below them)
+# Students: the share of charts.PAGE_WIDTH (a 1366 px laptop's main column) that also fits
+# the main column of a 1280 x 720 one (~820 px): these charts fill their room.
+LAPTOP_SHARE = 0.92
 
 
 @dataclass(frozen=True)
@@ -89,24 +92,21 @@ def unit_control(ctx: PageContext) -> bool:
 
 
 def experiment_controls(ctx: PageContext) -> Settings:
-    """Sample count, seed and row length of the random experiments (one bordered row)."""
+    """Sample count, seed and row length of the random experiments (a slide: one row)."""
     t = ctx.t
-    with settings_box(ctx, t("scaling.settings")) if ctx.presenter else st.container(border=True):
-        if not ctx.presenter:
-            st.markdown(f"**{t('scaling.settings')}**")
-        c1, c2, c3 = st.columns(3)
-        with c1:
-            samples = slider(
-                ctx,
-                SAMPLES,
-                t("scaling.samples"),
-                step=1000,
-                help=t("scaling.samples_help", d_max=D_KS[-1]),
-            )
-        with c2:
-            seed = number(ctx, EXP_SEED, t("scaling.exp_seed"))
-        with c3:
-            n_keys = slider(ctx, N_KEYS, t("scaling.n_keys"))
+    c1, c2, c3 = st.columns(3) if ctx.presenter else (st.container(),) * 3
+    with c1:
+        samples = slider(
+            ctx,
+            SAMPLES,
+            t("scaling.samples"),
+            step=1000,
+            help=t("scaling.samples_help", d_max=D_KS[-1]),
+        )
+    with c2:
+        seed = number(ctx, EXP_SEED, t("scaling.exp_seed"))
+    with c3:
+        n_keys = slider(ctx, N_KEYS, t("scaling.n_keys"))
     return Settings(int(samples), int(seed), int(n_keys))
 
 
@@ -116,36 +116,52 @@ def hist_control(ctx: PageContext) -> int:
 
 
 @dataclass(frozen=True)
-class Frame:
-    """Where one step's parts go. Presenter mode: ``main`` (controls, chart) and ``notes``
-    (text, "what to notice") side by side, so that the step fits one screen; for students
-    one below the other: ``intro``, ``slot`` (the experiment settings), ``main``, ``notes``."""
+class Step:
+    """A step's places: ``f``, its :class:`ui.blocks.Frame` (None while it is off screen),
+    and ``box``, below it (a slide's settings) or, off screen, its hidden container (its
+    controls only: they stay in the URL)."""
 
-    intro: DeltaGenerator | None
-    slot: DeltaGenerator | None
-    main: DeltaGenerator
-    notes: DeltaGenerator
-    split: bool
+    f: Frame | None
+    box: DeltaGenerator
 
-    def room(self, ctx: PageContext, height: int = 600) -> charts.Room:
-        """The chart's room: the chart column of the presenter page (at most ``height`` px) in
-        split mode, else the page width."""
-        return charts.room(ctx, SHARE, height) if self.split else charts.room(ctx)
+    def text(self, ctx: PageContext) -> DeltaGenerator:
+        """Where the step's explanation goes: below the chart for students (its lead), beside
+        it on a slide (its notes)."""
+        return self.f.notes if ctx.presenter else self.f.lead
 
 
-def frame(ctx: PageContext, section: AbstractContextManager[bool], title: str) -> Frame:
-    """Draw a step's heading in ``section`` (``steps.section(k)``) and lay out its places
-    (see :class:`Frame`). A step off screen gets neither: its places are one box in its
-    hidden container, for its controls only."""
+def step(ctx: PageContext, section: AbstractContextManager[bool], title: str) -> Step:
+    """Lay out a step in ``section`` (``steps.section(k)``) and draw its heading: a slide
+    keeps it above the chart and its notes (the step bar is short there), for students it
+    comes below the chart (:func:`ui.blocks.frame`)."""
     with section as on_screen:
         if not on_screen:
-            box = st.container()
-            return Frame(box, box, box, box, split=False)
-        st.subheader(title)
-        if ctx.presenter:
-            main, notes = beside(ctx)
-            return Frame(notes, st.container(), main, notes, split=True)
-        return Frame(st.container(), st.container(), *beside(ctx), split=False)
+            return Step(None, st.container())
+        f = frame(ctx, SHARE)
+        f.lead.subheader(title)
+        return Step(f, st.container())
+
+
+def controls_box(ctx: PageContext, on_screen: bool, label: str) -> AbstractContextManager:
+    """Where a step's settings go: :func:`ui.sentence.settings_box` while the step is on
+    screen (students: the sidebar; a slide: a closed expander where the page is), else in
+    place (the step's hidden container)."""
+    return settings_box(ctx, label) if on_screen else nullcontext()
+
+
+def hist_place(ctx: PageContext, variance: Step) -> AbstractContextManager:
+    """Where step 2's d_k choice goes, inside the experiments' settings: with them for
+    students (the sidebar), above the histogram on a slide, in step 2's hidden container
+    while step 2 is off screen."""
+    if variance.f is None:
+        return variance.box
+    return variance.f.chart if ctx.presenter else nullcontext()
+
+
+def chart_room(ctx: PageContext, height: int = 600) -> charts.Room:
+    """A step's chart room: the chart column of a slide (at most ``height`` px), the page
+    width for students."""
+    return charts.room(ctx, SHARE if ctx.presenter else LAPTOP_SHARE, height)
 
 
 def metrics(ctx: PageContext, items: list[tuple[str, str]]) -> None:
@@ -249,7 +265,10 @@ def variance_layout(t: Translator, presenter: bool) -> dict:
     now = alt.Chart(alt.NamedData("now")).mark_rule(color="#888").encode(x="d_k:Q")
     variance = alt.layer(curves, now).properties(title=t("scaling.var_title"))
     chart = alt.hconcat(hist, variance, spacing=36).resolve_legend(color="shared")
-    return chart.to_dict(validate=False)
+    spec = chart.to_dict(validate=False)
+    # the histogram's first label is set flush with the axis's start: keep the next one apart
+    spec["hconcat"][0]["encoding"]["x"]["axis"] = {"labelSeparation": 8}
+    return spec
 
 
 def variance_chart(t: Translator, presenter: bool, samples: int, seed: int, index: int) -> dict:
@@ -449,33 +468,37 @@ def gradient_notices(
     return items if short else [*items, t("scaling.n_grad_story")]
 
 
-def show_scores(ctx: PageContext, s: Sentence, unit: bool) -> None:
-    """Step 1 below its settings: the sentence's scores and weights, unscaled and scaled,
-    their readouts, "what to notice" and exports (presenter mode: chart | notes)."""
+def show_scores(ctx: PageContext, f: Frame, s: Sentence, unit: bool) -> None:
+    """Step 1 in its places ``f`` (:func:`scores_frame`): the sentence's scores and weights,
+    unscaled and scaled, their readouts, "what to notice" and exports."""
     t = ctx.t
     w_q, w_k = projections(s, unit)
     c = compare_scaling(s.x, w_q, w_k)
     raw, scaled = summarize_rows(c.raw, c.raw_weights), summarize_rows(c.scaled, c.scaled_weights)
-    metrics(
-        ctx,
-        [
-            (t("scaling.m_std_raw"), charts.fmt(raw.score_std)),
-            (t("scaling.m_std_scaled", d_k=s.d_k), charts.fmt(scaled.score_std)),
-            (t("scaling.m_max_raw"), charts.fmt(raw.max_weight, 3)),
-            (t("scaling.m_max_scaled"), charts.fmt(scaled.max_weight, 3)),
-        ],
-    )
     matrices = (c.raw, c.scaled, c.raw_weights, c.scaled_weights)
-    space = charts.room(ctx, height=SCORES_HEIGHT)  # a slide: the four panels in one row
-    shown = charts.show_cached(
-        ctx, score_chart, t, matrices, tuple(s.tokens), s.d_k, ctx.presenter, space=space
-    )
-    f = Frame(None, None, *beside(ctx, 0.7), split=ctx.presenter)  # notes, export | note
-    with f.main if ctx.presenter else f.notes:
-        notice(ctx, score_notices(t, s.d_k, c, unit, raw, scaled, ctx.presenter))
+    # a slide: the four panels in one row, the whole width
+    space = charts.room(ctx, 1.0 if ctx.presenter else LAPTOP_SHARE, height=SCORES_HEIGHT)
+    with f.chart:
+        shown = charts.show_cached(
+            ctx, score_chart, t, matrices, tuple(s.tokens), s.d_k, ctx.presenter, space=space
+        )
     with f.notes:
+        metrics(
+            ctx,
+            [
+                (t("scaling.m_std_raw"), charts.fmt(raw.score_std)),
+                (t("scaling.m_std_scaled", d_k=s.d_k), charts.fmt(scaled.score_std)),
+                (t("scaling.m_max_raw"), charts.fmt(raw.max_weight, 3)),
+                (t("scaling.m_max_scaled"), charts.fmt(scaled.max_weight, 3)),
+            ],
+        )
+        # a slide: the notice, exports and link beside a narrow column for the note
+        main, side = st.columns([0.7, 0.3]) if ctx.presenter else (st.container(),) * 2
+    with main:
+        notice(ctx, score_notices(t, s.d_k, c, unit, raw, scaled, ctx.presenter))
+    with side:
         untrained(ctx)
-    with f.main, st.container(horizontal=ctx.presenter, vertical_alignment="center"):
+    with main, st.container(horizontal=ctx.presenter, vertical_alignment="center"):
         arrays = score_arrays(s, w_q, w_k, c)
         export_panel(
             ctx, "scaling_scores", shown, arrays=arrays, text=weights_text(t, c, s.tokens, s.d_k)
@@ -483,16 +506,39 @@ def show_scores(ctx: PageContext, s: Sentence, unit: bool) -> None:
         link(ctx, "qkv", t("scaling.link_qkv"))
 
 
-def variance_step(ctx: PageContext, f: Frame, cfg: Settings, i: int) -> None:
+def scores_frame(ctx: PageContext, title: str) -> Frame:
+    """Step 1's places. On a slide its heading, then the settings, the four panels across
+    the whole width and the notes below them; for students chart first
+    (:func:`ui.blocks.frame`), then the page's introduction, the heading and the text."""
+    if ctx.presenter:
+        lead = st.container()
+        lead.subheader(title)
+        return Frame(lead, st.container(), st.container())
+    f = frame(ctx)
+    with f.lead:
+        intro(ctx)
+        st.subheader(title)
+        st.markdown(ctx.t("scaling.scores_text"))
+    return f
+
+
+def variance_step(ctx: PageContext, places: Step, cfg: Settings, i: int) -> None:
     """Step 2: the histogram of q·k at ``D_KS[i]`` (:func:`hist_control`, drawn by the page
-    at the top of ``f.main`` on every step) and the variance at every d_k."""
-    t = ctx.t
-    with f.intro:
+    at the top of a slide's chart column) and the variance at every d_k."""
+    t, f = ctx.t, places.f
+    with places.text(ctx):
         st.markdown(t("scaling.variance_text"))
         st.latex(r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k")
     exp = variance_data(cfg.samples, cfg.seed)
-    with f.main:
-        d_k = D_KS[i]
+    d_k = D_KS[i]
+    with f.chart:
+        shown = charts.show_cached(
+            ctx, variance_chart, t, ctx.presenter, cfg.samples, cfg.seed, i,
+            space=chart_room(ctx, 560),
+        )  # fmt: skip
+    with f.chart if ctx.presenter else f.notes:
+        st.caption(t("scaling.variance_caption", n=cfg.samples))
+    with f.notes:
         metrics(
             ctx,
             [
@@ -501,25 +547,24 @@ def variance_step(ctx: PageContext, f: Frame, cfg: Settings, i: int) -> None:
                 (t("scaling.m_var_scaled", d_k=d_k), charts.fmt(exp.scaled_var[i], 3)),
             ],
         )
-        shown = charts.show_cached(
-            ctx, variance_chart, t, ctx.presenter, cfg.samples, cfg.seed, i,
-            space=f.room(ctx, 560),
-        )  # fmt: skip
-        st.caption(t("scaling.variance_caption", n=cfg.samples))
-    with f.notes:
         notice(ctx, variance_notices(t, exp, i, cfg.samples))
         data = variance_frame(t, exp)
         export_panel(ctx, "scaling_variance", shown, data, variance_arrays(exp, i))
 
 
-def saturation_step(ctx: PageContext, f: Frame, cfg: Settings) -> None:
+def saturation_step(ctx: PageContext, places: Step, cfg: Settings) -> None:
     """Step 3: mean top weight and entropy of a softmax row vs d_k."""
-    t, d_max = ctx.t, D_KS[-1]
-    f.intro.markdown(t("scaling.saturation_text", n=cfg.n_keys, trials=TRIALS))
+    t, f, d_max = ctx.t, places.f, D_KS[-1]
+    places.text(ctx).markdown(t("scaling.saturation_text", n=cfg.n_keys, trials=TRIALS))
     raw, scaled = saturation_data(cfg.n_keys, cfg.seed)
     top, top_s = charts.fmt(raw.max_weight[-1], 3), charts.fmt(scaled.max_weight[-1], 3)
     ent, ent_s = charts.fmt(raw.entropy[-1], 3), charts.fmt(scaled.entropy[-1], 3)
-    with f.main:
+    with f.chart:
+        shown = charts.show_cached(
+            ctx, saturation_chart, t, ctx.presenter, cfg.n_keys, cfg.seed, space=chart_room(ctx)
+        )
+    first = charts.fmt(raw.entropy[0], 3)
+    with f.notes:
         metrics(
             ctx,
             [
@@ -529,11 +574,6 @@ def saturation_step(ctx: PageContext, f: Frame, cfg: Settings) -> None:
                 (t("scaling.m_ent_scaled", d_k=d_max), ent_s),
             ],
         )
-        shown = charts.show_cached(
-            ctx, saturation_chart, t, ctx.presenter, cfg.n_keys, cfg.seed, space=f.room(ctx)
-        )
-    first = charts.fmt(raw.entropy[0], 3)
-    with f.notes:
         notice(
             ctx,
             [
@@ -546,14 +586,24 @@ def saturation_step(ctx: PageContext, f: Frame, cfg: Settings) -> None:
         link(ctx, "softmax", t("scaling.link_softmax"))
 
 
-def gradient_step(ctx: PageContext, f: Frame, cfg: Settings) -> None:
+def gradient_step(ctx: PageContext, places: Step, cfg: Settings) -> None:
     """Step 4: the size of the softmax Jacobian (the gradient that reaches W_Q, W_K) vs d_k."""
-    t, d_max = ctx.t, D_KS[-1]
+    t, f, d_max = ctx.t, places.f, D_KS[-1]
     uniform, half = (charts.fmt(v, 3) for v in even_row_norms(cfg.n_keys))
-    f.intro.markdown(t("scaling.gradient_text", n=cfg.n_keys, uniform=uniform, half=half))
+    jacobian = r"\frac{\partial p}{\partial s}=\operatorname{diag}(p)-p\,p^\top"
+    with places.text(ctx):
+        st.markdown(t("scaling.gradient_text", n=cfg.n_keys, uniform=uniform, half=half))
+        if not ctx.presenter:
+            st.latex(jacobian)
     raw, scaled = saturation_data(cfg.n_keys, cfg.seed)
-    with f.main:
-        st.latex(r"\frac{\partial p}{\partial s}=\operatorname{diag}(p)-p\,p^\top")
+    with f.chart:
+        if ctx.presenter:  # the formula above the chart
+            st.latex(jacobian)
+        shown = charts.show_cached(
+            ctx, gradient_chart, t, ctx.presenter, cfg.n_keys, cfg.seed,
+            space=chart_room(ctx, 520),
+        )  # fmt: skip
+    with f.notes:
         metrics(
             ctx,
             [
@@ -561,10 +611,6 @@ def gradient_step(ctx: PageContext, f: Frame, cfg: Settings) -> None:
                 (t("scaling.m_grad_scaled", d_k=d_max), charts.fmt(scaled.jacobian_norm[-1], 4)),
             ],
         )
-        shown = charts.show_cached(
-            ctx, gradient_chart, t, ctx.presenter, cfg.n_keys, cfg.seed, space=f.room(ctx, 520)
-        )
-    with f.notes:
         notice(ctx, gradient_notices(t, raw, scaled, cfg.n_keys, ctx.presenter))
         arrays = curve_arrays(raw, scaled, "jacobian_norm")
         export_panel(ctx, "scaling_gradient", shown, arrays=arrays)
