@@ -5,7 +5,7 @@ import streamlit as st
 
 from core.training import snapshot_steps
 from ui import charts
-from ui.blocks import fragment, header, intro, link, notice
+from ui.blocks import fragment, frame, header, intro, link, notice
 from ui.context import PageContext
 from ui.shell import shell
 from ui.steps import stepper
@@ -38,7 +38,7 @@ def content(ctx: PageContext) -> None:
     pressed = tv.take_train()
     with steps.section(0) as on_screen:
         if on_screen:
-            f = tv.stacked(ctx)
+            f = frame(ctx, stacked=True)
             with f.lead:
                 intro(ctx)
                 st.subheader(titles[0])
@@ -67,7 +67,7 @@ def content(ctx: PageContext) -> None:
             if k == SCRUB:
                 scrub(ctx, on_screen)
             elif on_screen:
-                f = tv.stacked(ctx)
+                f = frame(ctx, stacked=True)
                 with f.lead:
                     tv.snapshot_heading(ctx, titles[k], cfg)
                 done = tv.finished_runs(ctx, cfgs)
@@ -85,7 +85,7 @@ def content(ctx: PageContext) -> None:
         if on_screen:
             if pressed:
                 tv.train_here(ctx, cfgs, st.empty())
-            f = tv.stacked(ctx)
+            f = frame(ctx, stacked=True)
             with f.lead:
                 st.subheader(titles[last])
                 if not ctx.presenter:
@@ -115,7 +115,7 @@ def scrub(ctx: PageContext, on_screen: bool) -> None:
             at = tv.at_slider(ctx, cfg)
         if not on_screen:
             return
-        f = tv.stacked(ctx)
+        f = frame(ctx, stacked=True)
         with f.lead:
             if not ctx.presenter:
                 st.subheader(t("training.s_scrub"))

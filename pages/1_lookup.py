@@ -46,7 +46,7 @@ def content(ctx: PageContext) -> None:
 
     with steps.section(0) as on_screen:
         if on_screen:
-            f = views.stacked(ctx)  # a slide: the table has the whole width
+            f = frame(ctx, stacked=True)  # a slide: the table has the whole width
             with f.lead:
                 intro(ctx)
                 heading(ctx, t("lookup.step_table"))

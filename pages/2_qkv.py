@@ -44,7 +44,7 @@ def content(ctx: PageContext) -> None:
         f1 = frame(ctx, view.SLIDE_SHARE) if on_screen else None
         hidden = st.container()  # off screen: the pickers of steps 1 and 2, not drawn
     with follow as on_screen:
-        f2 = view.stacked(ctx) if on_screen else None
+        f2 = frame(ctx, stacked=True) if on_screen else None
     with view.pickers_place(ctx, f1, f2, hidden):
         i = token_picker(ctx, s.tokens, t("qkv.token"))
         with st.container() if f1 else hidden:  # step 1's own: hidden on the other steps
@@ -94,7 +94,7 @@ def content(ctx: PageContext) -> None:
 
     with fused as on_screen:
         if on_screen:
-            f = view.stacked(ctx)
+            f = frame(ctx, stacked=True)
             with f.lead:
                 heading(ctx, titles[2])  # a slide: the step bar names the step
                 st.markdown(t("qkv.fused_text", width=2 * s.d_k + s.d_v, d_k=s.d_k))

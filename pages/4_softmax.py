@@ -39,7 +39,7 @@ def content(ctx: PageContext) -> None:
 
     with steps.section(0) as on_screen:
         if on_screen:
-            f = views.full_width(ctx)
+            f = frame(ctx, stacked=True)
             with f.lead:
                 intro(ctx)
                 heading(ctx, t("softmax.step_bars"))

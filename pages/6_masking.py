@@ -28,7 +28,7 @@ def content(ctx: PageContext) -> None:
             masks = mv.mask_controls(ctx)
         view = None if steps.show(1) else mv.compute(sentence, *masks)
         if on_screen:
-            f = mv.full_width(ctx)
+            f = frame(ctx, stacked=True)
             with f.lead:
                 intro(ctx)
                 st.subheader(titles[0])

@@ -64,7 +64,7 @@ def content(ctx: PageContext) -> None:
 
     with steps.section(2) as on_screen:
         if on_screen:
-            f = mh.full_width(ctx)
+            f = frame(ctx, stacked=True)
             with f.lead:
                 st.subheader(t("multi_head.merge_title"))
                 if not ctx.presenter:  # on a slide the lecturer says it; the strip takes the room
@@ -84,7 +84,7 @@ def content(ctx: PageContext) -> None:
 
     with steps.section(3) as on_screen:
         if on_screen:  # the torch comparison runs only here, on its own step
-            f = mh.full_width(ctx)
+            f = frame(ctx, stacked=True)
             with f.lead:
                 st.subheader(t("multi_head.check_title"))
                 st.markdown(t("multi_head.check_text", h=h))

@@ -112,10 +112,14 @@ class Frame:
     notes: DeltaGenerator  # what to notice, captions, exports
 
 
-def frame(ctx: PageContext, share: float = 0.6) -> Frame:
-    """The :class:`Frame` of a step; presenter mode gives the chart ``share`` of the width."""
+def frame(ctx: PageContext, share: float = 0.6, stacked: bool = False) -> Frame:
+    """The :class:`Frame` of a step. Presenter mode gives the chart ``share`` of the width,
+    its notes beside it; ``stacked``: on a slide too the lead, the chart (at the full width,
+    for a chart that needs it) and the notes one below the other."""
     if ctx.presenter:
         lead = st.container()
+        if stacked:
+            return Frame(lead, st.container(), st.container())
         chart, notes = st.columns([share, 1 - share])
         return Frame(lead, chart, notes)
     chart = st.container()

@@ -13,7 +13,6 @@ from pandas.io.formats.style import Styler
 
 from core.lookup import CAPITALS
 from ui import charts
-from ui.blocks import Frame, frame
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Float, Int, select, slider
@@ -96,13 +95,6 @@ def controls(ctx: PageContext, country_names: Sequence[str]) -> tuple[float, flo
     return angle, length, log_t
 
 
-def stacked(ctx: PageContext) -> Frame:
-    """The places of a step whose table or chart takes the whole width on a slide too: its
-    lead, chart and notes one below the other there; for students :func:`ui.blocks.frame`
-    (chart first)."""
-    if not ctx.presenter:
-        return frame(ctx)
-    return Frame(st.container(), st.container(), st.container())
 
 
 def table_frame(

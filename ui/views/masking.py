@@ -31,7 +31,6 @@ from core.masks import (
     vector_norms,
 )
 from ui import charts
-from ui.blocks import Frame, frame
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Float, Int, index_slider, select, slider, toggle
@@ -70,12 +69,6 @@ def chart_room(ctx: PageContext, height: int | None = None) -> charts.Room:
     return charts.room(ctx)
 
 
-def full_width(ctx: PageContext) -> Frame:
-    """Step 1's :class:`~ui.blocks.Frame`: on a slide its parts one below the other at the
-    full width (the three panels need it); for students chart first (:func:`ui.blocks.frame`)."""
-    if ctx.presenter:
-        return Frame(st.container(), st.container(), st.container())
-    return frame(ctx)
 
 
 def pair(ctx: PageContext, share: float = SHARE) -> tuple[DeltaGenerator, DeltaGenerator]:

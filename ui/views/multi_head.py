@@ -29,7 +29,6 @@ from core.multihead import (
 )
 from core.textplot import text_heatmap
 from ui import charts
-from ui.blocks import Frame, frame
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import divisor_choice, select
@@ -106,12 +105,6 @@ def derived(ctx: PageContext, line: DeltaGenerator, d_model: int, h: int, d_k: i
     line.markdown(text) if ctx.presenter else line.caption(text)
 
 
-def full_width(ctx: PageContext) -> Frame:
-    """The merge step's :class:`~ui.blocks.Frame`: on a slide its parts one below the other
-    at the full width (the strip needs it); for students chart first (:func:`ui.blocks.frame`)."""
-    if ctx.presenter:
-        return Frame(st.container(), st.container(), st.container())
-    return frame(ctx)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -4,14 +4,13 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 
 import numpy as np
-import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 import core
 from core.projections import fuse_qkv, fused_project
 from ui import charts
 from ui import sentence as shared
-from ui.blocks import Frame, frame
+from ui.blocks import Frame
 from ui.charts import vector_tex as vec_tex
 from ui.context import PageContext
 from ui.i18n import Translator
@@ -56,13 +55,6 @@ def projection_picker(ctx: PageContext) -> str:
     return select(ctx, PROJECTION, ctx.t("qkv.projection"), format_func=str.upper)
 
 
-def stacked(ctx: PageContext) -> Frame:
-    """The places of a step whose chart takes the whole width on a slide too: its lead,
-    chart and notes one below the other there; for students :func:`ui.blocks.frame` (chart
-    first)."""
-    if not ctx.presenter:
-        return frame(ctx)
-    return Frame(st.container(), st.container(), st.container())
 
 
 def pickers_place(

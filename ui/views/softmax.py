@@ -25,7 +25,6 @@ from core.softmax import (
     scale_sweep,
 )
 from ui import charts
-from ui.blocks import Frame, frame
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Float, Text, slider, text
@@ -147,12 +146,6 @@ def chart_room(ctx: PageContext, height: int, share: float = 0.6) -> charts.Room
     return charts.room(ctx, share=share if ctx.presenter else 1.0, height=height)
 
 
-def full_width(ctx: PageContext) -> Frame:
-    """Step 1's :class:`~ui.blocks.Frame`: on a slide its parts one below the other at the
-    full width (four bar panels need it); for students chart first (:func:`ui.blocks.frame`)."""
-    if ctx.presenter:
-        return Frame(st.container(), st.container(), st.container())
-    return frame(ctx)
 
 
 def step_controls(ctx: PageContext, lead: DeltaGenerator, label: str) -> AbstractContextManager:

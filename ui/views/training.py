@@ -665,10 +665,3 @@ def show_why(ctx: PageContext, runs: tuple[History, ...], f: Frame) -> None:
             notice(ctx, why_notice(ctx, runs))
 
 
-def stacked(ctx: PageContext) -> Frame:
-    """Where a step's parts go, one below the other: for students the chart first, then the
-    step's text, then its notes; on a slide the text first (as the slides always were)."""
-    first, second, notes = st.container(), st.container(), st.container()
-    if ctx.presenter:
-        return Frame(lead=first, chart=second, notes=notes)
-    return Frame(lead=second, chart=first, notes=notes)
