@@ -150,3 +150,20 @@ def test_chart_tooltips_in_chinese_show_no_english_field_names(info) -> None:
 def test_detector_catches_english() -> None:
     assert _english_left("这是 some English words here") == ["some English words here"]
     assert _english_left("公式 $QK^\\top / \\sqrt{d_k}$ 和 `x @ W_q`") == []
+
+
+LESSONS = {  # how each catalog names a lesson, and the one line that says what it is
+    "en": {
+        "from-scratch lesson": "self-attention written in NumPy, step by step",
+        "derivation lesson": "the maths of self-attention, derived by hand",
+    },
+    "zh": {"“从零实现”那一课": "用 NumPy 一步步写出自注意力", "讲原理推导的那一课": "手推自注意力的数学"},
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_mention_of_a_lesson_says_what_that_lesson_is(lang) -> None:
+    for key, text in catalog(lang).items():
+        for name, what in LESSONS[lang].items():
+            for start in (m.start() for m in re.finditer(re.escape(name), text)):
+                assert what in text[start : start + len(name) + len(what) + 40], (key, text)
