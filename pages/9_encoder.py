@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from ui import charts
-from ui.blocks import fragment, header, heading, link, notice
+from ui.blocks import fragment, frame, header, heading, intro, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.sentence import settings_box
@@ -17,18 +17,23 @@ t = ctx.t
 with st.spinner(t("encoder.loading")):  # the texts name the model's sizes: its first load
     sizes = ev.sizes()
 header(ctx, **sizes)
-titles = [t(f"encoder.step_{s}", **sizes) for s in ("head", "grid", "search", "compare", "explain")]
-steps = stepper(ctx, titles)
+names = ("head", "grid", "search", "compare", "explain")
+titles = [t(f"encoder.step_{s}", **sizes) for s in names]  # the headings
+steps = stepper(ctx, [t(f"encoder.bar_{s}", **sizes) for s in names])
+COMPARE = 3  # the step that reads sentence B
 
 
 def content(ctx: PageContext) -> None:
     """Everything below the step bar (one fragment: its controls rerun only it). Only the
-    step on screen is drawn; the controls are all in the settings box, on every step, and
-    the model reads sentence B only on the step that compares it."""
+    step on screen is drawn; the controls are in the settings box (for students the
+    sidebar) on every step, sentence B only on the step that compares it (elsewhere in
+    that step's hidden container, so it stays in the URL); the model reads sentence B only
+    on that step."""
+    here = ctx.presenter or steps.show(COMPARE)  # sentence B in the settings box
     with settings_box(ctx, t("encoder.settings")):  # a closed expander in presenter mode
         with st.spinner(t("encoder.loading")):
             a = ev.sentence(ctx, ev.TEXT, t("encoder.text"))
-        raw_b = ev.sentence_box(ctx, ev.COMPARE, t("encoder.compare"))
+        raw_b = ev.sentence_box(ctx, ev.COMPARE, t("encoder.compare")) if here else None
         c = ev.controls(ctx, a)
     sa = ev.shown(a, c.hide)
     head = ev.head_name(c.layer, c.head)
@@ -37,16 +42,15 @@ def content(ctx: PageContext) -> None:
 
     with steps.section(0) as on_screen:
         if on_screen:
-            heading(ctx, titles[0])  # a slide: the step bar names the step
-            if not ctx.presenter:
-                st.markdown(
-                    t(
-                        "encoder.model",
-                        params=ev.parameter_amount(ctx.lang, ev.parameter_count()),
-                        **sizes,
-                    )
-                )
-            left, right = st.columns([3, 2])
+            f = frame(ctx, 0.6)
+            with f.lead:
+                intro(ctx, **sizes)
+                heading(ctx, titles[0])  # a slide: the step bar names the step
+                if not ctx.presenter:
+                    params = ev.parameter_amount(ctx.lang, ev.parameter_count())
+                    st.markdown(t("encoder.model", params=params, **sizes))
+            # its readout beside the chart (students too: a square chart leaves the room)
+            left, right = (f.chart, f.notes) if ctx.presenter else f.chart.columns([3, 2])
             with left:
                 title = t("encoder.head_title", head=head)
                 space = charts.room(ctx, ev.SIDE_SHARE, ev.HEAD_HEIGHT)
@@ -54,38 +58,45 @@ def content(ctx: PageContext) -> None:
                     ctx, ev.head_chart, t, sa.tokens, weights, rows, title, ctx.presenter,
                     space=space,
                 )  # fmt: skip
-            with right:
-                metric = ev.head_metric(sa, c)
-                if metric:
-                    st.metric(*metric)
+            metric = ev.head_metric(sa, c)
+            if metric:
+                right.metric(*metric)
+            with f.notes:
                 notice(ctx, ev.head_notice(ctx, a, sa, c))
-            with right if ctx.presenter else st.container():  # a slide: the chart takes the height
                 arrays = {"tokens": np.array(a.tokens), "attention": a.attention}
                 export_panel(ctx, "encoder_head", chart, arrays=arrays)
 
     with steps.section(1) as on_screen:
         if on_screen:
-            heading(ctx, titles[1])  # a slide: the step bar names the step
-            ev.step_text(ctx, "grid", shown=ev.MAX_GRID_QUERIES)
+            f = ev.stacked(ctx)
+            with f.lead:
+                heading(ctx, titles[1])  # a slide: the step bar names the step
+                ev.step_text(ctx, "grid", shown=ev.MAX_GRID_QUERIES)
             grid = ev.grid_rows(sa, c.queries)
             if len(grid):
                 names = [charts.unique_labels(sa.tokens)[i] for i in rows[: ev.MAX_GRID_QUERIES]]
-                chart = charts.show_cached(
-                    ctx, ev.grid_chart, t, sa.tokens, grid, names, (c.layer, c.head),
-                    ctx.presenter, space=charts.room(ctx, height=ev.GRID_HEIGHT),
-                )  # fmt: skip
-                export_panel(ctx, "encoder_grid", chart)
-            notice(ctx, ev.average_notice(ctx, a, sa, c))
+                with f.chart:
+                    chart = charts.show_cached(
+                        ctx, ev.grid_chart, t, sa.tokens, grid, names, (c.layer, c.head),
+                        ctx.presenter, space=charts.room(ctx, height=ev.GRID_HEIGHT),
+                    )  # fmt: skip
+            with f.notes:
+                notice(ctx, ev.average_notice(ctx, a, sa, c))
+                if len(grid):
+                    export_panel(ctx, "encoder_grid", chart)
 
     with steps.section(2) as on_screen:
         if on_screen:
-            heading(ctx, titles[2])  # a slide: the step bar names the step
-            ev.step_text(ctx, "search")
+            f = frame(ctx, 0.6)
+            with f.lead:
+                heading(ctx, titles[2])  # a slide: the step bar names the step
+                ev.step_text(ctx, "search")
             found = ev.search(sa, c)
             if found is None:
-                st.info(t("encoder.hidden_pick"), icon=":material/visibility_off:")
+                f.chart.info(t("encoder.hidden_pick"), icon=":material/visibility_off:")
             else:
-                left, right = st.columns([3, 2])
+                # the top heads pick a head from the chart: beside it (students too)
+                left, right = (f.chart, f.notes) if ctx.presenter else f.chart.columns([3, 2])
                 with left:
                     title = ev.search_title(ctx, sa, c)
                     space = charts.room(ctx, ev.SIDE_SHARE)
@@ -94,36 +105,41 @@ def content(ctx: PageContext) -> None:
                     )
                 with right:
                     ev.top_heads(ctx, found, c)  # buttons that pick a head for every step
+                with f.notes:
                     notice(ctx, ev.search_notice(ctx, found))
 
-    with steps.section(3) as on_screen:
+    with steps.section(COMPARE) as on_screen:
+        if not here:  # sentence B off screen: kept in the URL
+            raw_b = ev.sentence_box(ctx, ev.COMPARE, t("encoder.compare"))
         if on_screen:
-            heading(ctx, titles[3])  # a slide: the step bar names the step
             with st.spinner(t("encoder.loading")):
                 b = ev.read(ctx, ev.COMPARE, raw_b)
             sb = ev.shown(b, c.hide)
-            ev.step_text(ctx, "compare", head=head)
-            left, right = ev.beside(ctx)
-            with left:
+            f = frame(ctx, 0.6)
+            with f.lead:
+                heading(ctx, titles[3])  # a slide: the step bar names the step
+                ev.step_text(ctx, "compare", head=head)
+            with f.chart:
                 chart = ev.show_comparison(ctx, sa, sb, c, head)
-            with right:
+            with f.notes:
                 notice(ctx, ev.compare_notice(ctx, sa, sb, c, a, b))
-            export_panel(ctx, "encoder_compare", chart)
+            export_panel(ctx, "encoder_compare", chart)  # below both columns on a slide
 
     with steps.section(4) as on_screen:
         if on_screen:
-            heading(ctx, titles[4])  # a slide: the step bar names the step
-            ev.step_text(ctx, "explain", head=head)
             ex = ev.explain(a, c)
-            st.latex(ev.explain_latex(ex))
             q = charts.unique_labels(a.tokens)[ex.i]
-            left, right = ev.beside(ctx)
-            with left:
+            f = frame(ctx, 0.6)
+            with f.lead:
+                heading(ctx, titles[4])  # a slide: the step bar names the step
+                ev.step_text(ctx, "explain", head=head)
+                st.latex(ev.explain_latex(ex))
+            with f.chart:
                 chart = charts.show_cached(
                     ctx, ev.explain_chart, t, a.tokens, ex.scores, ex.weights, ex.parts, q,
                     ctx.presenter, space=ev.side_room(ctx, ev.EXPLAIN_HEIGHT),
                 )  # fmt: skip
-            with right:
+            with f.notes:
                 notice(ctx, ev.explain_notice(ctx, a, ex))
                 link(ctx, "multi_head")
                 link(ctx, "softmax")

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 import core.llama as llama
 from models import smollm
-from tests.app.conftest import ENTRY, chart_tables, texts, visible_of
+from tests.app.conftest import ENTRY, chart_tables, texts, visible, visible_of
 from ui.i18n import Translator
 from ui.views import decoder as dv
 
@@ -198,7 +198,7 @@ def test_step_text_names_where_the_charts_really_are(present, lang, step, beside
     at = open_decoder(present=present, lang=lang, step=step)
     assert not at.exception
     layout = drawn_layout(at)
-    assert layout == ("beside" if present == "1" else "stacked")  # students: one below the other
+    assert layout == "beside"  # students too: the chart has the page's width, its parts fit it
     body = texts(at)
     assert (beside if layout == "beside" else stacked) in body
     assert (stacked if layout == "beside" else beside) not in body
@@ -294,3 +294,90 @@ def test_a_one_token_prompt_leaves_one_sink_chart_and_the_text_says_one(lang):
     assert not any(
         t("decoder.part_top") + ":" in m or t("decoder.part_left") + ":" in m for m in shown
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "spec", "place"),
+    [
+        ("en", {"hconcat": [{}, {}]}, ("on the right", "Left", "Right")),
+        ("en", {"vconcat": [{}, {}]}, ("below", "Top", "Bottom")),
+        ("zh", {"concat": [{}, {}], "columns": 1}, ("下方", "上图", "下图")),
+    ],
+)
+def test_places_name_the_parts_as_the_chart_lays_them_out(text, spec, place):
+    ctx = SimpleNamespace(t=Translator(text))
+    assert tuple(dv.places(ctx, spec).values()) == place
+
+
+def keys(node) -> set[str]:
+    """The keys of the widgets on screen under ``node`` (the sidebar or the main area)."""
+    return {e.key for e in visible(node) if getattr(e, "key", None)}
+
+
+def labels(node) -> set[str]:
+    """The labels of the buttons on screen under ``node``."""
+    return {e.label for e in visible(node) if type(e).__name__ == "Button"}
+
+
+STEP_CONTROLS = {  # each step's own controls (widget keys, or button labels)
+    "1": {"layer", "head", "_choice_query"},
+    "2": {"adj_layer", "adj_head"},
+    "3": {"sink_prompt"},
+    "4": {"temp", "n_gen", "sample", "cache", "seed", "Generate"},
+    "5": {"Generate with and without the cache"},
+}
+
+
+def test_students_move_every_control_in_the_sidebar_a_lecturer_on_the_slide():
+    for step, own in STEP_CONTROLS.items():
+        at = open_decoder(step=step)
+        side, main = keys(at.sidebar) | labels(at.sidebar), keys(at.main) | labels(at.main)
+        others = set().union(*STEP_CONTROLS.values()) - own
+        assert own | {"prompt"} <= side, step
+        assert not (own | {"prompt"}) & main, step
+        assert not others & (side | main), step  # the other steps' controls: hidden
+        slide = open_decoder(step=step, present="1")
+        shown = keys(slide.main) | labels(slide.main)
+        assert own | {"prompt"} <= shown and not own & keys(slide.sidebar), step
+
+
+def order(at: AppTest) -> list[str]:
+    """The main area on screen, top to bottom: element kinds, "chart" for a chart, the text
+    of markdown and subheaders."""
+    seen = []
+    for e in visible(at.main):
+        if getattr(e, "type", None) in ("vega_lite_chart", "arrow_vega_lite_chart"):
+            seen.append("chart")
+        elif type(e).__name__ in ("Markdown", "Subheader"):
+            seen.append(e.value)
+        else:
+            seen.append(type(e).__name__)
+    return seen
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_step_shows_title_step_bar_chart_then_text_like_the_other_pages(lang):
+    """Issue 29 item 6: the step bar comes right below the title (no intro between them),
+    then the chart, then the text; the intro on the first step only, below its chart."""
+    t = Translator(lang)
+    sz = dv.sizes(model())
+    intro = t("decoder.intro", **sz)
+    for step in range(1, 6):
+        seen = order(open_decoder(lang=lang, step=str(step)))
+        first = seen.index("chart")
+        assert seen.index("Title") + 1 == seen.index("PageLink" if step == 1 else "Button")
+        assert seen.index("ButtonGroup") < first < seen.index(t(f"decoder.s{step}_title"))
+        assert (intro in seen) == (step == 1)
+        if step == 1:
+            assert first < seen.index(intro)
+
+
+def test_step_5_keeps_the_timing_chart_in_view_before_the_first_run():
+    at = open_decoder(step="5")
+    assert len(visible_of(at, "vega_lite_chart")) == 1
+    tables = chart_tables(at, 0)
+    assert not any(len(f) for f in tables if "hint" not in f)  # no timings yet…
+    hints = [f["hint"].tolist() for f in tables if "hint" in f]
+    assert hints == [[Translator("en")("decoder.timing_empty")]]  # …and how to get them
+    assert Translator("en")("decoder.compare_hint") in texts(at)
+    assert not visible_of(open_decoder(step="5", present="1"), "vega_lite_chart")  # a slide

@@ -9,7 +9,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from models import minilm
-from tests.app.conftest import chart_tables, texts, visible_of
+from tests.app.conftest import chart_tables, texts, visible, visible_of
+from ui.i18n import Translator
 from ui.safe import plain
 from ui.views.encoder import LESSON, VISIBLE_CHANGE, WIDE, pair_labels
 
@@ -67,7 +68,7 @@ def test_page_shows_it_attending_to_animal_in_l3h1_in_english_and_chinese(page):
 
 def test_default_head_is_the_one_head_search_ranks_first(page):
     at = page(PAGE, step="3")  # head search
-    assert at.segmented_control(key="_choice_layer").value == "3"
+    assert at.selectbox(key="_choice_layer").value == "3"  # students: a list in the sidebar
     assert at.selectbox(key="_choice_head").value == "1"
     assert "layer" not in at.query_params and "head" not in at.query_params
     buttons = [b.label for b in at.button if b.key and b.key.startswith("pick_")]
@@ -222,7 +223,7 @@ def test_only_the_step_on_screen_draws_its_charts(page):
     assert len(at.get("vega_lite_chart")) == 1  # the comparison alone
     assert "Exercise 3 of the from-scratch lesson" in texts(at)
     # the settings (queries, head) are on every step and keep their URL values
-    assert at.pills(key="_q_pick").value == ["10", "2"]
+    assert at.multiselect(key="_q_pick").value == ["10", "2"]
     assert at.selectbox(key="_choice_head").value == "11"
     assert at.query_params["q"] in ("10,2", ["10,2"])
     assert at.query_params["head"] in ("11", ["11"]) and at.query_params["layer"] in ("5", ["5"])
@@ -310,13 +311,13 @@ def test_hidden_special_tokens_step_1_says_the_row_was_rescaled(page, lang):
 
 
 def test_lessons_are_named_by_subject_and_credited_correctly(page):
-    en = texts(page(PAGE, step="4"))
-    assert "The derivation lesson asks what “it” refers to" in en  # lesson 000's question
+    en = texts(page(PAGE)) + texts(page(PAGE, step="4"))  # the intro (step 1), exercise 3
+    assert "The derivation lesson (the maths of self-attention, derived by hand) asks" in en
     assert "Exercise 3 of the from-scratch lesson" in en  # lesson 002's exercises
     assert "The lesson" not in en
-    zh = texts(page(PAGE, step="4", lang="zh"))
-    assert "讲原理推导的那一课问" in zh
-    assert "“从零实现”那一课的练习 3" in zh
+    zh = texts(page(PAGE, lang="zh")) + texts(page(PAGE, step="4", lang="zh"))
+    assert "讲原理推导的那一课（手推自注意力的数学）问" in zh
+    assert "“从零实现”那一课（用 NumPy 一步步写出自注意力）的练习 3" in zh
     assert "第一课" not in zh
 
 
@@ -348,10 +349,72 @@ def test_texts_name_the_model_sizes_read_from_its_config(page):
     assert f"({cfg.layers} layers × {cfg.heads} heads = {total} attention heads, " in en
     assert f"{cfg.d_model} numbers per token" in en
     assert f"then {cfg.layers} layers of multi-head attention" in en
+    assert f"{cfg.layers} 层 × {cfg.heads} 个头，共 {total} 个注意力头" in texts(
+        page(PAGE, lang="zh")
+    )
     zh = texts(page(PAGE, step="3", lang="zh"))
-    assert f"{cfg.layers} 层 × {cfg.heads} 个头，共 {total} 个注意力头" in zh
     assert f"{total} 个头按查询放在目标上的权重排序" in zh
     assert f"{total} 个头的中位数只有" in zh
     grid = texts(page(PAGE, step="2"))
     assert f"each of its {cfg.heads} rows is one head" in grid
     assert f"averaged over the {cfg.heads} heads of layer" in grid
+
+
+def keys(node) -> set[str]:
+    """The keys of the widgets on screen under ``node`` (the sidebar or the main area)."""
+    return {e.key for e in visible(node) if getattr(e, "key", None)}
+
+
+SETTINGS = {"text", "_q_pick", "_choice_target", "_choice_layer", "_choice_head", "hide_special"}
+
+
+@pytest.mark.parametrize("step", ["1", "2", "3", "4", "5"])
+def test_students_find_the_settings_in_the_sidebar_a_lecturer_above_the_slide(page, step):
+    at = page(PAGE, step=step)
+    side, main = keys(at.sidebar), keys(at.main)
+    assert side >= SETTINGS and not SETTINGS & main
+    # sentence B is a control of step 4 only; elsewhere it is kept, hidden, in the URL
+    assert ("compare" in side) == (step == "4") and "compare" not in main
+    assert at.text_input(key="compare").value == WIDE
+    slide = page(PAGE, step=step, present="1")
+    assert SETTINGS | {"compare"} <= keys(slide.main) and not SETTINGS & keys(slide.sidebar)
+    assert slide.segmented_control(key="_choice_layer").value == "3"  # a row of layers
+    assert slide.pills(key="_q_pick").value == ["10"]  # "it": every token a pill
+
+
+def test_head_search_buttons_stand_beside_the_chart_they_rank(page):
+    at = page(PAGE, step="3")
+    picks = [e for e in visible(at.main) if (getattr(e, "key", None) or "").startswith("pick_")]
+    assert len(picks) == 5 and not any(k.startswith("pick_") for k in keys(at.sidebar))
+
+
+def order(at: AppTest) -> list[str]:
+    """The main area on screen, top to bottom: element kinds, "chart" for a chart, the text
+    of markdown and subheaders."""
+    seen = []
+    for e in visible(at.main):
+        if getattr(e, "type", None) in ("vega_lite_chart", "arrow_vega_lite_chart"):
+            seen.append("chart")
+        elif type(e).__name__ in ("Markdown", "Subheader"):
+            seen.append(e.value)
+        else:
+            seen.append(type(e).__name__)
+    return seen
+
+
+def test_a_student_sees_title_step_bar_chart_then_the_text(page):
+    """The page's anatomy: the intro (first step only) and each step's text below its
+    chart."""
+    tr = Translator("en")
+    cfg = model()[0].config
+    sizes = {"layers": cfg.layers, "heads": cfg.heads, "total": cfg.layers * cfg.heads,
+             "width": cfg.d_model}  # fmt: skip
+    intro = tr("encoder.intro", **sizes)
+    for step, name in enumerate(("head", "grid", "search", "compare", "explain"), start=1):
+        seen = order(page(PAGE, step=str(step)))
+        first = seen.index("chart")
+        assert seen.index("Title") < seen.index("ButtonGroup") < first  # the step bar
+        assert first < seen.index(tr(f"encoder.step_{name}", **sizes))
+        assert (intro in seen) == (step == 1)
+        if step == 1:
+            assert first < seen.index(intro)

@@ -75,3 +75,28 @@ def test_presenter_mode_renders_a_step_with_its_chart(shared_context, server) ->
         shot(page, "decoder_zh_presenter_sink")
     finally:
         page.close()
+
+
+ANATOMY = """() => {
+  const top = (sel) => { const e = [...document.querySelectorAll(sel)]
+    .find((x) => x.getBoundingClientRect().height > 0);
+    return e ? e.getBoundingClientRect().top : null; };
+  const main = '[data-testid="stMain"] ';
+  return {title: top(main + 'h1'), steps: top(main + '.st-key-_step_choice'),
+          chart: top(main + '[data-testid="stVegaLiteChart"]'), heading: top(main + 'h3')};
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_title_step_bar_chart_then_text_like_every_other_page(shared_context, server, lang) -> None:
+    """Issue 29 item 6: /decoder had its step bar above the intro; now, as on every page, the
+    title, the step bar, the chart, then the step's heading and text."""
+    page = open_decoder(shared_context, server, f"lang={lang}", 1366, 768)
+    try:
+        y = page.evaluate(ANATOMY)
+        assert y["title"] < y["steps"] < y["chart"] < y["heading"], y
+        intro = Translator(lang)("decoder.intro").split("{")[0].strip()
+        assert page.get_by_text(intro).first.bounding_box()["y"] > y["chart"]
+        shot(page, f"decoder_{lang}_anatomy")
+    finally:
+        page.close()

@@ -52,6 +52,9 @@ def test_l3h1_it_to_animal_is_on_the_page_and_head_search_selects_a_head(
     page.get_by_role("button", name=re.compile(r"^2\. L5H11")).click()
     wait_for_url(page, "head=11")
     assert "layer=5" in href(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')  # the head shown in the settings
+    expect(sidebar.locator(".st-key-_choice_head input")).to_have_value("H11")
+    expect(sidebar.locator(".st-key-_choice_layer input")).to_have_value("L5")
     page.locator(".st-key-_step_choice button").nth(0).click()  # back to step 1
     wait_for_url(page, "step=1")
     expect(page.locator('[data-testid="stMetric"]').first).to_contain_text("L5H11: it → animal")
@@ -72,3 +75,21 @@ def test_presenter_steps_render_with_their_chart(server, open_app) -> None:
         box = visible[0].bounding_box()
         assert box and box["y"] < 1080 and box["x"] + min(box["width"], 400) <= 1920, step
         shot(page, f"encoder_zh_presenter_{step}")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_student_changes_the_head_in_the_sidebar_beside_its_chart(server, open_app, lang) -> None:
+    """At 1366 x 768 the settings are in the sidebar and the head's chart in view: picking
+    another head there redraws the chart and its readout without scrolling."""
+    page = open_app(server, f"/encoder?lang={lang}", width=1366, height=768)
+    _clean(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    head = sidebar.locator(".st-key-_choice_head")
+    assert head.bounding_box()["y"] + head.bounding_box()["height"] <= 768
+    chart = page.locator('[data-testid="stVegaLiteChart"]:visible').first.bounding_box()
+    assert chart["y"] + chart["height"] <= 768
+    head.locator("input").click()
+    page.get_by_role("option", name="H11", exact=True).click()
+    wait_for_url(page, "head=11")
+    expect(page.locator('[data-testid="stMetric"]').first).to_contain_text("L3H11: it → animal")
+    shot(page, f"encoder_{lang}_sidebar_head")

@@ -10,6 +10,7 @@ last run per mode), so moving a slider does not start it again. Every number com
 import time
 import unicodedata
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import altair as alt
@@ -25,6 +26,7 @@ from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Float, Int, Text, number, select, slider, text, toggle
 from ui.safe import plain
+from ui.sentence import more_box, settings_box
 
 LESSON = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
@@ -52,38 +54,21 @@ def model_or_stop(ctx: PageContext) -> smollm.SmolLM:
         raise
 
 
-@dataclass(frozen=True)
-class Layout:
-    """Where a step's parts go: its controls, its chart and the text beside it."""
-
-    controls: DeltaGenerator
-    chart: DeltaGenerator
-    side: DeltaGenerator
-
-
-def layout(ctx: PageContext, split: tuple[int, int] = (3, 2)) -> Layout:
-    """One below the other; in presenter mode the chart on the left (``split``: the column
-    widths) and the step's controls and "what to notice" on the right, so the whole step
-    fits one screen."""
+def step_box(ctx: PageContext, label: str | None, place: DeltaGenerator) -> AbstractContextManager:
+    """Where the controls of the step on screen go: for students the sidebar, under
+    ``label`` (None: in the box opened just before), beside the chart they change; on a
+    slide ``place``, in the step, where the lecturer drags them. (A step off screen draws
+    its controls in its hidden container, so they stay in the URL.)"""
     if ctx.presenter:
-        left, right = st.columns(list(split), gap="large")
-        return Layout(right.container(), left, right.container())
-    return Layout(st.container(), st.container(), st.container())
+        return place
+    return ctx.controls if label is None else settings_box(ctx, label)
 
 
-def step_text(
-    ctx: PageContext,
-    step: int,
-    slot: DeltaGenerator | None = None,
-    variant: str = "",
-    **values: object,
-) -> None:
+def step_text(ctx: PageContext, step: int, variant: str = "", **values: object) -> None:
     """The step's explanation: in full for students (``variant``: a suffix of its key, e.g.
-    ``"_one"`` for one chart instead of two), one short line on the projector (drawn in
-    ``slot`` if given: a place kept above a chart, filled once it is drawn)."""
+    ``"_one"`` for one chart instead of two), one short line on the projector."""
     key = f"decoder.s{step}_brief" if ctx.presenter else f"decoder.s{step}_text{variant}"
-    text_ = ctx.t(key, **values)
-    (slot or st).markdown(text_)
+    st.markdown(ctx.t(key, **values))
 
 
 def side_by_side(spec: dict) -> bool:
@@ -179,6 +164,13 @@ def chinese_note(ctx: PageContext, p: Prompt) -> None:
         st.info(ctx.t("decoder.chinese"), icon=":material/translate:")
 
 
+def token_box(ctx: PageContext, p: Prompt) -> None:
+    """The prompt's tokens under its box: folded for students (the sidebar keeps its room
+    for the step's controls; the step's charts name the tokens too), shown on a slide."""
+    with more_box(ctx, ctx.t("decoder.tokens_box", n=len(p.ids))):
+        st.markdown(ctx.t("decoder.tokens", n=len(p.ids), strip=token_strip(p)))
+
+
 def token_strip(p: Prompt, limit: int = 64) -> str:
     """The prompt's tokens as inline code for markdown."""
     return " ".join(_code(tok) for tok in p.labels[:limit])
@@ -195,11 +187,9 @@ def head_controls(ctx: PageContext, m: smollm.SmolLM, p: Prompt) -> tuple[int, i
     names = charts.unique_labels(p.labels)
     stripped = [lab.strip() for lab in p.labels]
     default = stripped.index("it") if "it" in stripped else len(p.labels) - 1
-    if ctx.presenter:  # beside the chart: the sliders side by side, the token below them
-        c1, c2 = st.columns(2, vertical_alignment="bottom")
-        c3 = st.container()
-    else:
-        c1, c2, c3 = st.columns([3, 3, 2], vertical_alignment="bottom")
+    # beside the chart or in the sidebar: the sliders side by side, the token below them
+    c1, c2 = st.columns(2, vertical_alignment="bottom")
+    c3 = st.container()
     with c1:
         layer = slider(
             ctx,
@@ -564,15 +554,20 @@ class Generation:
 
 
 def gen_controls(ctx: PageContext, p: Prompt, temperature: float) -> tuple[Settings, bool]:
-    """Number of tokens, greedy or sampled, seed, with or without the cache."""
+    """Number of tokens, greedy or sampled, seed, with or without the cache. In the sidebar
+    the seed (used only when sampling) and the cache switch (step 5 is about it) are folded."""
     t = ctx.t
     n = slider(ctx, N_TOKENS, t("decoder.n_tokens"))
-    c1, c2 = st.columns(2, vertical_alignment="bottom")
-    with c1:
+    if ctx.presenter:  # the toggles beside the seed
+        left, right = st.columns(2, vertical_alignment="bottom")
+    else:
+        left = right = nullcontext()
+    with left:
         sample = toggle(ctx, SAMPLE, t("decoder.sample"), help=t("decoder.sample_help"))
+    with left if ctx.presenter else more_box(ctx, t("decoder.more")):
         cache = toggle(ctx, USE_CACHE, t("decoder.use_cache"), help=t("decoder.use_cache_help"))
-    with c2:
-        seed = number(ctx, SEED, t("decoder.seed"), disabled=not sample)
+        with right:
+            seed = number(ctx, SEED, t("decoder.seed"), disabled=not sample)
     return Settings(p.ids, int(n), temperature if sample else 0.0, int(seed)), bool(cache)
 
 
@@ -648,6 +643,32 @@ def stream(ctx: PageContext, m: smollm.SmolLM, p: Prompt, s: Settings, cache: bo
     return g
 
 
+def generation(
+    ctx: PageContext, m: smollm.SmolLM, p: Prompt, s: Settings, use_cache: bool, pressed: bool
+) -> Generation | None:
+    """Step 4's run, shown: made now, token by token, when ``pressed``; else this session's
+    last run with these settings; else None."""
+    if pressed:
+        return stream(ctx, m, p, s, use_cache)
+    g = recalled(s, use_cache)
+    if g is not None:
+        st.markdown(generated_markdown(p, g.labels, True))
+    return g
+
+
+def timed_runs(
+    ctx: PageContext, m: smollm.SmolLM, p: Prompt, s: Settings, pressed: bool
+) -> tuple[Generation | None, Generation | None]:
+    """Step 5's runs with and without the cache: made now (in a status box that shows the
+    tokens arrive) when ``pressed``, else this session's last ones with these settings."""
+    if not pressed:
+        return recalled(s, True), recalled(s, False)
+    with st.status(ctx.t("decoder.comparing"), expanded=True) as box:
+        on, off = (stream(ctx, m, p, s, cache) for cache in (True, False))
+        box.update(label=ctx.t("decoder.compared"), state="complete", expanded=False)
+    return on, off
+
+
 def generation_notice(ctx: PageContext, g: Generation) -> list[str]:
     """Speed and mode of the run on screen."""
     t = ctx.t
@@ -673,8 +694,9 @@ def generation_notice(ctx: PageContext, g: Generation) -> list[str]:
 
 
 def timing_frame(t: Translator, runs: list[Generation]) -> pd.DataFrame:
-    """Milliseconds per generated token, one line per mode."""
-    parts = []
+    """Milliseconds per generated token, one line per mode (no rows before a run)."""
+    parts = [pd.DataFrame({"step": pd.Series(dtype=int), "ms": pd.Series(dtype=float),
+                           "mode": pd.Series(dtype=str)})]  # fmt: skip
     for g in runs:
         mode = t("decoder.mode_cache") if g.use_cache else t("decoder.mode_full")
         parts.append(
@@ -684,8 +706,9 @@ def timing_frame(t: Translator, runs: list[Generation]) -> pd.DataFrame:
 
 
 def timing_chart(t: Translator, frame: pd.DataFrame) -> object:
-    """Time per step with and without the cache (the first step reads the whole prompt)."""
-    return charts.lines(
+    """Time per step with and without the cache (the first step reads the whole prompt);
+    before any run, its empty axes say how to fill them."""
+    chart = charts.lines(
         frame,
         "step",
         "ms",
@@ -700,6 +723,11 @@ def timing_chart(t: Translator, frame: pd.DataFrame) -> object:
     ).encode(  # whole steps on the axis, not 1.1, 1.2, …
         x=alt.X("step:Q", title=t("decoder.step_axis"), axis=alt.Axis(tickMinStep=1, format="d"))
     )
+    if len(frame):
+        return chart
+    middle = {"expr": "width / 2"}, {"expr": "height / 2"}
+    hint = alt.Chart(pd.DataFrame({"hint": [t("decoder.timing_empty")]}))
+    return chart + hint.mark_text(x=middle[0], y=middle[1], color="#808495").encode(text="hint")
 
 
 def cache_box(ctx: PageContext, m: smollm.SmolLM, g: Generation) -> None:

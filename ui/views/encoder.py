@@ -6,7 +6,6 @@ The model (all-MiniLM-L6-v2) is read once per server process (:func:`ui.loaded.m
 concept pages' ``scaled_dot_product_attention`` in every head.
 """
 
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +15,7 @@ from core.bert import explain_weight, head_ranking, key_share, without_keys
 from core.multihead import average_heads
 from models import minilm
 from ui import charts, loaded
+from ui.blocks import Frame
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Text, assign, select, text, toggle
@@ -27,7 +27,7 @@ TEXT = Text("text", LESSON, max_len=1500)
 COMPARE = Text("compare", WIDE, max_len=1500)
 HIDE = Flag("hide_special", False)
 QUERY_KEY, QUERY_WIDGET = "q", "_q_pick"
-MAX_PILLS = 40  # longer sentences pick their query tokens from a drop-down list
+MAX_PILLS = 40  # presenter mode: longer sentences pick their query tokens from a drop-down
 MAX_GRID_QUERIES = 3  # query tokens drawn in the 72-head grid (one row of panels each)
 UNKNOWN_LIMIT = 0.5  # more [UNK] word pieces than this: the model cannot read the text
 TOP_HEADS = 5
@@ -137,18 +137,18 @@ def step_text(ctx: PageContext, name: str, **values: object) -> None:
     st.markdown(ctx.t(key, **{**sizes(), **values}))
 
 
-def beside(ctx: PageContext) -> tuple[AbstractContextManager, AbstractContextManager]:
-    """Where a step's chart and its "what to notice" box go: side by side on a projector
-    (the step then fits one screen), one below the other for a student."""
+def stacked(ctx: PageContext) -> Frame:
+    """A step with one wide chart: for students chart first (:func:`ui.blocks.frame`); on a
+    slide its lead, chart and notes one below the other, the chart at the full width."""
     if ctx.presenter:
-        left, right = st.columns([3, 2])
-        return left, right
-    return st.container(), st.container()
+        return Frame(st.container(), st.container(), st.container())
+    chart = st.container()
+    return Frame(st.container(), chart, st.container())
 
 
 def side_room(ctx: PageContext, height: int) -> charts.Room:
-    """The room of a chart drawn by :func:`beside`: its column on a projector (at most
-    ``height`` px tall), the page width for a student."""
+    """The room of a chart in a step's :func:`ui.blocks.frame`: its column on a projector
+    (at most ``height`` px tall), the page width for a student."""
     return charts.room(ctx, SIDE_SHARE, height) if ctx.presenter else charts.room(ctx)
 
 
@@ -175,7 +175,9 @@ def _queries_changed(default: int) -> None:
 
 
 def query_picker(ctx: PageContext, tokens: list[str], default: int) -> list[int]:
-    """One or several query tokens, kept in the URL as indices (``?q=10,2``)."""
+    """One or several query tokens, kept in the URL as indices (``?q=10,2``): a list to
+    pick from in the sidebar (every token a row of pills would be most of it), pills in
+    presenter mode's settings box."""
     t, labels = ctx.t, charts.unique_labels(tokens)
     raw = st.query_params.get(QUERY_KEY)
     picked = [default] if raw is None else parse_indices(raw, len(tokens))
@@ -193,7 +195,7 @@ def query_picker(ctx: PageContext, tokens: list[str], default: int) -> list[int]
         "help": t("encoder.queries_help"),
     }
     options = [str(i) for i in range(len(tokens))]
-    if len(tokens) <= MAX_PILLS:
+    if ctx.presenter and len(tokens) <= MAX_PILLS:  # the sidebar: a list, a row of its own
         st.pills(t("encoder.queries"), options, selection_mode="multi", **common)
     else:
         st.multiselect(t("encoder.queries"), options, **common)
@@ -237,7 +239,11 @@ def controls(ctx: PageContext, a: Analysis) -> Controls:
     t, labels = ctx.t, charts.unique_labels(a.tokens)
     n = len(a.tokens)
     queries = query_picker(ctx, a.tokens, default_index(a.tokens, DEFAULT_QUERY, n - 2))
-    c1, c2, c3, c4 = st.columns([3, 4, 2, 3], vertical_alignment="bottom")
+    if ctx.presenter:  # one row in the settings box above the slide
+        c1, c2, c3, c4 = st.columns([3, 4, 2, 3], vertical_alignment="bottom")
+    else:  # the sidebar: layer and head side by side, then the target, then the switch
+        c2, c3 = st.columns(2, vertical_alignment="bottom")
+        c1, c4 = st.container(), st.container()
     with c1:
         spec = token_choice("target", a.tokens, default_index(a.tokens, DEFAULT_TARGET, 1))
         fmt = lambda i: plain(labels[int(i)], 24)  # noqa: E731
@@ -246,7 +252,8 @@ def controls(ctx: PageContext, a: Analysis) -> Controls:
     L, H = a.attention.shape[:2]  # noqa: N806
     specs = head_specs((int(order[0, 0]), int(order[0, 1])), L, H)
     with c2:
-        layer = int(select(ctx, specs[0], t("encoder.layer"), lambda s: f"L{s}"))
+        layers = "segmented" if ctx.presenter else "select"  # the sidebar: one row for six
+        layer = int(select(ctx, specs[0], t("encoder.layer"), lambda s: f"L{s}", layers))
     with c3:
         head = int(select(ctx, specs[1], t("encoder.head"), lambda s: f"H{s}", "select"))
     with c4:

@@ -3,6 +3,7 @@
 Only wiring, charts and formatting live here; every number comes from :mod:`core`.
 """
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import altair as alt
@@ -24,7 +25,7 @@ from core.kv_cache import (
     step_vs_full_diff,
 )
 from ui import charts
-from ui.blocks import notice
+from ui.blocks import Frame, notice
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Flag, Int, index_slider, number, slider, toggle
@@ -54,9 +55,11 @@ class KVView:
 
 CHART_SHARE = 0.55  # presenter mode, step 1: the chart column's share; readouts and notes beside it
 CHART_HEIGHT = 570  # presenter px for step 1's cache chart (the slider above, the formula below)
+COST_HEIGHT = 355  # presenter px for step 2's cost chart (its settings above, three notes below)
+READOUT_HEIGHT = 420  # students' px for it: its readouts (tokens, metrics) below it stay in view
 
 
-def intro(ctx: PageContext, title: str, key: str) -> None:
+def heading(ctx: PageContext, title: str, key: str) -> None:
     """A step's heading and explanation; presenter mode names the step in its step bar and
     leaves the explanation to the lecturer (and the "what to notice" box)."""
     if not ctx.presenter:
@@ -64,19 +67,28 @@ def intro(ctx: PageContext, title: str, key: str) -> None:
         st.markdown(ctx.t(key))
 
 
-def beside(ctx: PageContext, share: float) -> tuple[DeltaGenerator, DeltaGenerator]:
-    """Two places side by side in presenter mode (the first takes ``share`` of the width),
-    one below the other for students."""
+def stacked(ctx: PageContext) -> Frame:
+    """A step with one wide chart: for students chart first (:func:`ui.blocks.frame`); on a
+    slide its lead, chart and notes one below the other, the chart at the full width."""
     if ctx.presenter:
-        first, second = st.columns([share, 1 - share], gap="large")
-        return first, second
-    return st.container(), st.container()
+        return Frame(st.container(), st.container(), st.container())
+    chart = st.container()
+    return Frame(st.container(), chart, st.container())
 
 
-def room(ctx: PageContext, share: float, height: int) -> charts.Room:
-    """A chart's room: the page width, or in presenter mode ``share`` of it and at most
-    ``height`` px, so the step fits one screen."""
-    return charts.room(ctx, share=share, height=height) if ctx.presenter else charts.room(ctx)
+def step_box(ctx: PageContext, label: str, place: DeltaGenerator) -> AbstractContextManager:
+    """Where the controls of the step on screen go: for students the sidebar under ``label``
+    (beside the chart they change); on a slide ``place``, in the step, where the lecturer
+    drags them. (A step off screen draws its controls in its hidden container.)"""
+    return place if ctx.presenter else settings_box(ctx, label)
+
+
+def room(ctx: PageContext, share: float, height: int, student: int | None = None) -> charts.Room:
+    """A chart's room: the page width (at most ``student`` px tall), or in presenter mode
+    ``share`` of it and at most ``height`` px, so the step fits one screen."""
+    if ctx.presenter:
+        return charts.room(ctx, share=share, height=height)
+    return charts.room(ctx, height=student)
 
 
 def notices(ctx: PageContext, items: list[str]) -> None:
@@ -90,9 +102,10 @@ def notices(ctx: PageContext, items: list[str]) -> None:
             notice(ctx, [item])
 
 
-def controls(ctx: PageContext) -> Sentence:
-    """The sentence controls (folded into an expander in presenter mode)."""
-    with settings_box(ctx, ctx.t("kv_cache.controls")):
+def controls(ctx: PageContext, on_screen: bool) -> Sentence:
+    """The sentence controls of step 1 (folded into an expander in presenter mode); off
+    screen drawn in the hidden step (step 2 does not use the sentence)."""
+    with settings_box(ctx, ctx.t("kv_cache.controls")) if on_screen else nullcontext():
         return sentence_controls(ctx, native=True)
 
 
@@ -146,18 +159,17 @@ def _grow(cache: np.ndarray, n: int) -> np.ndarray:
 
 
 def cache_chart(t: Translator, sentence: Sentence, step: int, presenter: bool) -> dict:
-    """q_t | K cache | V cache | weights (the cached row above row t of the full causal
-    matrix; on a slide below the three, cells and numbers large): rows 0..t filled, row t
-    framed, the rest empty. Each panel keeps one colour
-    scale over every step, so stepping does not recolour the cached rows."""
+    """q_t | K cache | V cache above the weights (the cached row above row t of the full
+    causal matrix), so that the cells and their numbers can be large: rows 0..t filled,
+    row t framed, the rest empty. Each panel keeps one colour scale over every step, so
+    stepping does not recolour the cached rows."""
     view = compute(sentence)
     rows, n = charts.unique_labels(view.tokens), len(view.tokens)
     d_k, d_v = view.k.shape[1], view.v.shape[1]
     s = view.steps[step]
     w_rows = np.full((2, n), np.nan)  # (2, n): the cached row (keys 0..t only), row t of the full
     w_rows[0, : step + 1], w_rows[1] = s.weights, view.full[step]
-    # a slide: q_t | K | V above the weights, so the cells (and their numbers) can be large
-    cell = charts.fit_cell(2 * d_k + d_v + (0 if presenter else n), width=1000, hi=56)
+    cell = charts.fit_cell(2 * d_k + d_v, width=1000, hi=56)
     font = charts.cell_font(["−0.00"], cell, charts.SLIDE_FONT if presenter else 15)  # signed
     common = {"cell": cell, "legend": False, "blank": EMPTY, "frame_color": charts.ACCENT,
               "max_font": font}  # fmt: skip
@@ -186,9 +198,7 @@ def cache_chart(t: Translator, sentence: Sentence, step: int, presenter: bool) -
     both = [t("kv_cache.row_cache"), t("kv_cache.row_full")]
     w_title = t("kv_cache.w_title")
     maps.append(charts.heatmap({"weights": w_rows}, both, rows, title=w_title, **common))
-    if presenter:
-        return charts.concat([charts.concat(maps[:3], spacing=28), maps[3]], "vconcat", 8)
-    return charts.concat(maps, spacing=28)
+    return charts.concat([charts.concat(maps[:3], spacing=28), maps[3]], "vconcat", 8)
 
 
 def cache_arrays(view: KVView, t: int) -> dict[str, np.ndarray]:
@@ -254,9 +264,13 @@ def step_notice(ctx: PageContext, view: KVView, t: int) -> list[str]:
 
 
 def cost_controls(ctx: PageContext) -> tuple[int, int, int, bool]:
-    """Sequence length, model width, layers and log axes for the cost chart."""
+    """Sequence length, model width, layers and log axes for the cost chart: one row on a
+    slide; in the sidebar the sizes side by side under the length slider."""
     tr = ctx.t
-    c1, c2, c3, c4 = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
+    if ctx.presenter:
+        c1, c2, c3, c4 = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
+    else:
+        c1, (c2, c3), c4 = st.container(), st.columns(2), st.container()
     with c1:
         n = slider(ctx, N_MAX, tr("kv_cache.n_max"), step=16, help=tr("kv_cache.n_max_help"))
     with c2:
