@@ -54,6 +54,7 @@ header[data-testid="stHeader"] [data-testid="stToolbar"] { display: none; }
   [data-testid="stPageLink-NavLink"] p { white-space: normal; }
 }
 .st-key-_step_choice button p { font-size: 0.9rem; }
+.st-key-step_next a p, .st-key-step_prev a p { font-size: 0.9rem; }
 </style>
 """
 # Both modes: a chart is never wider than its column (a too-wide chart scrolls inside its

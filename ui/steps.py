@@ -100,9 +100,11 @@ def _page_button(ctx: PageContext, target: PageInfo, forward: bool) -> None:
     the end of a page finds the next one."""
     carry = {"lang": ctx.lang, **({"present": "1"} if ctx.presenter else {})}
     name = ctx.t(f"nav.{target.id}")
+    # A slide names just the page (the chevron says which way): one line beside the bar.
+    label = name if ctx.presenter else ctx.t(f"steps.{('prev', 'next')[forward]}_page", page=name)
     st.page_link(
         target.file,
-        label=ctx.t("steps.next_page" if forward else "steps.prev_page", page=name),
+        label=label,
         icon=":material/chevron_right:" if forward else ":material/chevron_left:",
         icon_position="right" if forward else "left",
         query_params={**carry, STEP_KEY: "1" if forward else LAST},

@@ -13,7 +13,7 @@ def _press(page, key: str, fragment: str) -> None:
 def test_the_clicker_goes_on_to_the_next_page_and_back(server, open_app) -> None:
     page = open_app(server, "/weighted_sum?lang=zh&present=1&step=4")
     next_link = page.locator(".st-key-step_next a")
-    assert "下一页" in next_link.inner_text() and "掩码" in next_link.inner_text()
+    assert next_link.inner_text().split()[0] == "掩码", "a slide names the next page"
     _press(page, "PageDown", "/masking")
     assert "step=1" in href(page) and "present=1" in href(page) and "lang=zh" in href(page)
     wait_idle(page)
