@@ -359,8 +359,9 @@ def test_every_page_renders_offline_and_nothing_runs_sideways(
         page.close()
 
 
-def test_training_twin_max_snapshot_fits_one_screen(server, open_app) -> None:
-    page = open_app(server, "/training?present=1&task=max&twin=true&run=1&step=2")
+@pytest.mark.parametrize("step", ["2", "5"])  # 5: the slider's expander above the chart
+def test_training_twin_max_snapshot_fits_one_screen(server, open_app, step) -> None:
+    page = open_app(server, f"/training?present=1&task=max&twin=true&run=1&step={step}")
     page.wait_for_selector('[data-testid="stVegaLiteChart"]:visible svg', timeout=120_000)
     box = _layout(page)
     assert box["scrollHeight"] <= box["clientHeight"] + SLACK, f"{box['scrollHeight']} px tall"
