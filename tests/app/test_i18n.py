@@ -157,7 +157,10 @@ LESSONS = {  # how each catalog names a lesson, and the one line that says what 
         "from-scratch lesson": "self-attention written in NumPy, step by step",
         "derivation lesson": "the maths of self-attention, derived by hand",
     },
-    "zh": {"“从零实现”那一课": "用 NumPy 一步步写出自注意力", "讲原理推导的那一课": "手推自注意力的数学"},
+    "zh": {
+        "“从零实现”那一课": "用 NumPy 一步步写出自注意力",
+        "讲原理推导的那一课": "手推自注意力的数学",
+    },
 }
 
 
