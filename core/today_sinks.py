@@ -1,0 +1,117 @@
+"""What the sliding-window page (/sinks) shows, computed with :mod:`core.masks`.
+
+Which keys a sliding-window mask with sinks keeps and why the others are hidden
+(:func:`mask_states`); how many keys a query keeps at most, i.e. how long the cache stays
+(:func:`keys_kept`); after how many layers information from one token can reach another
+(:func:`reach_depth`) and how far back the last token reaches (:func:`reach_back`); and,
+for the real model's attention on the first token per layer, which layers give it much or
+almost nothing (:func:`share_summary`, :func:`index_runs`).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.masks import causal_mask, receptive_field, sliding_window_mask
+
+# why a key is or is not visible to a query (mask_states)
+WINDOW, SINK, TOO_FAR, FUTURE = 0, 1, 2, 3
+
+
+def mask_states(n: int, window: int, sinks: int) -> np.ndarray:
+    """Each (query, key) cell of :func:`core.masks.sliding_window_mask`: :data:`WINDOW`
+    (visible: one of the last ``window`` tokens), :data:`SINK` (visible only as one of the
+    first ``sinks`` tokens), :data:`TOO_FAR` (hidden: before the window) or :data:`FUTURE`
+    (hidden by the causal rule).
+
+    Shapes: -> ``(n, n)`` int.
+    """
+    in_window = sliding_window_mask(n, window)  # (n, n)
+    visible = sliding_window_mask(n, window, sinks)  # (n, n)
+    past = causal_mask(n)  # (n, n)
+    return np.select([in_window, visible, past], [WINDOW, SINK, TOO_FAR], default=FUTURE)  # (n, n)
+
+
+def keys_kept(mask: np.ndarray) -> int:
+    """The most keys any query may attend to: how many keys and values a cache for this mask
+    has to hold per layer.
+
+    Shapes: bool ``(n_q, n_k)`` -> int.
+    """
+    return int(np.asarray(mask, dtype=bool).sum(axis=-1).max(initial=0))
+
+
+def reach_depth(mask: np.ndarray, layers: int) -> np.ndarray:
+    """After how many layers (1 … ``layers``) query ``i`` can first draw on token ``j``,
+    every layer using ``mask`` (:func:`core.masks.receptive_field`); 0 where it cannot
+    within ``layers`` layers.
+
+    Shapes: bool ``(n, n)`` -> int ``(n, n)``.
+    """
+    depth = np.zeros(np.shape(mask), dtype=int)  # (n, n)
+    for layer in range(layers, 0, -1):  # the smallest layer count wins: fill from the top
+        depth[receptive_field(mask, layer)] = layer
+    return depth
+
+
+def reach_back(depth: np.ndarray, row: int, sinks: int = 0) -> int:
+    """How many positions back query ``row`` reaches (0: only itself), not counting the
+    first ``sinks`` tokens, which every query sees directly.
+
+    Shapes: ``depth`` int ``(n, n)`` from :func:`reach_depth` -> int.
+    """
+    reached = np.flatnonzero(depth[row] > 0)  # (m,)
+    reached = reached[reached >= sinks] if row >= sinks else reached
+    return int(row - reached.min()) if reached.size else 0
+
+
+def index_runs(indices: np.ndarray | list[int]) -> list[tuple[int, int]]:
+    """Sorted indices as runs of neighbours: ``[0, 1, 10, 11, 12]`` -> ``[(0, 1), (10, 12)]``.
+
+    Shapes: ``(m,)`` -> ``r`` pairs ``(first, last)``.
+    """
+    runs: list[tuple[int, int]] = []
+    for i in sorted(int(x) for x in indices):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    return runs
+
+
+@dataclass(frozen=True)
+class ShareSummary:
+    """Where a model's attention on the first token is large and where it is tiny."""
+
+    high: tuple[int, int] | None  # the longest run of layers with a share >= the threshold
+    high_range: tuple[float, float]  # the smallest and largest share in that run
+    low: list[tuple[int, int]]  # runs of layers with a share below the low threshold
+    low_max: float  # the largest share among those layers (0 if none)
+
+
+def share_summary(share: np.ndarray, high: float = 0.2, low: float = 0.01) -> ShareSummary:
+    """Summarise a per-layer share of attention on the first token: the longest run of
+    neighbouring layers at ``high`` or more (ties: the later run), with its range, and the
+    layers below ``low``.
+
+    Shapes: ``share`` ``(L,)`` -> :class:`ShareSummary`.
+    """
+    share = np.asarray(share, dtype=np.float64)
+    runs = index_runs(np.flatnonzero(share >= high))
+    best = max(runs, key=lambda r: (r[1] - r[0], r[0]), default=None)
+    span = (0.0, 0.0)
+    if best is not None:
+        part = share[best[0] : best[1] + 1]
+        span = (float(part.min()), float(part.max()))
+    small = np.flatnonzero(share < low)
+    low_max = float(share[small].max()) if small.size else 0.0
+    return ShareSummary(best, span, index_runs(small), low_max)
+
+
+def mean_over(share: np.ndarray, layers: tuple[int, int] | None) -> float:
+    """The mean of a per-layer share over the layers ``first … last`` (all when None).
+
+    Shapes: ``share`` ``(L,)`` -> scalar.
+    """
+    share = np.asarray(share, dtype=np.float64)
+    return float(share.mean() if layers is None else share[layers[0] : layers[1] + 1].mean())

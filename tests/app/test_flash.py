@@ -1,0 +1,176 @@
+"""The FlashAttention page: one query's row tile by tile, the tiled result against ordinary
+attention (and a softmax without the max), and the paper's memory and traffic model."""
+
+import re
+
+import numpy as np
+import pytest
+
+import core
+from core.today_flash import (
+    FLOAT32_EXP_LIMIT,
+    first_nan,
+    logit_growth,
+    tiled_errors,
+    toy_qkv,
+    traffic_curves,
+    traffic_ratio_limit,
+)
+from tests.app.conftest import chart_tables, open_exports, texts, visible, visible_of
+from ui.i18n import Translator
+from ui.views import flash as fv
+
+PAGE = "pages/15_flash.py"
+EN, ZH = Translator("en"), Translator("zh")
+STEPS = ("1", "2", "3")
+TOY = {"keys", "block", "causal", "seed"}
+OWN = {"1": {"query", "tile"}, "2": {"factor"}, "3": {"_choice_d", "sram"}}
+STEP_BAR = {"_step_choice", "step_prev", "step_next"}
+
+
+def keys(widgets) -> set[str]:
+    return {w.key for w in widgets if getattr(w, "key", None) is not None}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("present", ["0", "1"])
+def test_every_step_renders_in_both_languages_and_modes(page, lang, present):
+    t = Translator(lang)
+    for step in STEPS:
+        params = {"lang": lang, "step": step} | ({"present": "1"} if present == "1" else {})
+        at = page(PAGE, **params)
+        assert not at.exception, (lang, present, step)
+        assert not at.warning
+        assert at.title[0].value == t("flash.title")
+        assert len(visible_of(at, "vega_lite_chart")) == 1  # the step's one chart
+        heads = [s.value for s in visible_of(at, "Subheader")]
+        assert heads == ([] if present == "1" else [t(f"flash.s{step}_title")])
+        assert not re.search(r"\b(nan|inf)\b", texts(at)), "no raw nan/inf on screen"
+
+
+def test_step_1_states_the_running_maximum_and_sum_of_core_s_trace(page):
+    at = page(PAGE, lang="en", step="1", keys="24", block="5", query="17", tile="3",
+              causal="true", seed="4")  # fmt: skip
+    assert not at.exception and not at.warning
+    q, k, v = toy_qkv(24, fv.D, 4)
+    _, trace = core.flash_attention(q, k, v, 5, core.causal_mask(24))
+    m, ell = trace.running_max[2, 17], trace.running_sum[2, 17]
+    shown = texts(at)
+    assert f"**{fv.num(m)}**" in shown
+    assert f"ℓ = **{ell:.3f}**" in shown
+    assert "(keys 10–14)" in shown  # the third tile of 5
+    assert "of this row's 24 scores" in shown
+    # the last tile: the tiled output equals ordinary attention, to the stated difference
+    last = page(PAGE, lang="en", step="1", keys="24", block="5", query="17", tile="5",
+                causal="true", seed="4")  # fmt: skip
+    out, _ = core.flash_attention(q, k, v, 5, core.causal_mask(24))
+    ref, _ = core.scaled_dot_product_attention(q, k, v, core.causal_mask(24))
+    diff = fv.sci(float(np.abs(out[17] - ref[17]).max()))
+    assert f"equals ordinary attention's to {diff}" in texts(last)
+
+
+def test_step_1_chart_colours_the_tiles_read_and_the_masked_keys(page):
+    at = page(PAGE, lang="en", step="1", keys="20", block="6", query="9", tile="2",
+              causal="true")  # fmt: skip
+    tables = chart_tables(at, 0)
+    bars = next(tb for tb in tables if "state" in tb.columns and "score" in tb.columns)
+    states = bars.sort_values("j")["state"].tolist()
+    seen, now, ahead, hidden = (EN(f"flash.state_{k}") for k in
+                                ("seen", "current", "ahead", "hidden"))  # fmt: skip
+    assert states[:6] == [seen] * 6 and states[6:10] == [now] * 4
+    assert states[10:12] == [hidden] * 2  # keys 10 and 11 of tile 2 come after query 9
+    assert set(states[12:]) == {hidden}  # causal: every key after the query
+    assert ahead not in states  # every visible key is read by tile 2
+
+
+@pytest.mark.parametrize("factor", ["1", "30"])
+def test_step_2_states_core_s_errors_and_the_nan_as_a_word(page, factor):
+    at = page(PAGE, lang="en", step="2", factor=factor)
+    assert not at.exception
+    q, k, v = toy_qkv(40, fv.D, 0)
+    errors = tiled_errors(q * float(factor), k, v, fv.BLOCKS)
+    shown = texts(at)
+    assert f"at most **{fv.sci(float(errors[:, 0].max()))}**" in shown
+    assert f"at most **{fv.sci(float(errors[:, 1].max()))}**" in shown
+    growth = logit_growth(q, k, v, 8, fv.FACTORS, None)
+    start = first_nan(growth)
+    assert start is not None
+    if factor == "30":  # past the overflow: the naive softmax is NaN, said as a word
+        assert f"gives **{EN('flash.nan')}**" in shown
+        assert f"stays within **{fv.sci(float(growth.tiled[29]))}**" in shown
+        assert f"above {FLOAT32_EXP_LIMIT:.1f}" in shown
+    else:
+        assert f"From ×{start:.0f} on" in shown
+    zh = page(PAGE, lang="zh", step="2", factor="30")
+    assert ZH("flash.nan") in texts(zh)  # "NaN（非数）"
+
+
+def test_step_3_states_the_paper_model_ratios_computed_by_core(page):
+    at = page(PAGE, lang="en", step="3")
+    tr = traffic_curves(np.array([1024, 4096, 16384]), 64, 100_000)
+    r1, r4, r16 = (f"{r:.1f}" for r in tr.ratio)
+    assert (r1, r4, r16) == ("5.6", "7.1", "7.8")  # the issue's figures
+    assert f"**{r1}×**, **{r4}×** and **{r16}×**" in texts(at)
+    assert f"about **{traffic_ratio_limit(64, 100_000):.1f}×**" in texts(at)
+    assert EN("flash.assumptions") in texts(at)
+    other = page(PAGE, lang="en", step="3", d="128", sram="50")
+    tr = traffic_curves(np.array([1024, 4096, 16384]), 128, 50_000)
+    assert "**{:.1f}×**, **{:.1f}×** and **{:.1f}×**".format(*tr.ratio) in texts(other)
+    assert "below 1" in texts(page(PAGE, lang="en", step="3", d="256", sram="20"))
+    ratio = next(tb for tb in chart_tables(other, 0) if "ratio" in tb.columns)
+    full = traffic_curves(fv.LENGTHS, 128, 50_000)
+    np.testing.assert_allclose(ratio.sort_values("T")["ratio"], full.ratio)
+
+
+def test_url_state_restores_every_control(page):
+    params = {"keys": "33", "block": "7", "causal": "true", "seed": "9", "query": "12",
+              "tile": "2", "factor": "25", "d": "128", "sram": "250"}  # fmt: skip
+    at = page(PAGE, lang="en", step="1", **params)
+    assert not at.exception and not at.warning
+    assert at.slider(key="keys").value == 33 and at.slider(key="block").value == 7
+    assert at.toggle(key="causal").value is True and at.number_input(key="seed").value == 9
+    assert at.slider(key="query").value == 12 and at.slider(key="tile").value == 2
+    assert at.slider(key="factor").value == 25 and at.slider(key="sram").value == 250
+    assert at.button_group(key="_choice_d").value == "128"
+    at.button(key="step_next").click().run()  # step 2 keeps the toy head
+    assert at.query_params["step"] == "2" and at.slider(key="keys").value == 33
+    assert at.query_params["tile"] == "2" and at.query_params["d"] == "128"
+
+
+@pytest.mark.parametrize(
+    ("key", "raw"),
+    [("keys", "abc"), ("keys", "999"), ("block", "0"), ("factor", "1e9"), ("d", "65"),
+     ("sram", "-4"), ("query", "77"), ("tile", "x"), ("causal", "maybe")],
+)  # fmt: skip
+def test_bad_url_values_warn_and_fall_back(page, key, raw):
+    step = {"factor": "2", "d": "3", "sram": "3"}.get(key, "1")
+    at = page(PAGE, lang="en", step=step, **{key: raw})
+    assert not at.exception
+    assert at.warning and f"`{key}`" in at.warning[0].value
+    assert not re.search(r"\b(nan|inf)\b", texts(at))
+    assert len(visible_of(at, "vega_lite_chart")) == 1
+
+
+def test_students_find_the_controls_in_the_sidebar_and_a_slide_in_its_step(page):
+    for step in STEPS:
+        at = page(PAGE, lang="en", step=step)
+        side = keys(visible(at.sidebar))
+        toy = TOY if step in ("1", "2") else set()
+        assert toy | OWN[step] <= side, step
+        assert keys(visible(at.main)) <= STEP_BAR, step
+        slide = page(PAGE, lang="en", step=step, present="1")
+        shown = keys(visible(slide.main))
+        assert OWN[step] <= shown, step
+        assert not (TOY | OWN[step]) & keys(visible(slide.sidebar)), step
+        if toy:  # a slide folds the toy head's settings in a closed box
+            box = next(e for e in slide.main.expander if e.label == EN("flash.toy"))
+            assert keys(visible(box)) >= TOY
+
+
+def test_exports_offer_the_chart_and_the_arrays_of_each_step(page):
+    for step, name in zip(STEPS, ("flash_tiles", "flash_agreement", "flash_traffic"),
+                          strict=True):  # fmt: skip
+        at = open_exports(page(PAGE, lang="en", step=step))
+        labels = {e.proto.label for e in at.get("download_button")}
+        assert {"PNG", "SVG", "CSV", "NPZ"} <= labels, step
+        assert all(name in b.key for b in at.get("download_button")), step

@@ -1,0 +1,88 @@
+"""core/today_sinks.py: why each cell of a sliding-window mask is visible or hidden, how
+long the cache stays, how far information travels through the layers, and the summary of
+the first token's share of attention per layer."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core import receptive_field, sliding_window_mask, window_reach
+from core.today_sinks import (
+    FUTURE,
+    SINK,
+    TOO_FAR,
+    WINDOW,
+    index_runs,
+    keys_kept,
+    mask_states,
+    mean_over,
+    reach_back,
+    reach_depth,
+    share_summary,
+)
+
+
+def test_mask_states_by_hand():
+    w, s, f, x = WINDOW, SINK, TOO_FAR, FUTURE
+    assert mask_states(5, 2, 1).tolist() == [
+        [w, x, x, x, x],
+        [w, w, x, x, x],
+        [s, w, w, x, x],
+        [s, f, w, w, x],
+        [s, f, f, w, w],
+    ]
+
+
+@given(st.integers(1, 20), st.integers(1, 25), st.integers(0, 5))
+def test_visible_states_are_exactly_the_mask(n, window, sinks):
+    states = mask_states(n, window, sinks)
+    visible = (states == WINDOW) | (states == SINK)
+    np.testing.assert_array_equal(visible, sliding_window_mask(n, window, sinks))
+
+
+@pytest.mark.parametrize(("n", "window", "sinks", "kept"),
+                         [(100, 8, 0, 8), (100, 8, 2, 10), (5, 8, 2, 5), (1, 1, 0, 1)])  # fmt: skip
+def test_the_cache_holds_the_window_and_the_sinks_however_long_the_text(n, window, sinks, kept):
+    assert keys_kept(sliding_window_mask(n, window, sinks)) == kept
+
+
+def test_reach_depth_is_the_first_layer_count_whose_receptive_field_holds_the_pair():
+    mask = sliding_window_mask(12, 3, 1)
+    depth = reach_depth(mask, 3)
+    for layers in (1, 2, 3):
+        np.testing.assert_array_equal((depth > 0) & (depth <= layers),
+                                      receptive_field(mask, layers))  # fmt: skip
+    assert depth[11, 1] == 0  # 10 back: beyond (3 − 1) · 3 = 6, and the sink does not relay
+
+
+@given(st.integers(2, 30), st.integers(1, 6), st.integers(0, 5))
+def test_the_last_token_reaches_back_window_minus_one_per_layer(n, window, layers):
+    depth = reach_depth(sliding_window_mask(n, window), layers)
+    assert reach_back(depth, n - 1) == min(window_reach(window, layers), n - 1)
+
+
+def test_sinks_are_not_counted_as_reach():
+    depth = reach_depth(sliding_window_mask(20, 3, 2), 1)
+    assert reach_back(depth, 19, sinks=2) == 2  # tokens 17 and 18; tokens 0, 1 are sinks
+    assert reach_back(depth, 1, sinks=2) == 1  # a sink itself reaches the sink before it
+
+
+def test_index_runs():
+    assert index_runs([]) == []
+    assert index_runs([3, 0, 1, 10, 11, 12]) == [(0, 1), (3, 3), (10, 12)]
+
+
+def test_share_summary_finds_the_sink_layers_and_the_quiet_ones():
+    share = np.array([0.004, 0.007, 0.05, 0.3, 0.01, 0.005, 0.4, 0.6, 0.25])
+    s = share_summary(share, high=0.2, low=0.01)
+    assert s.high == (6, 8) and s.high_range == (0.25, 0.6)
+    assert s.low == [(0, 1), (5, 5)] and s.low_max == 0.007
+    none = share_summary(np.array([0.1, 0.1]))
+    assert none.high is None and none.low == [] and none.low_max == 0.0
+
+
+def test_mean_over_a_run_of_layers_or_all():
+    share = np.array([0.1, 0.2, 0.6, 0.4])
+    assert mean_over(share, (2, 3)) == pytest.approx(0.5)
+    assert mean_over(share, None) == pytest.approx(0.325)
