@@ -1,0 +1,109 @@
+"""What the grouped-query attention page (/gqa) shows, computed with :mod:`core.kv_cache`.
+
+A toy multi-head model (:func:`toy_heads`) turned into fewer key/value heads the way the
+GQA paper (Ainslie et al. 2023) converts a trained model: the key and value heads of each
+group averaged (:func:`pool_heads`); a plain per-head loop as the reference for
+:func:`core.kv_cache.grouped_query_attention` (:func:`gqa_loop`); how differently the query
+heads of one group attend (:func:`group_weight_gap`, :func:`group_agreement`); and what the
+tiling bug (:func:`core.kv_cache.tile_kv`) does to each query head's output
+(:func:`tiling_gaps`).
+"""
+
+import numpy as np
+
+from core.attention import scaled_dot_product_attention
+from core.kv_cache import grouped_query_attention, kv_head_of, tile_kv
+
+
+def toy_heads(h: int, n: int, d_head: int, seed: int) -> tuple[np.ndarray, ...]:
+    """Queries, keys and values of a toy multi-head layer: standard normal from ``seed``.
+
+    Shapes: -> ``q``, ``k``, ``v`` ``(h, n, d_head)`` each, float64.
+    """
+    rng = np.random.default_rng(seed)
+    q, k, v = rng.standard_normal((3, h, n, d_head))  # (h, n, d_head) each
+    return q, k, v
+
+
+def pool_heads(x: np.ndarray, h_kv: int) -> np.ndarray:
+    """``h`` key (or value) heads made into ``h_kv``: each group of ``h / h_kv`` neighbouring
+    heads averaged into one (the GQA paper's "mean pooling"). ``h_kv = h`` changes nothing.
+
+    Shapes: ``(h, n, d)`` -> ``(h_kv, n, d)``. Raises ``ValueError`` unless ``h_kv`` divides ``h``.
+    """
+    h = x.shape[0]
+    if h_kv < 1 or h % h_kv:
+        raise ValueError(f"{h} heads do not split into {h_kv} groups")
+    return x.reshape(h_kv, h // h_kv, *x.shape[1:]).mean(axis=1)  # (h_kv, n, d)
+
+
+def gqa_loop(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The reference: one query head at a time, each reading its own key/value head
+    ``i // (h / h_kv)`` (:func:`core.kv_cache.kv_head_of`), no copies of K and V.
+
+    Shapes: as :func:`core.kv_cache.grouped_query_attention`: ``q`` ``(h, n_q, d_k)``, ``k``
+    ``(h_kv, n_k, d_k)``, ``v`` ``(h_kv, n_k, d_v)`` -> ``(output (h, n_q, d_v), weights
+    (h, n_q, n_k))``.
+    """
+    heads = [
+        scaled_dot_product_attention(q[i], k[g], v[g], mask)
+        for i, g in enumerate(kv_head_of(q.shape[0], k.shape[0]))
+    ]
+    return np.stack([o for o, _ in heads]), np.stack([w for _, w in heads])
+
+
+def group_weight_gap(weights: np.ndarray, h_kv: int) -> float:
+    """The largest difference between the attention weights of two query heads that share a
+    key/value head (0 when every group has one head: multi-head attention).
+
+    Shapes: ``weights`` ``(h, n_q, n_k)`` -> scalar.
+    """
+    groups = weights.reshape(h_kv, -1, *weights.shape[1:])  # (h_kv, h/h_kv, n_q, n_k)
+    return float(np.max(np.ptp(groups, axis=1)))
+
+
+def group_agreement(weights: np.ndarray, h_kv: int) -> tuple[float, float]:
+    """How differently two query heads attend, on average over pairs of heads: the mean
+    absolute difference of their weights, for pairs in the same group and for pairs in
+    different groups. NaN for "same group" when each group has one head, and for "different
+    groups" when there is one group.
+
+    Shapes: ``weights`` ``(h, n_q, n_k)`` -> ``(same, different)``.
+    """
+    h = weights.shape[0]
+    group = kv_head_of(h, h_kv)  # (h,)
+    gaps = np.abs(weights[:, None] - weights[None, :]).mean(axis=(-2, -1))  # (h, h)
+    upper = np.triu(np.ones((h, h), dtype=bool), 1)  # each pair once
+    same = upper & (group[:, None] == group[None, :])
+    other = upper & (group[:, None] != group[None, :])
+    mean = [float(gaps[sel].mean()) if sel.any() else float("nan") for sel in (same, other)]
+    return mean[0], mean[1]
+
+
+def tiling_gaps(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
+) -> np.ndarray:
+    """Per query head, the largest difference between its output with the key/value heads
+    shared the right way (:func:`core.kv_cache.grouped_query_attention`) and with them tiled
+    (:func:`core.kv_cache.tile_kv`, the classic bug). 0 for the heads the two ways happen to
+    give the same key/value head.
+
+    Shapes: ``q`` ``(h, n_q, d_k)``, ``k`` ``(h_kv, n_k, d_k)``, ``v`` ``(h_kv, n_k, d_v)``
+    -> ``(h,)``.
+    """
+    n_rep = q.shape[0] // k.shape[0]
+    right, _ = grouped_query_attention(q, k, v, mask)  # (h, n_q, d_v)
+    wrong, _ = scaled_dot_product_attention(q, tile_kv(k, n_rep), tile_kv(v, n_rep), mask)
+    return np.abs(right - wrong).max(axis=(-2, -1))  # (h,)
+
+
+def future_blank(weights: np.ndarray) -> np.ndarray:
+    """Causal weights with the cells a query may not see (keys after it) as NaN, so a chart
+    draws them as "not there" instead of as weight 0.
+
+    Shapes: ``(..., n, n)`` -> ``(..., n, n)`` float.
+    """
+    n = weights.shape[-1]
+    return np.where(np.tril(np.ones((n, n), dtype=bool)), weights, np.nan)

@@ -1,0 +1,98 @@
+"""core/today_gqa.py: what /gqa shows — the toy heads pooled into groups, the per-head loop
+that grouped-query attention must equal, and what the tiling bug does to each head."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core import causal_mask, grouped_query_attention, kv_head_of
+from core.today_gqa import (
+    future_blank,
+    gqa_loop,
+    group_agreement,
+    group_weight_gap,
+    pool_heads,
+    tiling_gaps,
+    toy_heads,
+)
+
+
+def test_toy_heads_are_reproducible_from_the_seed():
+    q, k, v = toy_heads(8, 6, 4, 1)
+    assert q.shape == k.shape == v.shape == (8, 6, 4)
+    np.testing.assert_array_equal(toy_heads(8, 6, 4, 1)[1], k)
+
+
+def test_pool_heads_averages_neighbouring_heads_by_hand():
+    x = np.arange(4.0).reshape(4, 1, 1)  # heads 0, 1, 2, 3
+    np.testing.assert_array_equal(pool_heads(x, 2).ravel(), [0.5, 2.5])
+    np.testing.assert_array_equal(pool_heads(x, 1).ravel(), [1.5])
+    np.testing.assert_array_equal(pool_heads(x, 4), x)
+
+
+def test_pool_heads_refuses_groups_that_do_not_divide_the_heads():
+    with pytest.raises(ValueError):
+        pool_heads(np.zeros((9, 2, 2)), 2)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.sampled_from([(8, 8), (8, 4), (8, 2), (8, 1), (9, 3)]),
+    st.integers(1, 7),
+    st.booleans(),
+    st.integers(0, 2**31),
+)
+def test_grouped_query_attention_equals_the_per_head_loop(heads, n, causal, seed):
+    h, h_kv = heads
+    q, k, v = toy_heads(h, n, 4, seed)
+    k, v = pool_heads(k, h_kv), pool_heads(v, h_kv)
+    mask = causal_mask(n) if causal else None
+    out, w = grouped_query_attention(q, k, v, mask)
+    ref_out, ref_w = gqa_loop(q, k, v, mask)
+    np.testing.assert_allclose(out, ref_out, atol=1e-14)
+    np.testing.assert_allclose(w, ref_w, atol=1e-14)
+
+
+def test_group_weight_gap_is_zero_for_one_head_a_group_and_positive_when_shared():
+    q, k, v = toy_heads(8, 5, 4, 0)
+    _, w_mha = grouped_query_attention(q, k, v)
+    assert group_weight_gap(w_mha, 8) == 0.0
+    _, w = grouped_query_attention(q, pool_heads(k, 2), pool_heads(v, 2))
+    gap = group_weight_gap(w, 2)
+    by_hand = max(
+        np.abs(w[a] - w[b]).max() for g in (0, 4) for a in range(g, g + 4) for b in range(g, g + 4)
+    )
+    assert gap == pytest.approx(by_hand) and gap > 0
+
+
+def test_group_agreement_by_hand():
+    w = np.zeros((4, 1, 2))
+    w[1] += 0.2  # heads 0 and 1: group 0; heads 2 and 3: group 1
+    w[3] += 0.4
+    same, other = group_agreement(w, 2)
+    assert same == pytest.approx((0.2 + 0.4) / 2)
+    assert other == pytest.approx((0.0 + 0.4 + 0.2 + 0.2) / 4)  # pairs 0-2, 0-3, 1-2, 1-3
+    assert np.isnan(group_agreement(w, 4)[0]) and np.isnan(group_agreement(w, 1)[1])
+
+
+def test_tiling_hurts_exactly_the_heads_it_gives_another_kv_head():
+    q, k, v = toy_heads(9, 6, 4, 5)
+    k, v = pool_heads(k, 3), pool_heads(v, 3)
+    gaps = tiling_gaps(q, k, v, causal_mask(6))
+    same = kv_head_of(9, 3) == kv_head_of(9, 3, tiled=True)
+    np.testing.assert_array_equal(np.flatnonzero(same), [0, 4, 8])
+    assert np.all(gaps[same] == 0) and np.all(gaps[~same] > 0)
+
+
+@pytest.mark.parametrize("h_kv", [1, 8])
+def test_tiling_is_harmless_with_one_or_all_kv_heads(h_kv):
+    q, k, v = toy_heads(8, 4, 4, 2)
+    np.testing.assert_array_equal(tiling_gaps(q, pool_heads(k, h_kv), pool_heads(v, h_kv)), 0)
+
+
+def test_future_blank_hides_only_the_keys_after_each_query():
+    w = np.full((2, 3, 3), 0.5)
+    out = future_blank(w)
+    assert np.isnan(out[:, 0, 1:]).all() and np.isnan(out[:, 1, 2]).all()
+    assert (out[:, 2] == 0.5).all() and (out[:, 1, :2] == 0.5).all()

@@ -1,0 +1,808 @@
+"""Presentation helpers for the grouped-query attention page (pages/14_gqa.py).
+
+Controls, charts and words only: every number comes from :mod:`core.kv_cache` (grouped-query
+attention, the K/V expansions, the cache's size), :mod:`core.today_gqa` and, for the real
+model, :mod:`models.smollm` (its sizes read from its file by :func:`config`, never typed in;
+its queries, keys and values by :func:`models.smollm.layer_qkv`). The optional PyTorch check
+imports torch lazily, only when its box is opened.
+"""
+
+import gc
+import importlib.util
+import unicodedata
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from types import ModuleType
+
+import numpy as np
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+import core
+import core.llama as llama
+from core.today_gqa import (
+    future_blank,
+    gqa_loop,
+    group_agreement,
+    group_weight_gap,
+    pool_heads,
+    tiling_gaps,
+    toy_heads,
+)
+from models import smollm
+from models.smollm_probe import PromptTokens, prompt_tokens
+from ui import charts, loaded
+from ui.blocks import Frame
+from ui.context import PageContext
+from ui.i18n import Translator
+from ui.params import Choice, Int, Text, number, select, slider, text
+from ui.sentence import more_box, settings_box
+
+TOY_H = 8  # query heads of the toy model
+TOY_N = 6  # its tokens
+TOY_D = 8  # its head width
+KV = Choice("kv", "2", tuple(str(d) for d in range(TOY_H, 0, -1) if TOY_H % d == 0))
+SEED = Int("seed", 42, 0, 999_999)
+DTYPES = {"float32": 4, "float16": 2}  # bytes per number
+DTYPE = Choice("dtype", "float16", tuple(DTYPES))
+LESSON = "The animal didn't cross the street because it was too tired."
+PROMPT = Text("prompt", LESSON, max_len=400)
+SHARE = 0.62  # presenter mode: the chart column's share of the width
+GROUP_COLORS = [
+    "#d1495b",
+    "#00798c",
+    "#edae49",
+    "#66a182",
+    "#8d6a9f",
+    "#2e4057",
+    "#f26b38",
+    "#7f7f7f",
+    "#b07aa1",
+]
+CURVE_POINTS = 65  # tokens sampled along the cache-size lines
+MIB = 2**20
+
+
+def step_box(
+    ctx: PageContext, on_screen: bool, label: str, place: DeltaGenerator | None
+) -> AbstractContextManager:
+    """Where a step's controls go: for students the sidebar under ``label``, beside the chart
+    they change; on a slide ``place``, beside the chart; off screen the step's hidden
+    container (the controls stay in the URL)."""
+    if not on_screen:
+        return nullcontext()
+    if ctx.presenter and place is not None:
+        return place
+    return settings_box(ctx, label)
+
+
+def room(ctx: PageContext, height: int) -> charts.Room:
+    """A step's chart room: the page width for students (the text goes below the chart), the
+    chart column of a slide (:data:`SHARE`) at most ``height`` px tall."""
+    return charts.room(ctx, SHARE if ctx.presenter else 1.0, height)
+
+
+def heading(ctx: PageContext, title: str) -> None:
+    """A step's heading for students; presenter mode names the step in its step bar."""
+    if not ctx.presenter:
+        st.subheader(title)
+
+
+def grouped(value: int) -> str:
+    """An integer with groups of three: ``11520`` -> ``"11 520"``."""
+    return f"{int(value):,}".replace(",", "\u00a0")  # a no-break space: never split
+
+
+def size(n_bytes: float) -> str:
+    """A memory size as people say it: bytes, kB (1000) below a MiB, else MiB or GiB."""
+    if n_bytes < 1000:
+        return f"{int(n_bytes)} B"
+    if n_bytes < MIB:
+        return f"{n_bytes / 1000:.1f} kB"
+    if n_bytes < 2**30:
+        return f"{n_bytes / MIB:.1f} MiB"
+    return f"{n_bytes / 2**30:.2f} GiB"
+
+
+def sci(value: float) -> str:
+    """A tiny difference in scientific notation (``4.8e−06``), exactly 0 as ``0``."""
+    return "0" if value == 0 else f"{value:.1e}".replace("-", "−")
+
+
+def num(value: float, digits: int = 3) -> str:
+    """A number in running text, with a typographic minus."""
+    return charts.fmt(float(value), digits)
+
+
+def head_list(heads: list[int]) -> str:
+    """Query heads for running text: ``0, 4, 8``."""
+    return ", ".join(str(i) for i in heads)
+
+
+# The real model ---------------------------------------------------------------------------
+
+
+@st.cache_resource(show_spinner=False)
+def _config() -> llama.LlamaConfig:
+    return smollm.load_config()
+
+
+def config() -> llama.LlamaConfig | None:
+    """SmolLM2's sizes from its file's metadata (read once per process), or None if the
+    model is not installed."""
+    try:
+        return _config()
+    except smollm.ModelNotInstalledError:
+        return None
+
+
+def missing(ctx: PageContext) -> None:
+    """The model is not installed: say how to install it."""
+    st.error(ctx.t("gqa.missing"), icon=":material/error:")
+
+
+def model_or_stop(ctx: PageContext) -> smollm.SmolLM:
+    """The loaded model (once per server process, behind a spinner)."""
+    with st.spinner(ctx.t("gqa.loading")):
+        return loaded.smollm2()
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def tokens(raw: str) -> PromptTokens:
+    """The prompt as the model reads it (capped)."""
+    return prompt_tokens(loaded.smollm2(), raw)
+
+
+def prompt_or_default(ctx: PageContext, raw: str) -> PromptTokens:
+    """The prompt's tokens; an empty prompt warns and uses the example, a long one is cut."""
+    p = tokens(raw) if raw.strip() else None
+    if p is None or not p.ids:
+        ctx.warn(ctx.t("gqa.empty"))
+        p = tokens(PROMPT.default)
+    if p.total > len(p.ids):
+        ctx.warn(ctx.t("gqa.capped", total=p.total, cap=len(p.ids)))
+    return p
+
+
+def chinese_note(ctx: PageContext, raw: str) -> None:
+    """Say what this model can read when the prompt holds Chinese (or other wide) text."""
+    if any(unicodedata.east_asian_width(c) in "WF" for c in raw):
+        st.info(ctx.t("gqa.chinese"), icon=":material/translate:")
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def qkv(ids: tuple[int, ...]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Every layer's rotated queries, keys and values for the prompt (one forward pass)."""
+    return smollm.layer_qkv(loaded.smollm2(), list(ids))
+
+
+def sizes(cfg: llama.LlamaConfig) -> dict[str, str]:
+    """The model's attention sizes for running text, read from its file."""
+    return {
+        "layers": str(cfg.n_layers),
+        "h": str(cfg.n_heads),
+        "h_kv": str(cfg.n_kv_heads),
+        "rep": str(cfg.n_heads // cfg.n_kv_heads),
+        "d": str(cfg.d_head),
+    }
+
+
+# Controls ----------------------------------------------------------------------------------
+
+
+def kv_label(raw: str) -> str:
+    """A K/V head count as offered: ``8 · MHA``, ``4``, ``2``, ``1 · MQA``."""
+    name = {str(TOY_H): "MHA", "1": "MQA"}.get(raw)
+    return f"{raw} · {name}" if name else raw
+
+
+def toy_controls(ctx: PageContext) -> tuple[int, int]:
+    """Step 1: how many K/V heads the 8 query heads share, and the toy's seed (folded)."""
+    t = ctx.t
+    h_kv = select(ctx, KV, t("gqa.kv"), format_func=kv_label, help=t("gqa.kv_help", h=TOY_H))
+    with more_box(ctx, t("gqa.more")):
+        seed = number(ctx, SEED, t("gqa.seed"), width=200)
+    return int(h_kv), int(seed)
+
+
+def memory_controls(ctx: PageContext, cfg: llama.LlamaConfig) -> tuple[str, int]:
+    """Step 2: the number type and the context length to read off."""
+    t = ctx.t
+    dtype = select(ctx, DTYPE, t("gqa.dtype"))
+    context = int(cfg.context or 8192)
+    tokens_ = slider(ctx, Int("tokens", context, 1, context), t("gqa.tokens"))
+    return dtype, int(tokens_)
+
+
+def model_controls(ctx: PageContext, cfg: llama.LlamaConfig) -> tuple[str, int]:
+    """Steps 3–4: the prompt and the layer."""
+    t = ctx.t
+    raw = text(ctx, PROMPT, t("gqa.prompt"))
+    layer = slider(ctx, Int("layer", 13, 0, cfg.n_layers - 1), t("gqa.layer"))
+    return raw, int(layer)
+
+
+# Who reads which K/V head ------------------------------------------------------------------
+
+
+def mapping_rows(h: int, h_kv: int, tiled: bool = False) -> list[dict]:
+    """The rows of :func:`mapping_layer`: a point per query head (top) and per K/V head
+    (bottom, centred under the group it serves when shared the right way) and a link from
+    each query head to the K/V head it reads (:func:`core.kv_cache.kv_head_of`)."""
+    reads = core.kv_head_of(h, h_kv, tiled)  # (h,)
+    rep = h // h_kv
+    kv_x = [(g + 0.5) * rep - 0.5 for g in range(h_kv)]  # centre of group g
+    rows = [
+        {"kind": "q", "x": i, "y": 1, "x2": i, "y2": 1, "g": int(g), "label": f"Q{i}"}
+        for i, g in enumerate(reads)
+    ]
+    rows += [
+        {"kind": "kv", "x": x, "y": 0, "x2": x, "y2": 0, "g": g, "label": f"KV{g}"}
+        for g, x in enumerate(kv_x)
+    ]
+    rows += [
+        {"kind": "link", "x": i, "y": 1, "x2": kv_x[g], "y2": 0, "g": int(g), "label": ""}
+        for i, g in enumerate(reads)
+    ]
+    return rows
+
+
+def mapping_layer(
+    t: Translator, rows: list[dict], h: int, title: str, name: str, presenter: bool
+) -> dict:
+    """Query heads on top, K/V heads below, a line from each query head to the K/V head it
+    reads, coloured by that K/V head."""
+    groups = sorted({r["g"] for r in rows})
+    color = {
+        "field": "g",
+        "type": "nominal",
+        "legend": None,
+        "scale": {"domain": groups, "range": GROUP_COLORS[: len(groups)]},
+    }
+    x = {
+        "field": "x",
+        "type": "quantitative",
+        "axis": None,
+        "scale": {"domain": [-0.6, h - 0.4], "nice": False},
+    }
+    y = {"field": "y", "type": "quantitative", "axis": None, "scale": {"domain": [-0.45, 1.45]}}
+    tips = [
+        {"field": "label", "type": "nominal", "title": t("gqa.tip_head")},
+        {"field": "g", "type": "nominal", "title": t("gqa.tip_kv")},
+    ]
+    font = 19 if presenter else 13
+
+    def only(kind: str) -> list[dict]:
+        return [{"filter": f"datum.kind == '{kind}'"}]
+
+    return {
+        "title": title,
+        "width": 60 * h if not presenter else 90 * h,
+        "height": 110 if not presenter else 120,
+        "data": {"name": name},
+        "encoding": {"x": x, "y": y, "color": color},
+        "layer": [
+            {
+                "transform": only("link"),
+                "mark": {"type": "rule", "strokeWidth": 2.5},
+                "encoding": {"x2": {"field": "x2"}, "y2": {"field": "y2"}},
+            },
+            {
+                "transform": only("q"),
+                "mark": {"type": "circle", "size": 260, "opacity": 1},
+                "encoding": {"tooltip": tips},
+            },
+            {
+                "transform": only("kv"),
+                "mark": {"type": "square", "size": 420, "opacity": 1},
+                "encoding": {"tooltip": tips},
+            },
+            {
+                "transform": only("q"),
+                "mark": {"type": "text", "dy": -18, "fontSize": font, "fontWeight": "bold"},
+                "encoding": {"text": {"field": "label", "type": "nominal"}},
+            },
+            {
+                "transform": only("kv"),
+                "mark": {"type": "text", "dy": 22, "fontSize": font, "fontWeight": "bold"},
+                "encoding": {"text": {"field": "label", "type": "nominal"}},
+            },
+        ],
+    }
+
+
+@dataclass(frozen=True)
+class ToyView:
+    """Step 1's numbers: the toy's weights per query head with ``h_kv`` K/V heads."""
+
+    h_kv: int
+    weights: np.ndarray  # (h, n, n) causal
+    output: np.ndarray  # (h, n, d)
+    gap: float  # largest weight difference between two query heads of one group
+    gaps: np.ndarray  # (h,) per query head: |right − tiled| (the bug of step 3)
+    q: np.ndarray  # (h, n, d)
+    k: np.ndarray  # (h_kv, n, d)
+    v: np.ndarray  # (h_kv, n, d)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def toy(h_kv: int, seed: int) -> ToyView:
+    """The toy multi-head layer with its K/V heads averaged into ``h_kv`` groups."""
+    q, k, v = toy_heads(TOY_H, TOY_N, TOY_D, seed)
+    k, v = pool_heads(k, h_kv), pool_heads(v, h_kv)  # (h_kv, n, d) each
+    mask = core.causal_mask(TOY_N)
+    out, w = core.grouped_query_attention(q, k, v, mask)
+    return ToyView(h_kv, w, out, group_weight_gap(w, h_kv), tiling_gaps(q, k, v, mask), q, k, v)
+
+
+def toy_arrays(v: ToyView) -> dict[str, np.ndarray]:
+    """Step 1's export: the toy's queries, shared keys and values, weights and outputs."""
+    return {"q": v.q, "k": v.k, "v": v.v, "weights": v.weights, "output": v.output}
+
+
+def head_panels(weights: np.ndarray, h_kv: int) -> dict[str, np.ndarray]:
+    """One heatmap panel per query head, titled with the K/V head it reads."""
+    reads = core.kv_head_of(weights.shape[0], h_kv)
+    return {
+        f"Q{i} · KV{g}": future_blank(w)
+        for i, (w, g) in enumerate(zip(weights, reads, strict=False))
+    }
+
+
+def toy_chart(t: Translator, h_kv: int, weights: np.ndarray, presenter: bool) -> dict:
+    """Who reads which K/V head, above each query head's weights (one panel per head)."""
+    labels = [str(i) for i in range(weights.shape[-1])]
+    rows = mapping_rows(TOY_H, h_kv)
+    diagram = {
+        "datasets": {"toy_map": rows},
+        **mapping_layer(t, rows, TOY_H, t("gqa.map_title"), "toy_map", presenter),
+    }
+    cell = 17 if presenter else 15  # on a slide: the 8 panels fill the chart column
+    # each query head above its panel: a panel and the gap after it (20 px) per head, and
+    # the 0.6 head of margin left of head 0 about the width of the panels' axis labels
+    diagram["width"] = round((TOY_H + 0.2) * (TOY_N * cell + 20))
+    heat = charts.heatmap(
+        head_panels(weights, h_kv),
+        labels,
+        labels,
+        columns=TOY_H,
+        cell=cell,
+        annotate=False,
+        legend=False,
+        name="toy_weights",
+    )
+    return charts.concat([diagram, {**heat, "title": t("gqa.toy_weights")}], "vconcat", 16)
+
+
+def toy_notice(ctx: PageContext, v: ToyView) -> list[str]:
+    """Step 1's "what to notice"."""
+    t = ctx.t
+    rep = TOY_H // v.h_kv
+    kind = "mha" if v.h_kv == TOY_H else "mqa" if v.h_kv == 1 else "gqa"
+    items = [t(f"gqa.notice_{kind}", h=TOY_H, h_kv=v.h_kv, rep=rep)]
+    if v.h_kv < TOY_H:
+        items.append(t("gqa.notice_gap", gap=num(v.gap), rep=rep))
+    items.append(t("gqa.notice_pooled"))
+    return items
+
+
+# Cache memory ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Step 2's numbers for SmolLM2's sizes."""
+
+    dtype: str
+    tokens: int
+    context: int
+    variants: dict[str, int]  # design -> K/V heads
+    per_token: dict[str, int]  # numbers cached per token
+    at_tokens: dict[str, int]  # bytes at ``tokens`` tokens
+    curve_tokens: np.ndarray  # (t,)
+    curves: dict[str, np.ndarray]  # design -> bytes (t,)
+
+
+def memory(cfg: llama.LlamaConfig, dtype: str, tokens_: int) -> Memory:
+    """The key/value cache of SmolLM2's shape with multi-head, its own grouped-query and
+    multi-query attention."""
+    variants = core.kv_variants(cfg.n_heads, cfg.n_kv_heads)
+    width, layers, d = DTYPES[dtype], cfg.n_layers, cfg.d_head
+    context = int(cfg.context or tokens_)
+    grid = np.linspace(0, context, CURVE_POINTS).round().astype(np.int64)  # (t,)
+    return Memory(
+        dtype,
+        tokens_,
+        context,
+        variants,
+        {k: core.kv_numbers_per_token(layers, h_kv, d) for k, h_kv in variants.items()},
+        {k: core.kv_cache_bytes(tokens_, layers, h_kv, d, width) for k, h_kv in variants.items()},
+        grid,
+        {k: core.kv_cache_bytes(grid, layers, h_kv, d, width) for k, h_kv in variants.items()},
+    )
+
+
+def memory_chart(
+    t: Translator,
+    curve_tokens: np.ndarray,
+    curves: dict[str, np.ndarray],
+    tokens_: int,
+    at_tokens: dict[str, int],
+    names: dict[str, str],
+    presenter: bool,
+) -> dict:
+    """The cache's size against the context length, one line per design, and the sizes at
+    the chosen length marked and printed."""
+    order = list(curves)
+    shown = [names[k] for k in order]
+    rows = charts.records(
+        {
+            "design": [names[k] for k in order for _ in curve_tokens],
+            "tokens": np.tile(curve_tokens, len(order)),
+            "mib": np.concatenate([curves[k] / MIB for k in order]),
+        }
+    )
+    marks = charts.records(
+        {
+            "design": shown,
+            "tokens": [tokens_] * len(order),
+            "mib": [at_tokens[k] / MIB for k in order],
+            "text": [size(at_tokens[k]) for k in order],
+        }
+    )
+    colors = [charts.QUERY_COLOR, charts.KEY_COLOR, charts.ACCENT]
+    color = {
+        "field": "design",
+        "type": "nominal",
+        "title": None,
+        "sort": shown,
+        "scale": {"domain": shown, "range": colors[: len(shown)]},
+        "legend": {"orient": "bottom"},
+    }
+    x = {
+        "field": "tokens",
+        "type": "quantitative",
+        "title": t("gqa.axis_tokens"),
+        "scale": {"domain": [0, int(curve_tokens[-1])], "nice": False},
+        "axis": {"format": "d"},
+    }
+    y = {"field": "mib", "type": "quantitative", "title": t("gqa.axis_mib")}
+    tips = [
+        {"field": "design", "type": "nominal", "title": t("gqa.tip_design")},
+        {"field": "tokens", "type": "quantitative", "title": t("gqa.axis_tokens")},
+        {"field": "text", "type": "nominal", "title": t("gqa.axis_mib")},
+    ]
+    return {
+        "datasets": {"cache": rows, "marks": marks},
+        "width": 700 if presenter else 620,
+        "height": 330 if presenter else 290,
+        "layer": [
+            {
+                "data": {"name": "cache"},
+                "mark": {"type": "line", "strokeWidth": 3},
+                "encoding": {"x": x, "y": y, "color": color},
+            },
+            {
+                "data": {"name": "marks"},
+                "mark": {"type": "rule", "strokeDash": [4, 4], "color": "#888"},
+                "encoding": {"x": {"field": "tokens", "type": "quantitative"}},
+            },
+            {
+                "data": {"name": "marks"},
+                "mark": {"type": "point", "filled": True, "size": 110, "opacity": 1},
+                "encoding": {"x": x, "y": y, "color": color, "tooltip": tips},
+            },
+            {
+                "data": {"name": "marks"},
+                "mark": {
+                    "type": "text",
+                    "align": "right",
+                    "dx": -10,
+                    "dy": -10,
+                    "fontWeight": "bold",
+                },
+                "encoding": {
+                    "x": x,
+                    "y": y,
+                    "color": color,
+                    "text": {"field": "text", "type": "nominal"},
+                },
+            },
+        ],
+    }
+
+
+def memory_arrays(m: Memory) -> dict[str, np.ndarray]:
+    """Step 2's export: the lengths and each design's cache in bytes."""
+    return {"tokens": m.curve_tokens, **{f"bytes_{k}": v for k, v in m.curves.items()}}
+
+
+def design_names(t: Translator, m: Memory) -> dict[str, str]:
+    """Each design with its K/V head count: ``GQA (3 K/V heads)``."""
+    return {k: t("gqa.design", name=k, h_kv=h_kv) for k, h_kv in m.variants.items()}
+
+
+def memory_facts(cfg: llama.LlamaConfig, m: Memory) -> dict[str, str]:
+    """The numbers of step 2's text: SmolLM2's cache per token and at the chosen length."""
+    per_token = m.per_token["GQA"]
+    return {
+        **sizes(cfg),
+        "numbers": grouped(per_token),
+        "f32": grouped(per_token * DTYPES["float32"]),
+        "f32_kb": size(per_token * DTYPES["float32"]),
+        "f16": grouped(per_token * DTYPES["float16"]),
+        "f16_kb": size(per_token * DTYPES["float16"]),
+        "tokens": grouped(m.tokens),
+        "dtype": m.dtype,
+        "gqa": size(m.at_tokens["GQA"]),
+        "mha": size(m.at_tokens["MHA"]),
+        "mqa": size(m.at_tokens["MQA"]),
+        "gqa_bytes": grouped(m.at_tokens["GQA"]),
+        "mha_times": num(m.variants["MHA"] / m.variants["GQA"], 0),
+        "mqa_part": num(m.variants["GQA"] / m.variants["MQA"], 0),
+    }
+
+
+def memory_formula(t: Translator) -> str:
+    """The cache's size as a formula (LaTeX), its words translated."""
+    cache, tokens_, per = (t(f"gqa.formula_{k}") for k in ("cache", "tokens", "bytes"))
+    return (
+        rf"\text{{{cache}}} = 2 \times L \times h_{{kv}} \times d \times \text{{{tokens_}}}"
+        rf" \times \text{{{per}}}"
+    )
+
+
+def memory_notice(ctx: PageContext, cfg: llama.LlamaConfig, m: Memory) -> list[str]:
+    """Step 2's "what to notice"."""
+    t, facts = ctx.t, memory_facts(cfg, m)
+    return [t("gqa.notice_per_token", **facts), t("gqa.notice_at_tokens", **facts)]
+
+
+# The tiling bug ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Trap:
+    """Step 3's numbers for one layer of SmolLM2 (and the toy of step 1)."""
+
+    h: int
+    h_kv: int
+    gaps: np.ndarray  # (h,) per query head: max |right − tiled| of its output
+    loop: float  # core's GQA against the per-head loop: max |difference|
+    layer: int
+
+
+def trap(cfg: llama.LlamaConfig, layer_qkv: tuple[np.ndarray, ...], layer: int) -> Trap:
+    """The right and the tiled expansion on one layer's real queries, keys and values."""
+    q, k, v = layer_qkv
+    mask = core.causal_mask(q.shape[1])
+    ours, _ = core.grouped_query_attention(q, k, v, mask)
+    ref, _ = gqa_loop(q, k, v, mask)
+    gaps = tiling_gaps(q, k, v, mask)
+    return Trap(cfg.n_heads, cfg.n_kv_heads, gaps, float(np.max(np.abs(ours - ref))), layer)
+
+
+def trap_titles(t: Translator, layer: int) -> list[str]:
+    """The titles of :func:`trap_chart`'s parts: the right expansion, the wrong one, the gaps."""
+    return [t("gqa.right_title"), t("gqa.wrong_title"), t("gqa.gaps_title", layer=layer)]
+
+
+def trap_chart(
+    t: Translator, h: int, h_kv: int, gaps: np.ndarray, titles: list[str], presenter: bool
+) -> dict:
+    """The right and the wrong expansion side by side (who reads which K/V head), above the
+    largest change of each query head's output when the K/V heads are tiled."""
+    right, wrong = mapping_rows(h, h_kv), mapping_rows(h, h_kv, tiled=True)
+    parts = [
+        {"datasets": {name: rows}, **mapping_layer(t, rows, h, title, name, presenter)}
+        for name, rows, title in (("right", right, titles[0]), ("wrong", wrong, titles[1]))
+    ]
+    for part in parts:
+        part["width"] = (44 if presenter else 36) * h
+    heads = [f"Q{i}" for i in range(h)]
+    shown = [charts.fmt(float(g), 2) if g else "0" for g in gaps]  # the same head: exactly 0
+    bars = charts.records({"head": heads, "gap": gaps, "text": shown})
+    x = {
+        "field": "head",
+        "type": "nominal",
+        "sort": heads,
+        "title": None,
+        "axis": {"labelAngle": 0},
+    }
+    y = {"field": "gap", "type": "quantitative", "title": t("gqa.axis_gap")}
+    chart = {
+        "datasets": {"gaps": bars},
+        "data": {"name": "gaps"},
+        "title": titles[2],
+        "width": 80 * h if presenter else 70 * h,
+        "height": 140 if presenter else 130,
+        "layer": [
+            {
+                "mark": {"type": "bar", "color": charts.QUERY_COLOR},
+                "encoding": {
+                    "x": x,
+                    "y": y,
+                    "tooltip": [
+                        {"field": "head", "type": "nominal", "title": t("gqa.tip_head")},
+                        {"field": "text", "type": "nominal", "title": t("gqa.axis_gap")},
+                    ],
+                },
+            },
+            {
+                "mark": {"type": "text", "dy": -8, "color": "#222"},
+                "encoding": {"x": x, "y": y, "text": {"field": "text", "type": "nominal"}},
+            },
+        ],
+    }
+    return charts.concat([charts.concat(parts, spacing=40), chart], "vconcat", 14)
+
+
+def expansion_code(rep: int) -> str:
+    """The two expansions as a student would write them, in NumPy and in PyTorch."""
+    return (
+        f"k_right = np.repeat(k, {rep}, axis=0)  # torch: k.repeat_interleave({rep}, dim=1)\n"
+        f"k_wrong = np.tile(k, ({rep}, 1, 1))    # torch: k.repeat(1, {rep}, 1, 1)"
+    )
+
+
+def trap_notice(ctx: PageContext, tr: Trap, toy_view: ToyView) -> list[str]:
+    """Step 3's "what to notice"."""
+    t = ctx.t
+    right = core.kv_head_of(tr.h, tr.h_kv)
+    wrong = core.kv_head_of(tr.h, tr.h_kv, tiled=True)
+    same = [int(i) for i in np.flatnonzero(right == wrong)]
+    bad = tr.h - len(same)
+    items = [
+        t("gqa.notice_right_wrong", rep=tr.h // tr.h_kv, h_kv=tr.h_kv),
+        t(
+            "gqa.notice_bad",
+            layer=tr.layer,
+            bad=bad,
+            h=tr.h,
+            gap=num(tr.gaps.max(), 2),
+            same=head_list(same),
+        ),
+        t("gqa.notice_loop", loop=sci(tr.loop)),
+    ]
+    if toy_view.gaps.max() > 0:
+        items.append(
+            t("gqa.notice_toy", h=TOY_H, h_kv=toy_view.h_kv, gap=num(toy_view.gaps.max(), 2))
+        )
+    else:
+        items.append(t("gqa.notice_toy_none", h=TOY_H, h_kv=toy_view.h_kv))
+    return items
+
+
+@dataclass(frozen=True)
+class TorchCheck:
+    """core's grouped-query attention against PyTorch's on every layer."""
+
+    version: str
+    diff: float  # max |core − torch| over all layers
+    layers: int
+
+
+@st.cache_resource(show_spinner=False)
+def _torch() -> ModuleType | None:
+    """torch, imported once per server process (None if it fails to import); its objects
+    live as long as the process, so they are frozen out of the garbage collector's sight."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    gc.collect()
+    gc.freeze()
+    return torch
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def torch_check(ids: tuple[int, ...]) -> TorchCheck | None:
+    """``torch.nn.functional.scaled_dot_product_attention(..., is_causal=True,
+    enable_gqa=True)`` on every layer's q, k, v, against core; None without torch."""
+    if importlib.util.find_spec("torch") is None:
+        return None
+    torch = _torch()
+    if torch is None:
+        return None
+    worst = 0.0
+    layers = qkv(ids)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    for q, k, v in layers:
+        ours, _ = core.grouped_query_attention(q, k, v, core.causal_mask(q.shape[1]))
+        with torch.no_grad():
+            ref = sdpa(*(torch.from_numpy(x) for x in (q, k, v)), is_causal=True, enable_gqa=True)
+        worst = max(worst, float(np.max(np.abs(ref.numpy() - ours))))
+    return TorchCheck(torch.__version__, worst, len(layers))
+
+
+def torch_box(ctx: PageContext, ids: tuple[int, ...]) -> None:
+    """The PyTorch check's result (drawn inside a box opened on demand)."""
+    t = ctx.t
+    check = torch_check(ids)
+    if check is None:
+        st.info(t("gqa.torch_missing"), icon=":material/extension:")
+        return
+    st.markdown(
+        t("gqa.torch_result", layers=check.layers, diff=sci(check.diff), version=check.version)
+    )
+
+
+# The real model's heads in their groups -----------------------------------------------------
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def layer_weights(ids: tuple[int, ...], layer: int) -> np.ndarray:
+    """One layer's causal attention weights per query head, as the model computes them.
+
+    Shapes: -> ``(h, n, n)``."""
+    q, k, v = qkv(ids)[layer]
+    return core.grouped_query_attention(q, k, v, core.causal_mask(q.shape[1]))[1]
+
+
+GROUPS_SHARE = (
+    0.56  # students: the rows of groups take this share of the width, the notice the rest
+)
+
+
+def beside(
+    ctx: PageContext, f: Frame, slot: DeltaGenerator
+) -> tuple[DeltaGenerator, DeltaGenerator]:
+    """Where step 4's chart and its notice go: on a slide the chart's ``slot`` and the
+    frame's notes column; for students two columns in the ``slot`` (the chart is tall and
+    narrow, and the notice fills the room beside it)."""
+    if ctx.presenter:
+        return slot, f.notes
+    left, right = slot.columns([GROUPS_SHARE, 1 - GROUPS_SHARE], gap="medium")
+    return left, right
+
+
+def groups_room(ctx: PageContext) -> charts.Room:
+    """Step 4's chart room: its column (see :func:`beside`)."""
+    if ctx.presenter:
+        return charts.room(ctx, SHARE, 620)
+    return charts.room(ctx, GROUPS_SHARE)
+
+
+GROUPS_HEIGHT = {False: 480, True: 600}  # px for the rows of groups (students, projector)
+GROUP_GAP = 10  # px between the panels
+LABELLED_CELL = 7  # smaller cells leave their token labels out (they would overlap)
+
+
+def model_chart(
+    t: Translator, labels: list[str], weights: np.ndarray, h_kv: int, presenter: bool
+) -> dict:
+    """A layer's query heads, one row per group (the query heads that share K/V head g).
+    The cells are as large as the rows of groups allow in the step's height, so the chart
+    keeps its rows (:func:`ui.charts.fit` would otherwise wrap a chart much too tall)."""
+    h, n = weights.shape[0], len(labels)
+    axis = 50 if n <= 20 else 10  # the tokens under the last row, turned
+    # minus the chart's title, the gaps between the rows and each row's panel titles
+    per_row = (GROUPS_HEIGHT[presenter] - 25 - axis - GROUP_GAP * (h_kv - 1)) / h_kv - 22
+    cell = float(np.clip(per_row / n, 1.5, 40))
+    spec = charts.heatmap(
+        head_panels(weights, h_kv),
+        labels,
+        labels,
+        columns=h // h_kv,
+        cell=round(cell, 1),
+        annotate=False,
+        name="heads",
+    )
+    if cell < LABELLED_CELL:
+        hidden = {"labels": False, "ticks": False}
+        for channel in ("x", "y"):
+            spec["spec"]["encoding"][channel]["axis"] = hidden
+    return {**spec, "spacing": GROUP_GAP, "title": t("gqa.groups_title", h=h, h_kv=h_kv)}
+
+
+def model_notice(
+    ctx: PageContext, cfg: llama.LlamaConfig, weights: np.ndarray, layer: int
+) -> list[str]:
+    """Step 4's "what to notice"."""
+    t = ctx.t
+    same, other = group_agreement(weights, cfg.n_kv_heads)
+    key = "gqa.notice_alike" if same < other else "gqa.notice_not_alike"
+    return [
+        t("gqa.notice_rows", **sizes(cfg)),
+        t(key, layer=layer, same=num(same), other=num(other)),
+    ]
