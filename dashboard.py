@@ -129,6 +129,10 @@ def pipeline(on_screen: bool) -> None:
     if start is not None:  # where a first-time student goes next
         st.markdown(t("home.start_here"))
         link(ctx, start.id, t("home.start_link", page=t(f"nav.{start.id}")))
+        st.markdown(t("home.today"))
+        with st.container(horizontal=True):
+            for page in ("rope", "gqa", "flash", "sinks"):
+                link(ctx, page)
 
 
 with steps.section(2) as on_screen:

@@ -34,7 +34,9 @@ def test_students_move_the_sizes_in_the_sidebar_and_find_where_to_start():
     assert {s.key for s in at.sidebar.slider} == {"n", "d_model", "d_k", "d_v"}
     assert not visible_of(at, "Slider"), "step 1's slider waits off screen, hidden"
     assert t("home.start_here") in texts(at)
-    assert [p.proto.page for p in at.main.get("page_link")].count("lookup") == 2  # link, Next
+    pages = [p.proto.page for p in at.main.get("page_link")]
+    assert pages.count("lookup") == 2  # the link and Next
+    assert {"rope", "gqa", "flash", "sinks"} <= set(pages), "today's attention, one link each"
 
 
 def test_the_first_steps_chart_fits_a_laptops_column():
