@@ -23,9 +23,12 @@ steps = stepbar.stepper(ctx, titles)
 @st.fragment
 def why(on_screen: bool) -> None:
     """Step 1 (a fragment: its slider reruns only this step); off screen, just its slider."""
-    with settings_box(ctx, t("home.why_settings")) if on_screen else st.container():
+    f = frame(ctx, 0.6) if on_screen else None
+    # students: the sidebar; a slide: beside the chart, where the lecturer drags it
+    place = (f.notes if ctx.presenter else settings_box(ctx, t("home.why_settings"))) if f else None
+    with place or st.container():
         distance_max = slider(ctx, Int("distance", 50, 2, 200), t("home.distance"))
-    if not on_screen:
+    if f is None:
         return
     distance, rnn, attn = core.path_lengths(distance_max)
     data = pd.concat(
@@ -34,7 +37,6 @@ def why(on_screen: bool) -> None:
             pd.DataFrame({"distance": distance, "steps": attn, "model": t("home.attention")}),
         ]
     )
-    f = frame(ctx, 0.6)
     with f.lead:
         intro(ctx)
         if not ctx.presenter:  # the step bar names the step
@@ -126,7 +128,7 @@ def pipeline(on_screen: bool) -> None:
     )
     untrained(ctx)
     start = stepbar.neighbours("home")[1]
-    if start is not None:  # where a first-time student goes next
+    if start is not None and not ctx.presenter:  # where a first-time student goes next
         st.markdown(t("home.start_here"))
         link(ctx, start.id, t("home.start_link", page=t(f"nav.{start.id}")))
         st.markdown(t("home.today"))
