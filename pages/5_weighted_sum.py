@@ -66,7 +66,7 @@ def content(ctx: PageContext) -> None:
 
     with steps.section(1) as on_screen:
         if on_screen:
-            f = frame(ctx, view.PRESENTER_SHARE)
+            f = frame(ctx, stacked=True)  # a slide: the four panels need its whole width
             with f.lead:
                 view.heading(ctx, titles[1])
                 st.markdown(t("weighted_sum.scale_text", i=i))
