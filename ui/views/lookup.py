@@ -95,8 +95,6 @@ def controls(ctx: PageContext, country_names: Sequence[str]) -> tuple[float, flo
     return angle, length, log_t
 
 
-
-
 def table_frame(
     t: Translator,
     country_names: Sequence[str],

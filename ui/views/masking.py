@@ -69,8 +69,6 @@ def chart_room(ctx: PageContext, height: int | None = None) -> charts.Room:
     return charts.room(ctx)
 
 
-
-
 def pair(ctx: PageContext, share: float = SHARE) -> tuple[DeltaGenerator, DeltaGenerator]:
     """Two parts of a step side by side on a slide (the left ``share`` of the width), so
     the step fits one screen; for students one below the other, in the order written."""

@@ -105,8 +105,6 @@ def derived(ctx: PageContext, line: DeltaGenerator, d_model: int, h: int, d_k: i
     line.markdown(text) if ctx.presenter else line.caption(text)
 
 
-
-
 @st.cache_data(max_entries=64, show_spinner=False)
 def compute(x: np.ndarray, d_model: int, h: int, seed: int) -> MultiHeadView:
     """The batched pass (with every stage), the head average and the per-head loop."""

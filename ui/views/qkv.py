@@ -55,8 +55,6 @@ def projection_picker(ctx: PageContext) -> str:
     return select(ctx, PROJECTION, ctx.t("qkv.projection"), format_func=str.upper)
 
 
-
-
 def pickers_place(
     ctx: PageContext, matrices: Frame | None, follow: Frame | None, hidden: DeltaGenerator
 ) -> AbstractContextManager:

@@ -146,8 +146,6 @@ def chart_room(ctx: PageContext, height: int, share: float = 0.6) -> charts.Room
     return charts.room(ctx, share=share if ctx.presenter else 1.0, height=height)
 
 
-
-
 def step_controls(ctx: PageContext, lead: DeltaGenerator, label: str) -> AbstractContextManager:
     """Where the control of the step on screen goes: for students the sidebar, under
     ``label`` (beside the chart it changes); on a slide in the step's ``lead``, below its

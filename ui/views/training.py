@@ -663,5 +663,3 @@ def show_why(ctx: PageContext, runs: tuple[History, ...], f: Frame) -> None:
             st.table(why_table(t, runs), hide_index=True)
         with right:
             notice(ctx, why_notice(ctx, runs))
-
-
