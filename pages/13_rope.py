@@ -4,9 +4,11 @@ on how far apart two tokens are; the pairs' wavelengths; the rotation inside Smo
 import streamlit as st
 
 from ui import charts
+from ui import prompt as typed
 from ui.blocks import fragment, frame, header, intro, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
+from ui.sentence import step_box
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import rope as rv
@@ -36,7 +38,7 @@ def content(ctx: PageContext) -> None:
     with steps.section(0) as on_screen:
         f = frame(ctx, rv.SHARE) if on_screen else None
         slot = f.chart.container() if f else None  # the chart; on a slide the controls below it
-        with rv.step_box(ctx, on_screen, t("rope.s1_controls"), f and f.chart):
+        with step_box(ctx, on_screen, t("rope.s1_controls"), f and f.chart):
             toy = rv.toy_controls(ctx, base_host == 0, seed_host == 0)
             pair, m, n, shift = rv.pair_controls(ctx)
         if on_screen:
@@ -60,7 +62,7 @@ def content(ctx: PageContext) -> None:
     with steps.section(1) as on_screen:
         f = frame(ctx, rv.SHARE) if on_screen else None
         slot = f.chart.container() if f else None  # the chart; on a slide the controls below it
-        with rv.step_box(ctx, on_screen, t("rope.s2_controls"), f and f.chart):
+        with step_box(ctx, on_screen, t("rope.s2_controls"), f and f.chart):
             toy = rv.toy_controls(ctx, base_host == 1, seed_host == 1) if on_screen else toy
             size = rv.grid_control(ctx)
         if on_screen:
@@ -89,7 +91,7 @@ def content(ctx: PageContext) -> None:
     with steps.section(2) as on_screen:
         f = frame(ctx, rv.SHARE) if on_screen else None
         slot = f.chart.container() if f else None  # the chart; on a slide the controls below it
-        with rv.step_box(ctx, on_screen, t("rope.s3_controls"), f and f.chart):
+        with step_box(ctx, on_screen, t("rope.s3_controls"), f and f.chart):
             toy = rv.toy_controls(ctx, base_host == 2, False) if on_screen else toy
         if on_screen and cfg is None:
             rv.missing(ctx)
@@ -116,11 +118,11 @@ def content(ctx: PageContext) -> None:
             return
         f = frame(ctx, rv.SHARE) if on_screen else None
         slot = f.chart.container() if f else None  # the chart; on a slide the controls below it
-        with rv.step_box(ctx, on_screen, t("rope.s4_controls"), f and f.chart):
+        with step_box(ctx, on_screen, t("rope.s4_controls"), f and f.chart):
             raw, layer, head = rv.model_controls(ctx, cfg)
         if on_screen:
-            rv.model_or_stop(ctx)
-            prompt = rv.prompt_or_default(ctx, raw)
+            typed.model_or_stop(ctx)
+            prompt = typed.prompt_or_default(ctx, raw, rv.PROMPT.default)
             r = rv.rotation(cfg, rv.queries(prompt.ids)[layer], head)
             labels = charts.unique_labels(list(prompt.labels))
             with slot:
@@ -130,7 +132,7 @@ def content(ctx: PageContext) -> None:
                 )  # fmt: skip
             with f.lead:
                 rv.heading(ctx, titles[3])
-                rv.chinese_note(ctx, raw)
+                typed.chinese_note(ctx, raw)
                 key = "rope.s4_brief" if ctx.presenter else "rope.s4_text"
                 st.markdown(t(key, layer=layer, head=head, n=len(prompt.ids)))
             with f.notes:

@@ -4,9 +4,11 @@ saves in the KV cache, the classic expansion bug, and SmolLM2's 9 query heads in
 import streamlit as st
 
 from ui import charts
+from ui import prompt as typed
 from ui.blocks import fragment, frame, header, intro, lazy_box, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
+from ui.sentence import step_box
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import gqa as gv
@@ -29,7 +31,7 @@ def content(ctx: PageContext) -> None:
     with steps.section(0) as on_screen:
         f = frame(ctx, gv.SHARE) if on_screen else None
         slot = f.chart.container() if f else None  # the chart; on a slide the controls below it
-        with gv.step_box(ctx, on_screen, t("gqa.s1_controls"), f and f.chart):
+        with step_box(ctx, on_screen, t("gqa.s1_controls"), f and f.chart):
             h_kv, seed = gv.toy_controls(ctx)
         toy = gv.toy(h_kv, seed)
         if on_screen:
@@ -54,7 +56,7 @@ def content(ctx: PageContext) -> None:
     with steps.section(1) as on_screen:
         f = frame(ctx, gv.SHARE) if on_screen else None
         slot = f.chart.container() if f else None  # the chart; on a slide the controls below it
-        with gv.step_box(ctx, on_screen, t("gqa.s2_controls"), f and f.chart):
+        with step_box(ctx, on_screen, t("gqa.s2_controls"), f and f.chart):
             dtype, tokens = gv.memory_controls(ctx, cfg)
         if on_screen:
             m = gv.memory(cfg, dtype, tokens)
@@ -77,11 +79,11 @@ def content(ctx: PageContext) -> None:
     with steps.section(2) as on_screen:
         f = frame(ctx, gv.SHARE) if on_screen else None
         slot = f.chart.container() if f else None  # the chart; on a slide the controls below it
-        with gv.step_box(ctx, on_screen, t("gqa.s3_controls"), f and f.chart):
+        with step_box(ctx, on_screen, t("gqa.s3_controls"), f and f.chart):
             raw, layer = gv.model_controls(ctx, cfg) if model_host == 2 else ("", 0)
         if on_screen:
-            gv.model_or_stop(ctx)
-            prompt = gv.prompt_or_default(ctx, raw)
+            typed.model_or_stop(ctx)
+            prompt = typed.prompt_or_default(ctx, raw, gv.PROMPT.default)
             tr = gv.trap(cfg, gv.qkv(prompt.ids)[layer], layer)
             with slot:
                 chart = charts.show_cached(
@@ -90,7 +92,7 @@ def content(ctx: PageContext) -> None:
                 )  # fmt: skip
             with f.lead:
                 gv.heading(ctx, titles[2])
-                gv.chinese_note(ctx, raw)
+                typed.chinese_note(ctx, raw)
                 if not ctx.presenter:
                     st.markdown(t("gqa.s3_text", **gv.sizes(cfg)))
                 st.code(gv.expansion_code(cfg.n_heads // cfg.n_kv_heads), language="python")
@@ -104,12 +106,12 @@ def content(ctx: PageContext) -> None:
     with steps.section(3) as on_screen:
         f = frame(ctx, gv.SHARE) if on_screen else None
         slot = f.chart.container() if f else None  # the chart; on a slide the controls below it
-        with gv.step_box(ctx, on_screen, t("gqa.s4_controls"), f and f.chart):
+        with step_box(ctx, on_screen, t("gqa.s4_controls"), f and f.chart):
             if model_host == 3:
                 raw, layer = gv.model_controls(ctx, cfg)
         if on_screen:
-            gv.model_or_stop(ctx)
-            prompt = gv.prompt_or_default(ctx, raw)
+            typed.model_or_stop(ctx)
+            prompt = typed.prompt_or_default(ctx, raw, gv.PROMPT.default)
             weights = gv.layer_weights(prompt.ids, layer)
             labels = charts.unique_labels(list(prompt.labels))
             place, beside = gv.beside(ctx, f, slot)  # students: the notice right of the tall chart
@@ -120,7 +122,7 @@ def content(ctx: PageContext) -> None:
                 )  # fmt: skip
             with f.lead:
                 gv.heading(ctx, titles[3])
-                gv.chinese_note(ctx, raw)
+                typed.chinese_note(ctx, raw)
                 if not ctx.presenter:
                     st.markdown(t("gqa.s4_text", layer=layer, n=len(prompt.ids), **gv.sizes(cfg)))
             with beside:

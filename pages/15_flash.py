@@ -7,6 +7,7 @@ from ui import charts
 from ui.blocks import fragment, frame, header, intro, notice
 from ui.context import PageContext
 from ui.exports import export_panel
+from ui.sentence import step_box
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import flash as fv
@@ -37,7 +38,7 @@ def content(ctx: PageContext) -> None:
 
     with steps.section(0) as on_screen:
         f = frame(ctx, fv.SHARE) if on_screen else None
-        with fv.step_box(ctx, on_screen, t("flash.s1_controls"), f and f.notes):
+        with step_box(ctx, on_screen, t("flash.s1_controls"), f and f.notes):
             toy = fv.toy_controls(ctx) if toy_host == 0 else fv.peeked_toy()
             row, tile = fv.row_controls(ctx, toy)
         if on_screen:
@@ -62,7 +63,7 @@ def content(ctx: PageContext) -> None:
 
     with steps.section(1) as on_screen:
         f = frame(ctx, fv.SHARE) if on_screen else None
-        with fv.step_box(ctx, on_screen, t("flash.s2_controls"), f and f.notes):
+        with step_box(ctx, on_screen, t("flash.s2_controls"), f and f.notes):
             if toy_host == 1:
                 toy = fv.toy_controls(ctx)
             factor = fv.factor_control(ctx)
@@ -83,7 +84,7 @@ def content(ctx: PageContext) -> None:
 
     with steps.section(2) as on_screen:
         f = frame(ctx, fv.SHARE) if on_screen else None
-        with fv.step_box(ctx, on_screen, t("flash.s3_controls"), f and f.notes):
+        with step_box(ctx, on_screen, t("flash.s3_controls"), f and f.notes):
             d, sram = fv.traffic_controls(ctx)
         if on_screen:
             v = fv.traffic(d, sram)

@@ -8,6 +8,7 @@ from ui import charts
 from ui.blocks import fragment, frame, header, intro, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
+from ui.sentence import step_box
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import sinks as sv
@@ -33,7 +34,7 @@ def content(ctx: PageContext) -> None:
 
     with steps.section(0) as on_screen:
         f = frame(ctx, sv.SHARE) if on_screen else None
-        with sv.step_box(ctx, on_screen, t("sinks.s1_controls"), f and f.notes):
+        with step_box(ctx, on_screen, t("sinks.s1_controls"), f and f.notes):
             toy = sv.toy_controls(ctx)
         if on_screen:
             v = sv.mask_view(toy)
@@ -54,7 +55,7 @@ def content(ctx: PageContext) -> None:
 
     with steps.section(1) as on_screen:
         f = frame(ctx, sv.SHARE) if on_screen else None
-        with sv.step_box(ctx, on_screen, t("sinks.s2_controls"), f and f.notes):
+        with step_box(ctx, on_screen, t("sinks.s2_controls"), f and f.notes):
             if model_host == 1:
                 window, sinks = sv.model_controls(ctx)
             back = sv.back_control(ctx)
@@ -80,7 +81,7 @@ def content(ctx: PageContext) -> None:
 
     with steps.section(2) as on_screen:
         f = frame(ctx, sv.SHARE) if on_screen else None
-        with sv.step_box(ctx, on_screen, t("sinks.s3_controls"), f and f.notes):
+        with step_box(ctx, on_screen, t("sinks.s3_controls"), f and f.notes):
             if model_host == 2:
                 window, sinks = sv.model_controls(ctx)
             if on_screen:

@@ -7,11 +7,12 @@ lesson's numbers as it opens.
 """
 
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 
 import numpy as np
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import core
 from ui.charts import unique_labels
@@ -171,6 +172,19 @@ def settings_box(ctx: PageContext, label: str) -> Iterator[None]:
     with ctx.controls:
         st.markdown(f"**{label}**")
         yield
+
+
+def step_box(
+    ctx: PageContext, on_screen: bool, label: str, place: DeltaGenerator | None
+) -> AbstractContextManager:
+    """Where a step's controls go: for students the sidebar under ``label``, beside the chart
+    they change; on a slide ``place``, beside the chart; off screen the step's hidden
+    container (the controls stay in the URL)."""
+    if not on_screen:
+        return nullcontext()
+    if ctx.presenter and place is not None:
+        return place
+    return settings_box(ctx, label)
 
 
 def more_box(ctx: PageContext, label: str) -> AbstractContextManager:

@@ -6,12 +6,11 @@ builders here (:func:`tile_chart`, :func:`agreement_chart`, :func:`traffic_chart
 with :func:`ui.charts.show_cached`.
 """
 
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 import core
 from core.today_flash import (
@@ -62,19 +61,6 @@ NAN_AT = 3e-3  # where "NaN" marks sit on the growth curve's log axis (above eve
 
 
 # Small helpers ---------------------------------------------------------------------------
-
-
-def step_box(
-    ctx: PageContext, on_screen: bool, label: str, place: DeltaGenerator | None
-) -> AbstractContextManager:
-    """Where a step's controls go: for students the sidebar under ``label``, beside the chart
-    they change; on a slide ``place``, beside the chart; off screen the step's hidden
-    container (the controls stay in the URL)."""
-    if not on_screen:
-        return nullcontext()
-    if ctx.presenter and place is not None:
-        return place
-    return settings_box(ctx, label)
 
 
 def room(ctx: PageContext, height: int, slide_height: int) -> charts.Room:

@@ -9,8 +9,6 @@ imports torch lazily, only when its box is opened.
 
 import gc
 import importlib.util
-import unicodedata
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -30,13 +28,12 @@ from core.today_gqa import (
     toy_heads,
 )
 from models import smollm
-from models.smollm_probe import PromptTokens, prompt_tokens
 from ui import charts, loaded
 from ui.blocks import Frame
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Int, Text, number, select, slider, text
-from ui.sentence import more_box, settings_box
+from ui.sentence import more_box
 
 TOY_H = 8  # query heads of the toy model
 TOY_N = 6  # its tokens
@@ -61,19 +58,6 @@ GROUP_COLORS = [
 ]
 CURVE_POINTS = 65  # tokens sampled along the cache-size lines
 MIB = 2**20
-
-
-def step_box(
-    ctx: PageContext, on_screen: bool, label: str, place: DeltaGenerator | None
-) -> AbstractContextManager:
-    """Where a step's controls go: for students the sidebar under ``label``, beside the chart
-    they change; on a slide ``place``, beside the chart; off screen the step's hidden
-    container (the controls stay in the URL)."""
-    if not on_screen:
-        return nullcontext()
-    if ctx.presenter and place is not None:
-        return place
-    return settings_box(ctx, label)
 
 
 def room(ctx: PageContext, height: int) -> charts.Room:
@@ -139,35 +123,6 @@ def config() -> llama.LlamaConfig | None:
 def missing(ctx: PageContext) -> None:
     """The model is not installed: say how to install it."""
     st.error(ctx.t("gqa.missing"), icon=":material/error:")
-
-
-def model_or_stop(ctx: PageContext) -> smollm.SmolLM:
-    """The loaded model (once per server process, behind a spinner)."""
-    with st.spinner(ctx.t("gqa.loading")):
-        return loaded.smollm2()
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def tokens(raw: str) -> PromptTokens:
-    """The prompt as the model reads it (capped)."""
-    return prompt_tokens(loaded.smollm2(), raw)
-
-
-def prompt_or_default(ctx: PageContext, raw: str) -> PromptTokens:
-    """The prompt's tokens; an empty prompt warns and uses the example, a long one is cut."""
-    p = tokens(raw) if raw.strip() else None
-    if p is None or not p.ids:
-        ctx.warn(ctx.t("gqa.empty"))
-        p = tokens(PROMPT.default)
-    if p.total > len(p.ids):
-        ctx.warn(ctx.t("gqa.capped", total=p.total, cap=len(p.ids)))
-    return p
-
-
-def chinese_note(ctx: PageContext, raw: str) -> None:
-    """Say what this model can read when the prompt holds Chinese (or other wide) text."""
-    if any(unicodedata.east_asian_width(c) in "WF" for c in raw):
-        st.info(ctx.t("gqa.chinese"), icon=":material/translate:")
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

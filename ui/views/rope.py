@@ -6,13 +6,11 @@ Controls, charts and words only: every number comes from :mod:`core.rope` (the o
 (:func:`config`), never typed in.
 """
 
-import unicodedata
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 import core
 import core.llama as llama
@@ -28,12 +26,12 @@ from core.today_rope import (
     toy_qk,
 )
 from models import smollm
-from models.smollm_probe import LayerQueries, PromptTokens, layer_queries, prompt_tokens
+from models.smollm_probe import LayerQueries, layer_queries
 from ui import charts, loaded
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Int, Text, number, select, slider, text
-from ui.sentence import more_box, settings_box
+from ui.sentence import more_box
 
 TOY_D = 64  # the toy q and k: as wide as one of SmolLM2's heads (32 pairs)
 BASES = ("100", "1000", "10000", "100000")
@@ -51,19 +49,6 @@ SHOWN_DEGREES = 1  # decimals of the angles in the text
 SLIDE_GRID = 420  # px of one score grid on a slide (two side by side in the chart column)
 READABLE = 18  # px: the smallest text a slide may carry (the back of the hall)
 EVERY_FOURTH = "toNumber(datum.label) % 4 == 0 ? datum.label : ''"  # pair labels 0, 4, 8, …
-
-
-def step_box(
-    ctx: PageContext, on_screen: bool, label: str, place: DeltaGenerator | None
-) -> AbstractContextManager:
-    """Where a step's controls go: for students the sidebar under ``label``, beside the chart
-    they change; on a slide ``place``, beside the chart; off screen the step's hidden
-    container (the controls stay in the URL)."""
-    if not on_screen:
-        return nullcontext()
-    if ctx.presenter and place is not None:
-        return place
-    return settings_box(ctx, label)
 
 
 def room(ctx: PageContext, height: int) -> charts.Room:
@@ -649,35 +634,6 @@ def wave_notice(ctx: PageContext, w: Waves) -> list[str]:
 
 
 # Step 4: the real model ----------------------------------------------------------------------
-
-
-def model_or_stop(ctx: PageContext) -> smollm.SmolLM:
-    """The loaded model (once per server process, behind a spinner)."""
-    with st.spinner(ctx.t("rope.loading")):
-        return loaded.smollm2()
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def tokens(raw: str) -> PromptTokens:
-    """The prompt as the model reads it (capped)."""
-    return prompt_tokens(loaded.smollm2(), raw)
-
-
-def prompt_or_default(ctx: PageContext, raw: str) -> PromptTokens:
-    """The prompt's tokens; an empty prompt warns and uses the example, a long one is cut."""
-    p = tokens(raw) if raw.strip() else None
-    if p is None or not p.ids:
-        ctx.warn(ctx.t("rope.empty"))
-        p = tokens(PROMPT.default)
-    if p.total > len(p.ids):
-        ctx.warn(ctx.t("rope.capped", total=p.total, cap=len(p.ids)))
-    return p
-
-
-def chinese_note(ctx: PageContext, raw: str) -> None:
-    """Say what this model can read when the prompt holds Chinese (or other wide) text."""
-    if any(unicodedata.east_asian_width(c) in "WF" for c in raw):
-        st.info(ctx.t("rope.chinese"), icon=":material/translate:")
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

@@ -13,12 +13,10 @@ presses made while a run is going into one rerun, which finds the finished runs 
 cache. The results stay in the session (:data:`RUNS_KEY`, the last :data:`KEPT_RUNS`).
 """
 
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 import core
 from core.today_sinks import (
@@ -42,7 +40,6 @@ from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Int, select, slider
 from ui.safe import plain
-from ui.sentence import settings_box
 
 N = Int("n", 24, 8, 64)  # tokens of the toy mask
 WINDOW_SIZE = Int("window", 4, 1, 32)
@@ -70,19 +67,6 @@ RUN_COLORS = ["#444444", charts.QUERY_COLOR, charts.KEY_COLOR]  # full, window, 
 
 
 # Small helpers ---------------------------------------------------------------------------
-
-
-def step_box(
-    ctx: PageContext, on_screen: bool, label: str, place: DeltaGenerator | None
-) -> AbstractContextManager:
-    """Where a step's controls go: for students the sidebar under ``label``, beside the chart
-    they change; on a slide ``place``, beside the chart; off screen the step's hidden
-    container (the controls stay in the URL)."""
-    if not on_screen:
-        return nullcontext()
-    if ctx.presenter and place is not None:
-        return place
-    return settings_box(ctx, label)
 
 
 def heading(ctx: PageContext, title: str) -> None:
