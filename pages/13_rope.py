@@ -33,7 +33,7 @@ def content(ctx: PageContext) -> None:
     stays in the URL. The base belongs to steps 1–3 and the seed to steps 1–2: the step on
     screen draws them if it uses them, else step 1 does, hidden."""
     base_host, seed_host = steps.host(0, 1, 2), steps.host(0, 1)
-    cfg = rv.config()
+    cfg = typed.config()
 
     with steps.section(0) as on_screen:
         f = frame(ctx, rv.SHARE) if on_screen else None
@@ -94,7 +94,7 @@ def content(ctx: PageContext) -> None:
         with step_box(ctx, on_screen, t("rope.s3_controls"), f and f.chart):
             toy = rv.toy_controls(ctx, base_host == 2, False) if on_screen else toy
         if on_screen and cfg is None:
-            rv.missing(ctx)
+            typed.missing(ctx)
         elif on_screen:
             w = rv.waves(cfg, toy.base)
             with slot:
@@ -114,7 +114,7 @@ def content(ctx: PageContext) -> None:
     with steps.section(3) as on_screen:
         if cfg is None:
             if on_screen:
-                rv.missing(ctx)
+                typed.missing(ctx)
             return
         f = frame(ctx, rv.SHARE) if on_screen else None
         slot = f.chart.container() if f else None  # the chart; on a slide the controls below it

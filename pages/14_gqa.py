@@ -25,7 +25,7 @@ def content(ctx: PageContext) -> None:
     step on screen is drawn; the others draw just their controls, hidden, so every control
     stays in the URL. The prompt and the layer belong to steps 3 and 4: the step on screen
     draws them if it is one of those, else step 3 does, hidden."""
-    cfg = gv.config()
+    cfg = typed.config()
     model_host = steps.host(2, 3)
 
     with steps.section(0) as on_screen:
@@ -50,7 +50,7 @@ def content(ctx: PageContext) -> None:
 
     if cfg is None:  # the other steps need the real model's sizes
         if not steps.show(0):
-            gv.missing(ctx)
+            typed.missing(ctx)
         return
 
     with steps.section(1) as on_screen:

@@ -6,10 +6,30 @@ import unicodedata
 
 import streamlit as st
 
+import core.llama as llama
 from models import smollm
 from models.smollm_probe import PromptTokens, prompt_tokens
 from ui import loaded
 from ui.context import PageContext
+
+
+@st.cache_resource(show_spinner=False)
+def _config() -> llama.LlamaConfig:
+    return smollm.load_config()
+
+
+def config() -> llama.LlamaConfig | None:
+    """SmolLM2's sizes from its file's metadata (read once per process), or None if the
+    model is not installed."""
+    try:
+        return _config()
+    except smollm.ModelNotInstalledError:
+        return None
+
+
+def missing(ctx: PageContext) -> None:
+    """The model is not installed: say how to install it (``<page>.missing``)."""
+    st.error(ctx.t(f"{ctx.page}.missing"), icon=":material/error:")
 
 
 def model_or_stop(ctx: PageContext) -> smollm.SmolLM:

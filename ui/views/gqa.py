@@ -106,25 +106,6 @@ def head_list(heads: list[int]) -> str:
 # The real model ---------------------------------------------------------------------------
 
 
-@st.cache_resource(show_spinner=False)
-def _config() -> llama.LlamaConfig:
-    return smollm.load_config()
-
-
-def config() -> llama.LlamaConfig | None:
-    """SmolLM2's sizes from its file's metadata (read once per process), or None if the
-    model is not installed."""
-    try:
-        return _config()
-    except smollm.ModelNotInstalledError:
-        return None
-
-
-def missing(ctx: PageContext) -> None:
-    """The model is not installed: say how to install it."""
-    st.error(ctx.t("gqa.missing"), icon=":material/error:")
-
-
 @st.cache_data(max_entries=8, show_spinner=False)
 def qkv(ids: tuple[int, ...]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Every layer's rotated queries, keys and values for the prompt (one forward pass)."""

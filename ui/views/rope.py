@@ -25,7 +25,6 @@ from core.today_rope import (
     rotated_pair,
     toy_qk,
 )
-from models import smollm
 from models.smollm_probe import LayerQueries, layer_queries
 from ui import charts, loaded
 from ui.context import PageContext
@@ -147,25 +146,6 @@ def pair_controls(ctx: PageContext) -> tuple[int, int, int, int]:
 def grid_control(ctx: PageContext) -> int:
     """Step 2: how many positions the score grids cover."""
     return int(slider(ctx, GRID, ctx.t("rope.grid")))
-
-
-@st.cache_resource(show_spinner=False)
-def _config() -> llama.LlamaConfig:
-    return smollm.load_config()
-
-
-def config() -> llama.LlamaConfig | None:
-    """SmolLM2's sizes from its file's metadata (read once per process), or None if the
-    model is not installed."""
-    try:
-        return _config()
-    except smollm.ModelNotInstalledError:
-        return None
-
-
-def missing(ctx: PageContext) -> None:
-    """The model is not installed: say how to install it."""
-    st.error(ctx.t("rope.missing"), icon=":material/error:")
 
 
 def model_controls(ctx: PageContext, cfg: llama.LlamaConfig) -> tuple[str, int, int]:
