@@ -25,6 +25,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from core.masks import causal_mask
+from core.softmax import softmax
+
 TASKS = ("recall", "max")
 ADAM_BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-8
@@ -73,7 +76,7 @@ class TrainConfig:
         if self.task == "recall":
             keep[-1, -1] = False
         if self.masked:
-            keep &= causal(self.n)
+            keep &= causal_mask(self.n)
         return None if keep.all() else keep
 
     @property
@@ -230,12 +233,6 @@ def init_params(config: TrainConfig, rng: np.random.Generator) -> Params:
     )
 
 
-def _softmax(z: np.ndarray) -> np.ndarray:
-    """Softmax over the last axis (−∞ entries get weight 0)."""
-    e = np.exp(z - z.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 def forward(
     params: Params,
     x: np.ndarray,
@@ -262,7 +259,7 @@ def forward(
         scores = scores / np.sqrt(d_k)
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)
-    weights = _softmax(scores)  # 3) (B, n, n)
+    weights = softmax(scores)  # 3) (B, n, n)
     out = weights @ v  # 4) (B, n, d_v)
     logits = out[:, rows] @ params.w_o  # 5) (B, r, C)
     z = logits - logits.max(axis=-1, keepdims=True)
@@ -284,7 +281,7 @@ def backward(
     """Gradients of ``fw.loss`` with respect to every weight, by hand (reverse order of
     :func:`forward`). With ``per_sequence`` also ‖∂loss_b/∂W_Q‖ for each sequence b, (B,)."""
     b, r = y.shape
-    d_z = _softmax(fw.logits)  # 5) (B, r, C)
+    d_z = softmax(fw.logits)  # 5) (B, r, C)
     np.put_along_axis(d_z, y[..., None], np.take_along_axis(d_z, y[..., None], -1) - 1, -1)
     d_z = d_z / (b * r)
     g_o = (np.swapaxes(fw.out[:, rows], -1, -2) @ d_z).sum(0)  # (d_v, C)
@@ -314,11 +311,6 @@ def loss_and_grads(params: Params, batch: Batch, config: TrainConfig) -> tuple[F
     fw = forward(params, batch.x, batch.y, config.rows, config.scaled, config.mask)
     grads, _ = backward(params, batch.x, batch.y, config.rows, config.scaled, fw)
     return fw, grads
-
-
-def causal(n: int) -> np.ndarray:
-    """(n, n) bool, True on and below the diagonal (row i may attend to keys 0 … i)."""
-    return np.tril(np.ones((n, n), dtype=bool))
 
 
 @dataclass(frozen=True)

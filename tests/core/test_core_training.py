@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 import core
+from core.masks import causal_mask
 from core.training import (
     Params,
     TrainConfig,
     adam_init,
     adam_step,
     backward,
-    causal,
     embedding_tables,
     forward,
     loss_and_grads,
@@ -49,6 +49,27 @@ def _max_rel_error(analytic: np.ndarray, numeric: np.ndarray) -> float:
 
 @pytest.mark.parametrize("scaled", [True, False], ids=["scaled", "unscaled"])
 @pytest.mark.parametrize("masked", [False, True], ids=["no_mask", "causal"])
+def test_forward_through_w_q_w_k_transposed_equals_plain_attention_on_q_k_v(scaled, masked):
+    # forward's shortcut x (W_Q W_Kᵀ) xᵀ against the plain reference (x W_Q)(x W_K)ᵀ
+    rng = np.random.default_rng(3)
+    b, n, d, d_k, d_v, c = 3, 5, 6, 4, 5, 7
+    x = rng.normal(size=(b, n, d))
+    params = Params(
+        *(rng.normal(0, 0.6, shape) for shape in ((d, d_k), (d, d_k), (d, d_v), (d_v, c)))
+    )
+    mask = causal_mask(n) if masked else None
+    fw = forward(params, x, rng.integers(0, c, (b, n)), np.arange(n), scaled, mask)
+    q, k, v = x @ params.w_q, x @ params.w_k, x @ params.w_v
+    out, weights = core.scaled_dot_product_attention(q, k, v, mask, scale=scaled)
+    scores = core.apply_mask(core.attention_scores(q, k, scale=scaled), mask)
+    np.testing.assert_allclose(fw.scores, scores, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fw.weights, weights, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(fw.out, out, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fw.logits, out @ params.w_o, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("scaled", [True, False], ids=["scaled", "unscaled"])
+@pytest.mark.parametrize("masked", [False, True], ids=["no_mask", "causal"])
 def test_analytic_gradients_match_central_differences(scaled, masked):
     rng = np.random.default_rng(7)
     b, n, d, d_k, d_v, c = 3, 5, 6, 4, 5, 7
@@ -61,7 +82,7 @@ def test_analytic_gradients_match_central_differences(scaled, masked):
         rng.normal(0, 0.6, (d, d_v)),
         rng.normal(0, 0.6, (d_v, c)),
     )
-    mask = causal(n) if masked else None
+    mask = causal_mask(n) if masked else None
 
     def loss(p: Params) -> float:
         return forward(p, x, y, rows, scaled, mask).loss
