@@ -25,7 +25,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from core.masks import causal_mask
+from core.experiments import entropy
+from core.masks import apply_mask, causal_mask
 from core.softmax import softmax
 
 TASKS = ("recall", "max")
@@ -257,8 +258,7 @@ def forward(
     scores = xm @ np.swapaxes(x, -1, -2)  # 2) (B, n, n) = Q Kᵀ
     if scaled:
         scores = scores / np.sqrt(d_k)
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
+    scores = apply_mask(scores, mask)  # −∞ where masked
     weights = softmax(scores)  # 3) (B, n, n)
     out = weights @ v  # 4) (B, n, d_v)
     logits = out[:, rows] @ params.w_o  # 5) (B, r, C)
@@ -346,12 +346,6 @@ def adam_step(
 # ---- measurements --------------------------------------------------------------------------
 
 
-def row_entropy(weights: np.ndarray) -> np.ndarray:
-    """Entropy in nats of each attention row (0·log 0 = 0): (..., n) -> (...)."""
-    w = np.clip(weights, 1e-300, 1.0)
-    return -(np.where(weights > 0, weights * np.log(w), 0.0)).sum(axis=-1)
-
-
 def _metrics(fw: Forward, batch: Batch, rows: np.ndarray) -> tuple[float, float]:
     """(accuracy, mean weight on the right position) of one forward pass."""
     acc = float((fw.logits.argmax(axis=-1) == batch.y).mean())
@@ -402,7 +396,7 @@ def _snapshot(
         fw.loss,
         acc,
         focus,
-        float(row_entropy(fw.weights[:, rows]).mean()),
+        float(entropy(fw.weights[:, rows]).mean()),
         float(s[np.isfinite(s)].std()),
         float(np.median(seq)),
     )

@@ -17,7 +17,6 @@ from core.training import (
     forward,
     loss_and_grads,
     make_batch,
-    row_entropy,
     run,
     steps_to,
     train_live,
@@ -241,11 +240,6 @@ def test_first_adam_step_moves_every_weight_by_lr_against_its_gradient():
     assert state.t == 1
     for a, b, gi in zip(p.arrays(), new.arrays(), g.arrays(), strict=True):
         np.testing.assert_allclose(b - a, -0.01 * np.sign(gi), rtol=1e-6)
-
-
-def test_row_entropy_of_uniform_and_one_hot_rows():
-    assert row_entropy(np.full(8, 1 / 8)) == pytest.approx(np.log(8))
-    assert row_entropy(np.eye(4)).tolist() == [0.0] * 4
 
 
 def test_steps_to_uses_a_trailing_window():
