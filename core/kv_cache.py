@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.attention import scaled_dot_product_attention
+from core.masks import causal_mask
 
 
 @dataclass(frozen=True)
@@ -286,6 +287,6 @@ def gqa_decode_step(
     """
     t, m = len(cache), q_new.shape[1]
     cache = cache.append(k_new, v_new)
-    mask = np.arange(t + m)[None, :] <= (t + np.arange(m))[:, None]  # (m, t + m)
+    mask = causal_mask(m, past=t)  # (m, t + m)
     out, w = grouped_query_attention(q_new, cache.k, cache.v, mask)
     return out, w, cache

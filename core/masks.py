@@ -16,12 +16,17 @@ MASK_FILL = -np.inf
 LARGE_NEGATIVE = -1e9
 
 
-def causal_mask(n: int) -> np.ndarray:
+def causal_mask(n: int, past: int = 0) -> np.ndarray:
     """Decoder mask: token ``i`` may attend to tokens ``0..i``.
 
-    Shapes: -> bool ``(n, n)``, lower triangle (with diagonal) True.
+    With ``past`` tokens already in a key/value cache, the ``n`` new tokens stand at
+    positions ``past … past + n − 1``: each sees every cached token and the new ones up to
+    itself (the last ``n`` rows of ``causal_mask(past + n)``).
+
+    Shapes: -> bool ``(n, past + n)``; with ``past = 0`` the square lower triangle (with
+    diagonal) is True.
     """
-    return np.tril(np.ones((n, n), dtype=bool))
+    return np.tril(np.ones((n, past + n), dtype=bool), k=past)
 
 
 def sliding_window_mask(n: int, window: int, sinks: int = 0) -> np.ndarray:
@@ -157,6 +162,15 @@ def lookahead_weight(weights: np.ndarray) -> np.ndarray:
     """
     n = weights.shape[-1]
     return np.sum(np.where(causal_mask(n), 0.0, weights), axis=-1)
+
+
+def future_blank(weights: np.ndarray) -> np.ndarray:
+    """Causal weights with the cells a query may not see (keys after it) as NaN, so a chart
+    draws them as "not there" instead of as weight 0.
+
+    Shapes: ``(..., n, n)`` -> ``(..., n, n)`` float.
+    """
+    return np.where(causal_mask(weights.shape[-1]), weights, np.nan)
 
 
 def _filled(

@@ -97,13 +97,3 @@ def tiling_gaps(
     right, _ = grouped_query_attention(q, k, v, mask)  # (h, n_q, d_v)
     wrong, _ = scaled_dot_product_attention(q, tile_kv(k, n_rep), tile_kv(v, n_rep), mask)
     return np.abs(right - wrong).max(axis=(-2, -1))  # (h,)
-
-
-def future_blank(weights: np.ndarray) -> np.ndarray:
-    """Causal weights with the cells a query may not see (keys after it) as NaN, so a chart
-    draws them as "not there" instead of as weight 0.
-
-    Shapes: ``(..., n, n)`` -> ``(..., n, n)`` float.
-    """
-    n = weights.shape[-1]
-    return np.where(np.tril(np.ones((n, n), dtype=bool)), weights, np.nan)

@@ -25,6 +25,7 @@ from core.masks import (
     combine_masks,
     fill_comparison,
     fully_masked_rows,
+    future_blank,
     lookahead_weight,
     masked_softmax,
     masked_weight_max,
@@ -50,6 +51,21 @@ def test_causal_mask_is_the_lower_triangle_with_diagonal():
     m = causal_mask(3)
     assert m.dtype == bool
     np.testing.assert_array_equal(m, expected)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+@pytest.mark.parametrize("past", [0, 1, 4])
+def test_causal_mask_after_cached_tokens_is_the_last_rows_of_the_whole_mask(n, past):
+    m = causal_mask(n, past=past)
+    assert m.shape == (n, past + n)
+    np.testing.assert_array_equal(m, causal_mask(past + n)[past:])
+
+
+def test_future_blank_hides_only_the_keys_after_each_query():
+    w = np.full((2, 3, 3), 0.5)
+    out = future_blank(w)
+    assert np.isnan(out[:, 0, 1:]).all() and np.isnan(out[:, 1, 2]).all()
+    assert (out[:, 2] == 0.5).all() and (out[:, 1, :2] == 0.5).all()
 
 
 def test_padding_mask_inserts_a_query_axis_that_broadcasts():

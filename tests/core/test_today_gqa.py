@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 
 from core import causal_mask, grouped_query_attention, kv_head_of
 from core.today_gqa import (
-    future_blank,
     gqa_loop,
     group_agreement,
     group_weight_gap,
@@ -89,10 +88,3 @@ def test_tiling_hurts_exactly_the_heads_it_gives_another_kv_head():
 def test_tiling_is_harmless_with_one_or_all_kv_heads(h_kv):
     q, k, v = toy_heads(8, 4, 4, 2)
     np.testing.assert_array_equal(tiling_gaps(q, pool_heads(k, h_kv), pool_heads(v, h_kv)), 0)
-
-
-def test_future_blank_hides_only_the_keys_after_each_query():
-    w = np.full((2, 3, 3), 0.5)
-    out = future_blank(w)
-    assert np.isnan(out[:, 0, 1:]).all() and np.isnan(out[:, 1, 2]).all()
-    assert (out[:, 2] == 0.5).all() and (out[:, 1, :2] == 0.5).all()

@@ -18,8 +18,8 @@ from streamlit.delta_generator import DeltaGenerator
 
 import core
 import core.llama as llama
+from core.masks import future_blank
 from core.today_gqa import (
-    future_blank,
     gqa_loop,
     group_agreement,
     group_weight_gap,
