@@ -131,10 +131,11 @@ def swiglu(x: np.ndarray, layer: LayerWeights) -> np.ndarray:
     return (silu * up) @ layer.w_down
 
 
-def project_qkv(
+def rotated_qkv(
     x: np.ndarray, layer: LayerWeights, config: LlamaConfig, positions: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Steps 1–3: normalise, project and rotate.
+    """Steps 1–3: normalise, project, cut into heads and rotate the queries and keys. The
+    projection alone, on separate matrices, is :func:`core.projections.project_qkv`.
 
     Shapes: ``x`` ``(n, d_model)``, ``positions`` ``(n,)`` -> ``q`` ``(h, n, d_head)``,
     ``k`` ``(h_kv, n, d_head)``, ``v`` ``(h_kv, n, d_head)``.
@@ -169,7 +170,7 @@ def block(
     """
     n = x.shape[0]
     mask = causal_mask(n) if mask is None else mask
-    q, k, v = project_qkv(x, layer, config, np.arange(n))
+    q, k, v = rotated_qkv(x, layer, config, np.arange(n))
     mixed, weights = grouped_query_attention(q, k, v, mask)  # (h, n, d), (h, n, n)
     return finish_block(x, mixed, layer, config), weights
 
@@ -243,7 +244,7 @@ def decode(
     positions = t + np.arange(x.shape[0])  # (m,)
     new_caches, attention = [], []
     for layer, cache in zip(weights.layers, caches, strict=True):
-        q, k, v = project_qkv(x, layer, weights.config, positions)
+        q, k, v = rotated_qkv(x, layer, weights.config, positions)
         mixed, w, cache = gqa_decode_step(q, k, v, cache)  # (h, m, d), (h, m, t + m)
         x = finish_block(x, mixed, layer, weights.config)
         new_caches.append(cache)

@@ -330,7 +330,7 @@ def layer_qkv(model: SmolLM, ids: list[int]) -> list[tuple[np.ndarray, np.ndarra
     cfg, hidden = model.config, llama.forward(model.weights, ids, all_logits=False).hidden
     positions = np.arange(len(ids))
     return [
-        llama.project_qkv(x, layer, cfg, positions)
+        llama.rotated_qkv(x, layer, cfg, positions)
         for x, layer in zip(hidden[:-1], model.weights.layers, strict=True)
     ]
 

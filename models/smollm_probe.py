@@ -2,7 +2,7 @@
 :func:`models.smollm.layer_qkv`: a prompt as the model reads it (capped, with readable token
 texts) and each layer's queries before and after their RoPE rotation.
 
-The rotation is the model's own: :func:`core.llama.project_qkv` (normalise, project, then
+The rotation is the model's own: :func:`core.llama.rotated_qkv` (normalise, project, then
 :func:`core.rope.apply_rope` with :func:`core.rope.rope_angles`), run once with the tokens'
 true positions and once with every position 0, where RoPE turns nothing (cos 1, sin 0).
 """
@@ -57,7 +57,7 @@ def layer_queries(model: SmolLM, ids: list[int] | tuple[int, ...]) -> list[Layer
     cos, sin = llama.rope_angles(positions, cfg.d_head, cfg.rope_base)  # (n, d_head/2) each
     out = []
     for x, layer in zip(hidden[:-1], model.weights.layers, strict=True):
-        before = llama.project_qkv(x, layer, cfg, still)[0]  # (h, n, d_head)
-        after = llama.project_qkv(x, layer, cfg, positions)[0]  # (h, n, d_head)
+        before = llama.rotated_qkv(x, layer, cfg, still)[0]  # (h, n, d_head)
+        after = llama.rotated_qkv(x, layer, cfg, positions)[0]  # (h, n, d_head)
         out.append(LayerQueries(before, after, cos, sin))
     return out

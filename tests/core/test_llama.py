@@ -106,7 +106,7 @@ def test_side_by_side_projections_equal_the_separate_ones():
     )
     for n in (5, 1):  # several tokens (blocks one by one), one token (one wide product)
         x, pos = rng.normal(size=(n, d)), np.arange(n)
-        q, k, v = llama.project_qkv(x, layer, CFG, pos)
+        q, k, v = llama.rotated_qkv(x, layer, CFG, pos)
         xn = llama.rms_norm(x, np.ones(d), CFG.eps)
         cos, sin = llama.rope_angles(pos, hd, CFG.rope_base)
         rope = llama.apply_rope
