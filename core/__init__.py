@@ -74,7 +74,6 @@ from core.homework import (
 from core.kv_cache import (
     CostCurve,
     DecodeStep,
-    GQACache,
     KVCache,
     cached_causal_attention,
     decode_costs,
@@ -177,7 +176,6 @@ __all__ = [
     "DecodeStep",
     "EmptyTextError",
     "FlashTrace",
-    "GQACache",
     "History",
     "Homework",
     "KVCache",

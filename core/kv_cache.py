@@ -2,7 +2,9 @@
 
 At step ``t`` only the new token is projected; its query attends to the cached keys and
 values of tokens ``0..t``. The result equals row ``t`` of full causal attention, but the
-keys and values of earlier tokens are never recomputed.
+keys and values of earlier tokens are never recomputed. One :class:`KVCache` serves a single
+head (:func:`decode_step`, the lesson's one token at a time) and a layer of grouped-query
+heads (:func:`gqa_decode_step`, the Llama decoder's).
 """
 
 from dataclasses import dataclass
@@ -15,22 +17,39 @@ from core.masks import causal_mask
 
 @dataclass(frozen=True)
 class KVCache:
-    """Keys and values of the tokens decoded so far (immutable: ``append`` returns a new one)."""
+    """Keys and values of the tokens decoded so far (immutable: ``append`` returns a new one).
 
-    k: np.ndarray  # (t, d_k)
-    v: np.ndarray  # (t, d_v)
+    Tokens run along the second-to-last axis. One head's cache holds ``k`` ``(t, d_k)``; a
+    layer's holds a row block per key/value head, ``(h_kv, t, d_k)``: grouped-query
+    attention's cache, multi-head attention's when ``h_kv = h``.
+    """
+
+    k: np.ndarray  # (..., t, d_k): (t, d_k) for one head, (h_kv, t, d_k) for a layer
+    v: np.ndarray  # (..., t, d_v)
 
     @classmethod
-    def empty(cls, d_k: int, d_v: int) -> "KVCache":
-        """A cache holding no tokens: ``k`` ``(0, d_k)``, ``v`` ``(0, d_v)``."""
-        return cls(np.zeros((0, d_k)), np.zeros((0, d_v)))
+    def empty(
+        cls, d_k: int, d_v: int, h_kv: int | None = None, dtype: type = np.float64
+    ) -> "KVCache":
+        """A cache holding no tokens: ``k`` ``(0, d_k)``, ``v`` ``(0, d_v)``; with ``h_kv``
+        key/value heads ``(h_kv, 0, d_k)`` and ``(h_kv, 0, d_v)``."""
+        heads = () if h_kv is None else (h_kv,)
+        return cls(np.zeros((*heads, 0, d_k), dtype), np.zeros((*heads, 0, d_v), dtype))
 
-    def append(self, k_t: np.ndarray, v_t: np.ndarray) -> "KVCache":
-        """Add one token's key ``(d_k,)`` and value ``(d_v,)``: ``t`` -> ``t + 1`` rows."""
-        return KVCache(np.vstack([self.k, k_t]), np.vstack([self.v, v_t]))
+    def append(self, k_new: np.ndarray, v_new: np.ndarray) -> "KVCache":
+        """Add ``m`` tokens' keys ``(..., m, d_k)`` and values ``(..., m, d_v)``."""
+        return KVCache(
+            np.concatenate([self.k, k_new], axis=-2),  # (..., t + m, d_k)
+            np.concatenate([self.v, v_new], axis=-2),  # (..., t + m, d_v)
+        )
 
     def __len__(self) -> int:
-        return self.k.shape[0]
+        return self.k.shape[-2]
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the keys and values."""
+        return self.k.nbytes + self.v.nbytes
 
 
 @dataclass(frozen=True)
@@ -50,7 +69,7 @@ def decode_step(q_t: np.ndarray, k_t: np.ndarray, v_t: np.ndarray, cache: KVCach
     Shapes: ``q_t``/``k_t`` ``(d_k,)``, ``v_t`` ``(d_v,)``, cache with ``t`` rows
     -> :class:`DecodeStep` with weights ``(t + 1,)`` and output ``(d_v,)``.
     """
-    cache = cache.append(k_t, v_t)  # (t + 1, d_k), (t + 1, d_v)
+    cache = cache.append(k_t[None], v_t[None])  # (t + 1, d_k), (t + 1, d_v)
     out, w = scaled_dot_product_attention(q_t[None, :], cache.k, cache.v)  # (1, d_v), (1, t+1)
     return DecodeStep(len(cache) - 1, q_t, w[0], out[0], cache)
 
@@ -246,44 +265,16 @@ def grouped_query_attention(
     return scaled_dot_product_attention(q, repeat_kv(k, n_rep), repeat_kv(v, n_rep), mask)
 
 
-@dataclass(frozen=True)
-class GQACache:
-    """One layer's cached keys and values, one row block per key/value head (immutable)."""
-
-    k: np.ndarray  # (h_kv, t, d_k)
-    v: np.ndarray  # (h_kv, t, d_v)
-
-    @classmethod
-    def empty(cls, h_kv: int, d_k: int, d_v: int, dtype: type = np.float32) -> "GQACache":
-        """A cache holding no tokens: ``k`` ``(h_kv, 0, d_k)``, ``v`` ``(h_kv, 0, d_v)``."""
-        return cls(np.zeros((h_kv, 0, d_k), dtype), np.zeros((h_kv, 0, d_v), dtype))
-
-    def append(self, k_new: np.ndarray, v_new: np.ndarray) -> "GQACache":
-        """Add ``m`` tokens' keys ``(h_kv, m, d_k)`` and values ``(h_kv, m, d_v)``."""
-        return GQACache(
-            np.concatenate([self.k, k_new], axis=1),  # (h_kv, t + m, d_k)
-            np.concatenate([self.v, v_new], axis=1),  # (h_kv, t + m, d_v)
-        )
-
-    def __len__(self) -> int:
-        return self.k.shape[1]
-
-    @property
-    def nbytes(self) -> int:
-        """Memory held by the keys and values."""
-        return self.k.nbytes + self.v.nbytes
-
-
 def gqa_decode_step(
-    q_new: np.ndarray, k_new: np.ndarray, v_new: np.ndarray, cache: GQACache
-) -> tuple[np.ndarray, np.ndarray, GQACache]:
+    q_new: np.ndarray, k_new: np.ndarray, v_new: np.ndarray, cache: KVCache
+) -> tuple[np.ndarray, np.ndarray, KVCache]:
     """Append ``m`` new tokens to the cache, then attend with their queries, causally.
 
     Shapes: ``q_new`` ``(h, m, d_k)``, ``k_new`` ``(h_kv, m, d_k)``, ``v_new``
-    ``(h_kv, m, d_v)``, cache with ``t`` tokens -> ``(output (h, m, d_v), weights
-    (h, m, t + m), cache with t + m tokens)``. New token ``i`` (position ``t + i``) sees keys
-    ``0..t + i``; with ``m = 1`` that is every cached key (one decoding step), with ``t = 0``
-    it is the full causal mask (the prompt's prefill).
+    ``(h_kv, m, d_v)``, a cache with ``h_kv`` heads holding ``t`` tokens -> ``(output
+    (h, m, d_v), weights (h, m, t + m), cache with t + m tokens)``. New token ``i`` (position
+    ``t + i``) sees keys ``0..t + i``; with ``m = 1`` that is every cached key (one decoding
+    step), with ``t = 0`` it is the full causal mask (the prompt's prefill).
     """
     t, m = len(cache), q_new.shape[1]
     cache = cache.append(k_new, v_new)

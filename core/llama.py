@@ -13,7 +13,7 @@ stored as interleaved pairs ``(2i, 2i+1)``: :func:`core.rope.apply_rope` (the on
 un-permuted weights; the attention weights are identical because queries and keys are
 permuted alike).
 
-Incremental decoding keeps one :class:`core.kv_cache.GQACache` per layer; prefilling the
+Incremental decoding keeps one :class:`core.kv_cache.KVCache` per layer; prefilling the
 prompt and then feeding one token at a time gives the same logits as the full forward.
 """
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.kv_cache import GQACache, gqa_decode_step, grouped_query_attention
+from core.kv_cache import KVCache, gqa_decode_step, grouped_query_attention
 from core.masks import causal_mask
 from core.multihead import merge_heads, split_heads
 from core.rope import apply_rope, rope_angles
@@ -224,15 +224,15 @@ def lean_forward(
     return output_logits(x[-rows:], weights), np.stack(shares)  # (rows, vocab), (L, h)
 
 
-def empty_caches(config: LlamaConfig) -> tuple[GQACache, ...]:
-    """One empty key/value cache per layer."""
-    d = config.d_head
-    return tuple(GQACache.empty(config.n_kv_heads, d, d) for _ in range(config.n_layers))
+def empty_caches(config: LlamaConfig) -> tuple[KVCache, ...]:
+    """One empty key/value cache per layer, ``(h_kv, 0, d_head)`` float32 (the model's)."""
+    d, h_kv = config.d_head, config.n_kv_heads
+    return tuple(KVCache.empty(d, d, h_kv, np.float32) for _ in range(config.n_layers))
 
 
 def decode(
-    weights: LlamaWeights, ids: np.ndarray | list[int], caches: tuple[GQACache, ...]
-) -> tuple[np.ndarray, np.ndarray, tuple[GQACache, ...]]:
+    weights: LlamaWeights, ids: np.ndarray | list[int], caches: tuple[KVCache, ...]
+) -> tuple[np.ndarray, np.ndarray, tuple[KVCache, ...]]:
     """Feed ``m`` new tokens through the model using (and extending) the layers' caches.
 
     Shapes: ``ids`` ``(m,)``, caches holding ``t`` tokens each -> ``(logits (m, vocab),

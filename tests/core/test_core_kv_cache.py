@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from core import (
-    GQACache,
     KVCache,
     cached_causal_attention,
     causal_mask,
@@ -78,8 +77,8 @@ def test_decode_step_t_is_row_t_of_causal_attention_with_t_plus_one_cached_rows(
 def test_cache_append_returns_a_new_cache_and_leaves_the_old_one():
     empty = KVCache.empty(2, 3)
     assert len(empty) == 0 and empty.k.shape == (0, 2) and empty.v.shape == (0, 3)
-    one = empty.append(np.ones(2), np.ones(3))
-    assert len(one) == 1 and len(empty) == 0
+    one = empty.append(np.ones((1, 2)), np.ones((1, 3)))
+    assert len(one) == 1 and len(empty) == 0 and one.k.shape == (1, 2)
 
 
 def test_first_decode_step_attends_only_to_itself():
@@ -135,9 +134,9 @@ def test_grouped_query_attention_equals_a_loop_over_heads(h_kv, rep, n, seed):
         np.testing.assert_allclose(w[i], w_i, atol=1e-12)
 
 
-def test_gqa_cache_append_is_immutable_and_counts_tokens_and_bytes():
-    empty = GQACache.empty(3, 4, 4)
-    assert len(empty) == 0 and empty.nbytes == 0
+def test_a_layers_cache_has_a_row_block_per_kv_head_and_counts_tokens_and_bytes():
+    empty = KVCache.empty(4, 4, h_kv=3, dtype=np.float32)
+    assert len(empty) == 0 and empty.nbytes == 0 and empty.k.shape == (3, 0, 4)
     grown = empty.append(np.ones((3, 2, 4), np.float32), np.ones((3, 2, 4), np.float32))
     assert len(empty) == 0 and len(grown) == 2
     assert grown.k.shape == (3, 2, 4) and grown.nbytes == 2 * 3 * 2 * 4 * 4
@@ -150,7 +149,7 @@ def test_gqa_prefill_then_steps_equals_full_causal_attention(n, split, seed):
     rng = np.random.default_rng(seed)
     q, k, v = rng.normal(size=(4, n, 5)), rng.normal(size=(2, n, 5)), rng.normal(size=(2, n, 5))
     full_out, full_w = grouped_query_attention(q, k, v, causal_mask(n))
-    cache = GQACache.empty(2, 5, 5, np.float64)
+    cache = KVCache.empty(5, 5, h_kv=2)
     outs = []
     for lo, hi in [(0, split + 1), *((t, t + 1) for t in range(split + 1, n))]:
         out, w, cache = gqa_decode_step(q[:, lo:hi], k[:, lo:hi], v[:, lo:hi], cache)
