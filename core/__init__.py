@@ -16,6 +16,11 @@ Conventions:
 * Randomness only through an explicit ``seed`` (or ``np.random.Generator``) argument.
 * Functions are pure: they return new arrays and keep no state.
 
+Names: ``from core import softmax`` gives the function, like every name imported below. No
+module shares a name with a function, so ``core.softmax`` is always the function; the
+module that holds it (with the naive softmax and the limits of ``exp``) is
+:mod:`core.softmax_numerics`.
+
 Nothing in this package imports streamlit, altair or pandas, or does I/O, so it runs in a
 notebook with only NumPy installed.
 """
@@ -136,7 +141,7 @@ from core.rope import (
     rope_wavelengths,
     rotate_pair,
 )
-from core.softmax import softmax, softmax_naive
+from core.softmax_numerics import softmax, softmax_naive
 from core.textplot import text_heatmap
 from core.tokens import (
     EMBEDDING_MODES,

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.masks import apply_mask
-from core.softmax import softmax
+from core.softmax_numerics import softmax
 
 
 def attention_scores(q: np.ndarray, k: np.ndarray, scale: bool = True) -> np.ndarray:
@@ -34,7 +34,7 @@ def scaled_dot_product_attention(
     -> ``(output (..., n_q, d_v), weights (..., n_q, n_k))``.
 
     Masked weights are exactly 0; a query with every key masked gets a zero weight row and
-    a zero output (see :mod:`core.softmax`).
+    a zero output (see :mod:`core.softmax_numerics`).
     """
     # 1) score and 2) scale
     scores = attention_scores(q, k, scale=scale)  # (..., n_q, n_k)

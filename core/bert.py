@@ -19,7 +19,7 @@ import numpy as np
 
 from core.attention import RowMix, attention_scores, mix_row, scaled_dot_product_attention
 from core.multihead import merge_heads, split_heads
-from core.softmax import softmax
+from core.softmax_numerics import softmax
 
 # Abramowitz & Stegun 7.1.26: erf(x) ≈ 1 − (a₁t + … + a₅t⁵)·e^(−x²), t = 1/(1 + p·x), x ≥ 0,
 # |error| ≤ 1.5e-7: at the level of float32 rounding, so the forward pass stays in float32.

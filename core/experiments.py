@@ -6,7 +6,7 @@ import numpy as np
 
 from core.attention import attention_scores
 from core.projections import init_projections, xavier_std
-from core.softmax import softmax
+from core.softmax_numerics import softmax
 
 
 def prefix_scores(

@@ -9,7 +9,7 @@ which is exactly what it would have been had ``m'`` been known from the start. A
 last tile ``acc / ℓ`` is the softmax-weighted sum of the values: ordinary attention, up to
 rounding (Dao et al. 2022, "FlashAttention", Algorithm 1, one head, one block of queries).
 
-Fully masked rows follow the policy of :mod:`core.softmax`: a query with no visible key
+Fully masked rows follow the policy of :mod:`core.softmax_numerics`: a query with no visible key
 keeps ``m = −∞`` and ``ℓ = 0`` and gets the zero vector as output (no NaN), the same as
 :func:`core.scaled_dot_product_attention` gives.
 

@@ -26,7 +26,7 @@ from core.kv_cache import KVCache, gqa_decode_step, grouped_query_attention
 from core.masks import causal_mask
 from core.multihead import merge_heads, split_heads
 from core.rope import apply_rope, rope_angles
-from core.softmax import softmax
+from core.softmax_numerics import softmax
 
 
 @dataclass(frozen=True)

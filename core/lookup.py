@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from core.softmax import softmax
+from core.softmax_numerics import softmax
 
 
 def polar_query(angle_deg: float, length: float) -> np.ndarray:

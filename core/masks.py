@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from core.softmax import softmax
+from core.softmax_numerics import softmax
 
 MASK_FILL = -np.inf
 LARGE_NEGATIVE = -1e9

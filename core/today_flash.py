@@ -22,7 +22,7 @@ from core.flash import (
     standard_attention_io,
 )
 from core.masks import apply_mask, causal_mask
-from core.softmax import softmax_naive
+from core.softmax_numerics import softmax_naive
 
 DTYPES = ("float64", "float32")
 # exp overflows float32 above this (≈ 88.72), and float32 rounds to this relative step
@@ -95,7 +95,7 @@ def tiled_errors(
 def naive_attention(
     q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
 ) -> np.ndarray:
-    """Attention whose softmax skips the max subtraction (:func:`core.softmax.softmax_naive`),
+    """Attention whose softmax skips the max subtraction (:func:`core.softmax_naive`),
     in the inputs' precision: NaN once ``exp`` of a score overflows.
 
     Shapes: ``q`` ``(n_q, d_k)``, ``k`` ``(n_k, d_k)``, ``v`` ``(n_k, d_v)`` -> ``(n_q, d_v)``.

@@ -27,7 +27,7 @@ import numpy as np
 
 from core.experiments import entropy
 from core.masks import apply_mask, causal_mask
-from core.softmax import softmax
+from core.softmax_numerics import softmax
 
 TASKS = ("recall", "max")
 ADAM_BETAS = (0.9, 0.999)

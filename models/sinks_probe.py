@@ -16,7 +16,7 @@ import numpy as np
 
 import core.llama as llama
 from core.masks import sliding_window_mask
-from core.softmax import softmax
+from core.softmax_numerics import softmax
 from models.smollm import SmolLM
 
 TOP_K = 5

@@ -17,7 +17,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 import core
-from core.softmax import (
+from core.softmax_numerics import (
     EXP_OVERFLOW,
     EXP_UNDERFLOW,
     first_nonfinite_row,
