@@ -265,6 +265,22 @@ def grouped_query_attention(
     return scaled_dot_product_attention(q, repeat_kv(k, n_rep), repeat_kv(v, n_rep), mask)
 
 
+def grouped_query_attention_loop(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Reference implementation: one query head at a time, each reading its own key/value
+    head ``i // (h / h_kv)`` (:func:`kv_head_of`), no copies of K and V.
+
+    Same shapes and result as :func:`grouped_query_attention`; kept simple on purpose so the
+    batched version can be tested against it.
+    """
+    heads = [
+        scaled_dot_product_attention(q[i], k[g], v[g], mask)  # (n_q, d_v), (n_q, n_k)
+        for i, g in enumerate(kv_head_of(q.shape[0], k.shape[0]))
+    ]
+    return np.stack([o for o, _ in heads]), np.stack([w for _, w in heads])  # (h, n_q, ·)
+
+
 def gqa_decode_step(
     q_new: np.ndarray, k_new: np.ndarray, v_new: np.ndarray, cache: KVCache
 ) -> tuple[np.ndarray, np.ndarray, KVCache]:

@@ -2,11 +2,9 @@
 
 A toy multi-head model (:func:`toy_heads`) turned into fewer key/value heads the way the
 GQA paper (Ainslie et al. 2023) converts a trained model: the key and value heads of each
-group averaged (:func:`pool_heads`); a plain per-head loop as the reference for
-:func:`core.kv_cache.grouped_query_attention` (:func:`gqa_loop`); how differently the query
-heads of one group attend (:func:`group_weight_gap`, :func:`group_agreement`); and what the
-tiling bug (:func:`core.kv_cache.tile_kv`) does to each query head's output
-(:func:`tiling_gaps`).
+group averaged (:func:`pool_heads`); how differently the query heads of one group attend
+(:func:`group_weight_gap`, :func:`group_agreement`); and what the tiling bug
+(:func:`core.kv_cache.tile_kv`) does to each query head's output (:func:`tiling_gaps`).
 """
 
 import numpy as np
@@ -35,23 +33,6 @@ def pool_heads(x: np.ndarray, h_kv: int) -> np.ndarray:
     if h_kv < 1 or h % h_kv:
         raise ValueError(f"{h} heads do not split into {h_kv} groups")
     return x.reshape(h_kv, h // h_kv, *x.shape[1:]).mean(axis=1)  # (h_kv, n, d)
-
-
-def gqa_loop(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """The reference: one query head at a time, each reading its own key/value head
-    ``i // (h / h_kv)`` (:func:`core.kv_cache.kv_head_of`), no copies of K and V.
-
-    Shapes: as :func:`core.kv_cache.grouped_query_attention`: ``q`` ``(h, n_q, d_k)``, ``k``
-    ``(h_kv, n_k, d_k)``, ``v`` ``(h_kv, n_k, d_v)`` -> ``(output (h, n_q, d_v), weights
-    (h, n_q, n_k))``.
-    """
-    heads = [
-        scaled_dot_product_attention(q[i], k[g], v[g], mask)
-        for i, g in enumerate(kv_head_of(q.shape[0], k.shape[0]))
-    ]
-    return np.stack([o for o, _ in heads]), np.stack([w for _, w in heads])
 
 
 def group_weight_gap(weights: np.ndarray, h_kv: int) -> float:

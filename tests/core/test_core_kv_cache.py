@@ -17,6 +17,7 @@ from core import (
     decode_trace,
     gqa_decode_step,
     grouped_query_attention,
+    grouped_query_attention_loop,
     kv_cache_bytes,
     kv_head_of,
     kv_numbers_per_token,
@@ -122,16 +123,28 @@ def test_repeat_kv_gives_query_head_i_the_key_head_i_over_rep():
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 6), st.integers(0, 10_000))
-def test_grouped_query_attention_equals_a_loop_over_heads(h_kv, rep, n, seed):
+@given(
+    st.integers(1, 3), st.integers(1, 3), st.integers(1, 6), st.booleans(), st.integers(0, 10_000)
+)
+def test_grouped_query_attention_equals_its_per_head_loop(h_kv, rep, n, causal, seed):
     rng = np.random.default_rng(seed)
     q = rng.normal(size=(h_kv * rep, n, 4))
     k, v = rng.normal(size=(h_kv, n, 4)), rng.normal(size=(h_kv, n, 3))
-    out, w = grouped_query_attention(q, k, v, causal_mask(n))
-    for i in range(h_kv * rep):
-        o_i, w_i = scaled_dot_product_attention(q[i], k[i // rep], v[i // rep], causal_mask(n))
-        np.testing.assert_allclose(out[i], o_i, atol=1e-12)
-        np.testing.assert_allclose(w[i], w_i, atol=1e-12)
+    mask = causal_mask(n) if causal else None
+    out, w = grouped_query_attention(q, k, v, mask)
+    ref_out, ref_w = grouped_query_attention_loop(q, k, v, mask)
+    np.testing.assert_allclose(out, ref_out, atol=1e-14)
+    np.testing.assert_allclose(w, ref_w, atol=1e-14)
+
+
+def test_the_per_head_loop_gives_query_head_i_the_key_value_head_i_over_rep():
+    rng = np.random.default_rng(5)
+    q, k, v = rng.normal(size=(6, 4, 3)), rng.normal(size=(2, 4, 3)), rng.normal(size=(2, 4, 2))
+    out, w = grouped_query_attention_loop(q, k, v, causal_mask(4))
+    for i in range(6):
+        o_i, w_i = scaled_dot_product_attention(q[i], k[i // 3], v[i // 3], causal_mask(4))
+        np.testing.assert_array_equal(out[i], o_i)
+        np.testing.assert_array_equal(w[i], w_i)
 
 
 def test_a_layers_cache_has_a_row_block_per_kv_head_and_counts_tokens_and_bytes():

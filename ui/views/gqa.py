@@ -20,7 +20,6 @@ import core
 import core.llama as llama
 from core.masks import future_blank
 from core.today_gqa import (
-    gqa_loop,
     group_agreement,
     group_weight_gap,
     pool_heads,
@@ -513,7 +512,7 @@ def trap(cfg: llama.LlamaConfig, layer_qkv: tuple[np.ndarray, ...], layer: int) 
     q, k, v = layer_qkv
     mask = core.causal_mask(q.shape[1])
     ours, _ = core.grouped_query_attention(q, k, v, mask)
-    ref, _ = gqa_loop(q, k, v, mask)
+    ref, _ = core.grouped_query_attention_loop(q, k, v, mask)
     gaps = tiling_gaps(q, k, v, mask)
     return Trap(cfg.n_heads, cfg.n_kv_heads, gaps, float(np.max(np.abs(ours - ref))), layer)
 
