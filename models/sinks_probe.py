@@ -2,12 +2,12 @@
 :func:`models.smollm.window_run`: the same masked forward pass, keeping the model's
 predictions at every scored position instead of the last one only.
 
-One run is one pass of :func:`core.llama.lean_forward` with
-:func:`core.masks.sliding_window_mask` (every token keeps its true RoPE position; see
-:func:`models.smollm.window_run`). From it: the mean negative log-likelihood of the last
-``scored`` tokens and its perplexity (exactly :func:`models.smollm.window_run`'s), each
-token's own, each layer's share of attention on the first token, and the ``k`` most likely
-next tokens at every scored position and after the text.
+One run is one pass of :func:`models.smollm.window_logits`, the one of
+:func:`models.smollm.window_run` (every token keeps its true RoPE position). From it: the
+mean negative log-likelihood of the last ``scored`` tokens and its perplexity (exactly
+:func:`models.smollm.window_run`'s), each token's own, each layer's share of attention on
+the first token, and the ``k`` most likely next tokens at every scored position and after
+the text.
 """
 
 from dataclasses import dataclass
@@ -15,9 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 import core.llama as llama
-from core.masks import sliding_window_mask
 from core.softmax_numerics import softmax
-from models.smollm import SmolLM
+from models.smollm import SmolLM, window_logits
 
 TOP_K = 5
 
@@ -63,10 +62,7 @@ def sink_run(
     plus the softmax of ``scored + 1`` rows of logits.
     """
     n = len(ids)
-    if not 1 <= scored <= n - 1:
-        raise ValueError(f"can score 1 to {n - 1} tokens of {n}, asked for {scored}")
-    mask = sliding_window_mask(n, n if window is None else window, sinks)  # (n, n)
-    logits, share = llama.lean_forward(model.weights, list(ids), scored + 1, mask)
+    logits, share = window_logits(model, ids, window, sinks, scored)  # (scored + 1, V), (L, h)
     targets = np.asarray(ids[n - scored :])  # (scored,)
     nll = llama.token_nll(logits[:-1], targets)  # (scored,)
     probs = softmax(logits.astype(np.float64))  # (scored + 1, vocab)

@@ -356,6 +356,24 @@ class WindowRun:
     last_logits: np.ndarray  # (vocab,) the prediction of the token after the text
 
 
+def window_logits(
+    model: SmolLM, ids: list[int] | tuple[int, ...], window: int | None, sinks: int, scored: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The masked forward pass of the attention-sink experiment: each token sees the last
+    ``window`` tokens and the first ``sinks`` (``window=None``: all earlier tokens), through
+    :func:`core.llama.lean_forward` with :func:`core.masks.sliding_window_mask`.
+
+    Shapes: ``ids`` ``(n,)``, ``1 <= scored <= n − 1`` -> ``(logits (scored + 1, vocab),
+    first_share (L, h))``: the predictions at positions ``n − scored − 1 … n − 1`` and each
+    head's share of attention on the first token.
+    """
+    n = len(ids)
+    if not 1 <= scored <= n - 1:
+        raise ValueError(f"can score 1 to {n - 1} tokens of {n}, asked for {scored}")
+    mask = sliding_window_mask(n, n if window is None else window, sinks)  # (n, n)
+    return llama.lean_forward(model.weights, list(ids), scored + 1, mask)
+
+
 def window_run(
     model: SmolLM, ids: list[int], window: int | None = None, sinks: int = 0, scored: int = 200
 ) -> WindowRun:
@@ -369,12 +387,8 @@ def window_run(
     Shapes: ``ids`` ``(n,)``, ``1 <= scored <= n − 1``. About 2.5 s of one core's time for
     the 526 tokens of :func:`sinks_text`; memory: one layer's weights ``(h, n, n)`` at a time.
     """
-    n = len(ids)
-    if not 1 <= scored <= n - 1:
-        raise ValueError(f"can score 1 to {n - 1} tokens of {n}, asked for {scored}")
-    mask = sliding_window_mask(n, n if window is None else window, sinks)  # (n, n)
-    logits, share = llama.lean_forward(model.weights, ids, scored + 1, mask)  # (scored + 1, V)
-    nll = float(np.mean(llama.token_nll(logits[:-1], ids[n - scored :])))
+    logits, share = window_logits(model, ids, window, sinks, scored)  # (scored + 1, V), (L, h)
+    nll = float(np.mean(llama.token_nll(logits[:-1], ids[len(ids) - scored :])))
     return WindowRun(window, sinks, scored, nll, float(np.exp(nll)), share.mean(-1), logits[-1])
 
 
