@@ -46,18 +46,28 @@ def _max_rel_error(analytic: np.ndarray, numeric: np.ndarray) -> float:
     return float((np.abs(a - n) / np.maximum(np.abs(a), np.abs(n))).max())
 
 
+def _small_layer(masked: bool) -> tuple[Params, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Random weights, tokens ``x`` (B, n, d), a target at every row ``y`` (B, n) and the
+    causal mask (or None) of a small layer."""
+    rng = np.random.default_rng(7)
+    b, n, d, d_k, d_v, c = 3, 5, 6, 4, 5, 7
+    x = rng.normal(size=(b, n, d))
+    y = rng.integers(0, c, (b, n))  # a target at every row: the mask changes the loss
+    params = Params(
+        rng.normal(0, 0.6, (d, d_k)),
+        rng.normal(0, 0.6, (d, d_k)),
+        rng.normal(0, 0.6, (d, d_v)),
+        rng.normal(0, 0.6, (d_v, c)),
+    )
+    return params, x, y, causal_mask(n) if masked else None
+
+
 @pytest.mark.parametrize("scaled", [True, False], ids=["scaled", "unscaled"])
 @pytest.mark.parametrize("masked", [False, True], ids=["no_mask", "causal"])
 def test_forward_through_w_q_w_k_transposed_equals_plain_attention_on_q_k_v(scaled, masked):
     # forward's shortcut x (W_Q W_Kᵀ) xᵀ against the plain reference (x W_Q)(x W_K)ᵀ
-    rng = np.random.default_rng(3)
-    b, n, d, d_k, d_v, c = 3, 5, 6, 4, 5, 7
-    x = rng.normal(size=(b, n, d))
-    params = Params(
-        *(rng.normal(0, 0.6, shape) for shape in ((d, d_k), (d, d_k), (d, d_v), (d_v, c)))
-    )
-    mask = causal_mask(n) if masked else None
-    fw = forward(params, x, rng.integers(0, c, (b, n)), np.arange(n), scaled, mask)
+    params, x, y, mask = _small_layer(masked)
+    fw = forward(params, x, y, np.arange(x.shape[1]), scaled, mask)
     q, k, v = x @ params.w_q, x @ params.w_k, x @ params.w_v
     out, weights = core.scaled_dot_product_attention(q, k, v, mask, scale=scaled)
     scores = core.apply_mask(core.attention_scores(q, k, scale=scaled), mask)
@@ -70,18 +80,8 @@ def test_forward_through_w_q_w_k_transposed_equals_plain_attention_on_q_k_v(scal
 @pytest.mark.parametrize("scaled", [True, False], ids=["scaled", "unscaled"])
 @pytest.mark.parametrize("masked", [False, True], ids=["no_mask", "causal"])
 def test_analytic_gradients_match_central_differences(scaled, masked):
-    rng = np.random.default_rng(7)
-    b, n, d, d_k, d_v, c = 3, 5, 6, 4, 5, 7
-    x = rng.normal(size=(b, n, d))
-    y = rng.integers(0, c, (b, n))  # a target at every row: the mask changes the loss
-    rows = np.arange(n)
-    params = Params(
-        rng.normal(0, 0.6, (d, d_k)),
-        rng.normal(0, 0.6, (d, d_k)),
-        rng.normal(0, 0.6, (d, d_v)),
-        rng.normal(0, 0.6, (d_v, c)),
-    )
-    mask = causal_mask(n) if masked else None
+    params, x, y, mask = _small_layer(masked)
+    rows = np.arange(x.shape[1])
 
     def loss(p: Params) -> float:
         return forward(p, x, y, rows, scaled, mask).loss
