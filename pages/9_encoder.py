@@ -1,4 +1,5 @@
-"""Inside a real encoder: every head of all-MiniLM-L6-v2, computed by core's own attention."""
+"""Inside a real encoder: every head of all-MiniLM-L6-v2 (English) or multilingual-e5-small
+(about 100 languages, Chinese included), computed by core's own attention."""
 
 import numpy as np
 import streamlit as st
@@ -14,12 +15,14 @@ from ui.views import encoder as ev
 
 ctx = shell("encoder")
 t = ctx.t
+model = ev.current_model(ctx)  # the step bar and the texts name its sizes
 with st.spinner(t("encoder.loading")):  # the texts name the model's sizes: its first load
-    sizes = ev.sizes()
-header(ctx, **sizes)
+    words = ev.words(ctx, model)
+TEXT, COMPARE_TEXT = ev.texts(model, ctx.lang)
+header(ctx, **words)
 names = ("head", "grid", "search", "compare", "explain")
-titles = [t(f"encoder.step_{s}", **sizes) for s in names]  # the headings
-steps = stepper(ctx, [t(f"encoder.bar_{s}", **sizes) for s in names])
+titles = [t(f"encoder.step_{s}", **words) for s in names]  # the headings
+steps = stepper(ctx, [t(f"encoder.bar_{s}", **words) for s in names])
 COMPARE = 3  # the step that reads sentence B
 
 
@@ -31,10 +34,13 @@ def content(ctx: PageContext) -> None:
     on that step."""
     here = ctx.presenter or steps.show(COMPARE)  # sentence B in the settings box
     with settings_box(ctx, t("encoder.settings")):  # a closed expander in presenter mode
+        ev.model_switch(ctx, model)
         with st.spinner(t("encoder.loading")):
-            a = ev.sentence(ctx, ev.TEXT, t("encoder.text"))
-        raw_b = ev.sentence_box(ctx, ev.COMPARE, t("encoder.compare")) if here else None
+            a = ev.sentence(ctx, model, TEXT, t("encoder.text"))
+        raw_b = ev.sentence_box(ctx, model, COMPARE_TEXT, t("encoder.compare")) if here else None
         c = ev.controls(ctx, a)
+    for merged in ev.merged_notice(ctx, a):  # a word of the question inside a larger piece
+        ctx.notices.info(merged, icon=":material/join:")
     sa = ev.shown(a, c.hide)
     head = ev.head_name(c.layer, c.head)
     rows = sa.rows(c.queries)
@@ -44,11 +50,10 @@ def content(ctx: PageContext) -> None:
         if on_screen:
             f = frame(ctx, 0.6)
             with f.lead:
-                intro(ctx, **sizes)
+                intro(ctx, **words)
                 heading(ctx, titles[0])  # a slide: the step bar names the step
                 if not ctx.presenter:
-                    params = ev.parameter_amount(ctx.lang, ev.parameter_count())
-                    st.markdown(t("encoder.model", params=params, **sizes))
+                    st.markdown(ev.model_line(ctx, model))
             # its readout beside the chart (students too: a square chart leaves the room)
             left, right = (f.chart, f.notes) if ctx.presenter else f.chart.columns([3, 2])
             with left:
@@ -71,15 +76,15 @@ def content(ctx: PageContext) -> None:
             f = ev.stacked(ctx)
             with f.lead:
                 heading(ctx, titles[1])  # a slide: the step bar names the step
-                ev.step_text(ctx, "grid", shown=ev.MAX_GRID_QUERIES)
+                ev.step_text(ctx, "grid", shown=ev.MAX_GRID_QUERIES, **words)
             grid = ev.grid_rows(sa, c.queries)
             if len(grid):
                 names = [charts.unique_labels(sa.tokens)[i] for i in rows[: ev.MAX_GRID_QUERIES]]
+                space = charts.room(ctx, height=ev.grid_height(words["layers"]))
+                head_picked = (c.layer, c.head)
+                args = (t, sa.tokens, grid, names, head_picked, ctx.presenter)
                 with f.chart:
-                    chart = charts.show_cached(
-                        ctx, ev.grid_chart, t, sa.tokens, grid, names, (c.layer, c.head),
-                        ctx.presenter, space=charts.room(ctx, height=ev.GRID_HEIGHT),
-                    )  # fmt: skip
+                    chart = charts.show_cached(ctx, ev.grid_chart, *args, space=space)
             with f.notes:
                 notice(ctx, ev.average_notice(ctx, a, sa, c))
                 if len(grid):
@@ -90,16 +95,16 @@ def content(ctx: PageContext) -> None:
             f = frame(ctx, 0.6)
             with f.lead:
                 heading(ctx, titles[2])  # a slide: the step bar names the step
-                ev.step_text(ctx, "search")
+                ev.step_text(ctx, "search", **words)
             found = ev.search(sa, c)
             if found is None:
-                f.chart.info(t("encoder.hidden_pick"), icon=":material/visibility_off:")
+                f.chart.info(t("encoder.hidden_pick", **words), icon=":material/visibility_off:")
             else:
                 # the top heads pick a head from the chart: beside it (students too)
                 left, right = (f.chart, f.notes) if ctx.presenter else f.chart.columns([3, 2])
                 with left:
                     title = ev.search_title(ctx, sa, c)
-                    space = charts.room(ctx, ev.SIDE_SHARE)
+                    space = charts.room(ctx, ev.SIDE_SHARE, ev.SEARCH_HEIGHT)
                     chart = charts.show_cached(
                         ctx, ev.search_chart, t, found.weights, title, ctx.presenter, space=space
                     )
@@ -110,15 +115,15 @@ def content(ctx: PageContext) -> None:
 
     with steps.section(COMPARE) as on_screen:
         if not here:  # sentence B off screen: kept in the URL
-            raw_b = ev.sentence_box(ctx, ev.COMPARE, t("encoder.compare"))
+            raw_b = ev.sentence_box(ctx, model, COMPARE_TEXT, t("encoder.compare"))
         if on_screen:
             with st.spinner(t("encoder.loading")):
-                b = ev.read(ctx, ev.COMPARE, raw_b)
+                b = ev.read(ctx, model, COMPARE_TEXT, raw_b)
             sb = ev.shown(b, c.hide)
             f = frame(ctx, 0.6)
             with f.lead:
                 heading(ctx, titles[3])  # a slide: the step bar names the step
-                ev.step_text(ctx, "compare", head=head)
+                ev.step_text(ctx, "compare", **{**words, "head": head})
             with f.chart:
                 chart = ev.show_comparison(ctx, sa, sb, c, head)
             with f.notes:
@@ -132,7 +137,7 @@ def content(ctx: PageContext) -> None:
             f = frame(ctx, 0.6)
             with f.lead:
                 heading(ctx, titles[4])  # a slide: the step bar names the step
-                ev.step_text(ctx, "explain", head=head)
+                ev.step_text(ctx, "explain", **{**words, "head": head})
                 st.latex(ev.explain_latex(ex))
             with f.chart:
                 chart = charts.show_cached(

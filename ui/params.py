@@ -193,11 +193,22 @@ def toggle(ctx: PageContext, spec: Flag, label: str, **kw: object) -> bool:
 
 
 def text(ctx: PageContext, spec: Text, label: str, **kw: object) -> str:
-    """A URL-bound single-line text box; an over-long URL value falls back to the default."""
+    """A URL-bound single-line text box; an over-long URL value falls back to the default.
+
+    A default may depend on other controls (/encoder's sentence on its model and language):
+    a box still showing its previous default follows the new one, a box the user typed in
+    keeps its text.
+    """
     check_url(ctx, spec)
     raw = st.query_params.get(spec.key)
+    seen_key = f"_default_{spec.key}"
+    seen = st.session_state.get(seen_key)
+    st.session_state[seen_key] = spec.default
     if raw is not None and spec.parse(raw) is None:
         st.session_state[spec.key] = spec.default
+    elif seen not in (None, spec.default) and st.session_state.get(spec.key, seen) == seen:
+        st.session_state[spec.key] = spec.default
+        st.query_params.pop(spec.key, None)
     return st.text_input(
         label, spec.default, max_chars=spec.max_len, key=spec.key, bind="query-params", **kw
     )

@@ -8,11 +8,20 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from models import minilm
+from models import minilm, multilingual_e5
 from tests.app.conftest import chart_tables, texts, visible, visible_of
 from ui.i18n import Translator
 from ui.safe import plain
-from ui.views.encoder import LESSON, VISIBLE_CHANGE, WIDE, pair_labels
+from ui.views.encoder import (
+    LESSON,
+    PAIR_WORDS,
+    VISIBLE_CHANGE,
+    WIDE,
+    ZH_TIRED,
+    ZH_WIDE,
+    names,
+    pair_labels,
+)
 
 PAGE = "pages/9_encoder.py"
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,7 +68,7 @@ def test_page_shows_it_attending_to_animal_in_l3h1_in_english_and_chinese(page):
     assert metric(en) == ("L3H1: it → animal", expected)
     np.testing.assert_allclose(head_matrix(en), attention[3, 1], atol=1e-6)
     assert "all-MiniLM-L6-v2" in texts(en)
-    zh = page(PAGE, lang="zh")
+    zh = page(PAGE, lang="zh", model="minilm")  # the Chinese page opens on e5
     assert not zh.exception
     assert zh.title[0].value == "真实编码器内部"
     assert metric(zh) == ("L3H1: it → animal", expected)
@@ -149,11 +158,13 @@ def test_explain_this_weight_recomputes_the_forward_pass(page):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_chinese_text_says_the_model_cannot_read_it_and_shows_the_lesson(page, lang):
-    at = page(PAGE, lang=lang, text="动物没有过马路，因为它太累了。")
+    at = page(PAGE, lang=lang, model="minilm", text="动物没有过马路，因为它太累了。")
     assert not at.exception
     warned = " ".join(w.value for w in at.warning)
     assert "[UNK]" in warned and LESSON in warned
     assert ("cannot read" in warned) if lang == "en" else ("读不懂" in warned)
+    switch = Translator(lang)("encoder.model_e5_name")
+    assert switch in warned  # where the model that reads Chinese is
     assert metric(at)[0] == "L3H1: it → animal"  # the lesson sentence instead of noise
 
 
@@ -241,7 +252,7 @@ def test_comparison_names_the_largest_changes_and_counts_the_rows_that_move(page
     up = np.unravel_index(diff.argmax(), diff.shape)
     down = np.unravel_index(diff.argmin(), diff.shape)
     moved = int((np.abs(diff).max(axis=1) > VISIBLE_CHANGE).sum())
-    body = texts(page(PAGE, step="4", lang=lang))
+    body = texts(page(PAGE, step="4", lang=lang, model="minilm"))
     if lang == "en":
         assert "every row changes a little" not in body
         assert (
@@ -276,7 +287,7 @@ def test_presenter_comparison_cites_only_the_row_on_the_slide(page, lang):
     k = int(np.abs(row).argmax())
     col = pair_labels(tokens, tokens_b)[k]
     moved = int((np.abs(row) > VISIBLE_CHANGE).sum())
-    body = texts(page(PAGE, step="4", present="1", lang=lang))
+    body = texts(page(PAGE, step="4", present="1", lang=lang, model="minilm"))
     biggest = np.unravel_index(np.abs(b[3, 1] - a[3, 1]).argmax(), row.shape * 2)
     assert biggest[0] != it  # the matrix's largest change is in a row the slide does not show
     if lang == "en":
@@ -296,7 +307,7 @@ def test_hidden_special_tokens_step_1_says_the_row_was_rescaled(page, lang):
     it, animal = tokens.index("it"), tokens.index("animal")
     row = attention[3, 1, it]
     special = row[0] + row[-1]  # [CLS] and [SEP]
-    at = page(PAGE, hide_special="true", lang=lang)
+    at = page(PAGE, hide_special="true", lang=lang, model="minilm")
     assert metric(at)[1] == f"{row[animal] / (1 - special):.3f}"  # the rescaled weight
     body = texts(at)
     own = f"**{row[animal]:.3f}**"
@@ -326,7 +337,7 @@ def test_chinese_counts_parameters_in_wan(page):
     arrays = [weights.word, weights.position, weights.token_type, weights.ln_g, weights.ln_b]
     count = sum(a.size for a in arrays + [x for lay in weights.layers for x in vars(lay).values()])
     wan = round(count / 1e5) * 10  # three significant digits, in units of 万 (10 000)
-    zh = texts(page(PAGE, lang="zh"))
+    zh = texts(page(PAGE, lang="zh", model="minilm"))
     assert f"（{wan} 万个训练得到的参数）" in zh and "百万" not in zh
     assert f"({count / 1e6:.1f} million trained numbers)" in texts(page(PAGE))
 
@@ -350,9 +361,9 @@ def test_texts_name_the_model_sizes_read_from_its_config(page):
     assert f"{cfg.d_model} numbers per token" in en
     assert f"then {cfg.layers} layers of multi-head attention" in en
     assert f"{cfg.layers} 层 × {cfg.heads} 个头，共 {total} 个注意力头" in texts(
-        page(PAGE, lang="zh")
+        page(PAGE, lang="zh", model="minilm")
     )
-    zh = texts(page(PAGE, step="3", lang="zh"))
+    zh = texts(page(PAGE, step="3", lang="zh", model="minilm"))
     assert f"{total} 个头按查询放在目标上的权重排序" in zh
     assert f"{total} 个头的中位数只有" in zh
     grid = texts(page(PAGE, step="2"))
@@ -409,6 +420,8 @@ def test_a_student_sees_title_step_bar_chart_then_the_text(page):
     cfg = model()[0].config
     sizes = {"layers": cfg.layers, "heads": cfg.heads, "total": cfg.layers * cfg.heads,
              "width": cfg.d_model}  # fmt: skip
+    pair = dict(zip(PAIR_WORDS["en"], PAIR_WORDS["en"], strict=True))
+    sizes = {**sizes, **names("minilm"), **pair}
     intro = tr("encoder.intro", **sizes)
     for step, name in enumerate(("head", "grid", "search", "compare", "explain"), start=1):
         seen = order(page(PAGE, step=str(step)))
@@ -418,3 +431,147 @@ def test_a_student_sees_title_step_bar_chart_then_the_text(page):
         assert (intro in seen) == (step == 1)
         if step == 1:
             assert first < seen.index(intro)
+
+
+# --- multilingual-e5-small: the Chinese page's model ---------------------------------
+
+
+@cache
+def e5_model():
+    return multilingual_e5.load_weights(), multilingual_e5.load_tokenizer()
+
+
+@cache
+def e5_reference(text: str) -> tuple[list[str], np.ndarray]:
+    """multilingual-e5-small's tokens and weights, straight from the model package."""
+    weights, tokenizer = e5_model()
+    encoded = multilingual_e5.encode(tokenizer, text, weights.config.max_positions)
+    return encoded.tokens, multilingual_e5.run(weights, encoded).attention
+
+
+def best_head(attention: np.ndarray, i: int, j: int) -> tuple[int, int]:
+    """The head that puts most of query ``i``'s weight on key ``j``."""
+    flat = int(attention[:, :, i, j].argmax())
+    return divmod(flat, attention.shape[1])
+
+
+def test_the_chinese_page_opens_on_e5_with_a_chinese_sentence_and_finds_ta_dongwu(page):
+    tokens, attention = e5_reference(ZH_TIRED)
+    ta, dongwu = tokens.index("它"), tokens.index("动物")
+    layer, head = best_head(attention, ta, dongwu)  # found by search, not typed in
+    at = page(PAGE, lang="zh")
+    assert not at.exception
+    assert at.text_input(key="text").value == ZH_TIRED
+    expected = f"{attention[layer, head, ta, dongwu]:.3f}"
+    assert metric(at) == (f"L{layer}H{head}: 它 → 动物", expected)
+    np.testing.assert_allclose(head_matrix(at), attention[layer, head], atol=1e-5)
+    body = texts(at)
+    assert "multilingual-e5-small" in body and "4 比特" in body
+    assert "250002 个词块" in body  # the vocabulary's size, read from the file
+    assert "“它”和它的头" in body
+
+
+def test_the_english_page_keeps_minilm_and_reads_english_with_e5_on_request(page):
+    assert metric(page(PAGE))[0] == "L3H1: it → animal"  # English opens as before
+    tokens, attention = e5_reference(LESSON)
+    it, animal = tokens.index("▁it"), tokens.index("▁animal")
+    layer, head = best_head(attention, it, animal)
+    at = page(PAGE, model="e5")
+    assert not at.exception
+    assert metric(at) == (
+        f"L{layer}H{head}: ▁it → ▁animal",
+        f"{attention[layer, head, it, animal]:.3f}",
+    )
+    body = texts(at)
+    assert "250,002 pieces" in body and "4-bit copy of the original weights" in body
+    assert "0.98–0.99" in body and "could not be measured here" in body
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_switching_the_model_follows_with_the_default_sentence(page, lang):
+    at = page(PAGE, lang=lang)
+    first = "e5" if lang == "zh" else "minilm"
+    other = "minilm" if lang == "zh" else "e5"
+    assert at.segmented_control(key="_choice_model").value == first
+    at = at.segmented_control(key="_choice_model").set_value(other).run()
+    assert not at.exception
+    assert ("▁it" in metric(at)[0]) == (other == "e5")  # e5's pieces carry the ▁ mark
+    assert at.text_input(key="text").value == LESSON  # both models read the English lesson
+    assert not at.warning  # no "cannot read" on the way
+
+
+def test_a_typed_sentence_stays_when_the_model_changes(page):
+    at = page(PAGE, lang="zh", text="这只猫很可爱。")
+    at = at.segmented_control(key="_choice_model").set_value("minilm").run()
+    assert at.text_input(key="text").value == "这只猫很可爱。"  # the student's, kept
+    assert "[UNK]" in " ".join(w.value for w in at.warning)  # MiniLM says it cannot read it
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_pronoun_merged_into_a_larger_piece_is_explained(page, lang):
+    at = page(PAGE, lang=lang, model="e5", text="动物没有过马路，因为它太累了。")
+    assert not at.exception
+    said = " ".join(i.value for i in at.info)
+    assert "`因为它`" in said and "动物没有过马路，它太累了。" in said
+    assert ("only inside the piece" in said) if lang == "en" else ("只在词块" in said)
+    fine = page(PAGE, lang=lang, model="e5", text=ZH_TIRED)
+    assert "`因为它`" not in " ".join(i.value for i in fine.info)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_e5_head_search_ranks_every_head_for_ta(page, lang):
+    tokens, attention = e5_reference(ZH_TIRED)
+    ta, dongwu = tokens.index("它"), tokens.index("动物")
+    layer, head = best_head(attention, ta, dongwu)
+    at = page(PAGE, lang=lang, model="e5", text=ZH_TIRED, step="3")
+    assert not at.exception
+    first = at.button(key=f"pick_L{layer}H{head}")
+    assert first.label.startswith(f"1. L{layer}H{head} · {attention[layer, head, ta, dongwu]:.3f}")
+    L, H = attention.shape[:2]  # noqa: N806
+    assert f"{L * H}" in texts(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_e5_comparison_says_where_the_weight_that_leaves_went(page, lang):
+    tokens, a = e5_reference(ZH_TIRED)
+    _, b = e5_reference(ZH_WIDE)
+    ta, dongwu = tokens.index("它"), tokens.index("动物")
+    layer, head = best_head(a, ta, dongwu)
+    row_a, row_b = a[layer, head, ta], b[layer, head, ta]
+    special = [0, len(tokens) - 1]  # <s> and </s>
+    at = page(PAGE, lang=lang, model="e5", text=ZH_TIRED, compare=ZH_WIDE, step="4")
+    assert not at.exception
+    body = texts(at)
+    lost = f"{row_a[dongwu] - row_b[dongwu]:.3f}"
+    gained = signed(float((row_b - row_a)[special].sum()))
+    if lang == "en":
+        assert (
+            f"**它** puts {lost} less on **动物** in B; <s> and </s> together change by {gained}"
+            in body
+        )
+        assert "not the model's reasoning" in body
+    else:
+        assert f"**它** 放在 **动物** 上的权重少了 {lost}；<s> 和 </s> 合计变化 {gained}" in body
+        assert "而不是模型的推理过程" in body
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_e5_step_draws_and_step_5_recomputes_the_forward_pass(page, lang):
+    for step in ("1", "2", "3", "4", "5"):
+        at = page(PAGE, lang=lang, model="e5", step=step)
+        assert not at.exception, step
+        assert at.get("vega_lite_chart"), step
+    hide = page(PAGE, lang=lang, model="e5", hide_special="true")
+    label = next(t.label for t in hide.toggle if t.key == "hide_special")
+    assert "<s>" in label and "</s>" in label and "[CLS]" not in label
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["🙂🙂🙂", "مرحبا بالعالم", "a\x00b\x07c", "   ", "它" * 1400, "动物 animal 它 it " * 90],
+)
+def test_hostile_text_on_e5_gives_finite_weights_or_a_message(page, text):
+    at = page(PAGE, lang="zh", text=text)
+    assert not at.exception
+    weights = head_matrix(at)
+    assert np.isfinite(weights[~np.isnan(weights)]).all()

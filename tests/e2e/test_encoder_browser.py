@@ -1,12 +1,13 @@
 """The real-encoder page in Chromium: "it" → "animal" in L3H1 on screen and head search
-selecting a head, both languages; presenter mode."""
+selecting a head, both languages; presenter mode; a Chinese sentence typed on the Chinese
+page's multilingual model finds 它 → 动物."""
 
 import re
 
 import pytest
 from playwright.sync_api import expect
 
-from models import encoder_attention
+from models import E5, encoder_attention
 from tests.e2e.conftest import href, shot, wait_for_url, wait_idle
 from ui.views.encoder import LESSON
 
@@ -37,7 +38,7 @@ def _clean(page) -> str:
 def test_l3h1_it_to_animal_is_on_the_page_and_head_search_selects_a_head(
     server, open_app, lang
 ) -> None:
-    page = open_app(server, f"/encoder?lang={lang}", width=1366, height=768)
+    page = open_app(server, f"/encoder?lang={lang}&model=minilm", width=1366, height=768)
     _clean(page)
     metric = page.locator('[data-testid="stMetric"]').first
     assert "L3H1: it → animal" in metric.inner_text()
@@ -81,7 +82,7 @@ def test_presenter_steps_render_with_their_chart(server, open_app) -> None:
 def test_a_student_changes_the_head_in_the_sidebar_beside_its_chart(server, open_app, lang) -> None:
     """At 1366 x 768 the settings are in the sidebar and the head's chart in view: picking
     another head there redraws the chart and its readout without scrolling."""
-    page = open_app(server, f"/encoder?lang={lang}", width=1366, height=768)
+    page = open_app(server, f"/encoder?lang={lang}&model=minilm", width=1366, height=768)
     _clean(page)
     sidebar = page.locator('[data-testid="stSidebar"]')
     head = sidebar.locator(".st-key-_choice_head")
@@ -93,3 +94,36 @@ def test_a_student_changes_the_head_in_the_sidebar_beside_its_chart(server, open
     wait_for_url(page, "head=11")
     expect(page.locator('[data-testid="stMetric"]').first).to_contain_text("L3H11: it → animal")
     shot(page, f"encoder_{lang}_sidebar_head")
+
+
+TYPED = "这只动物没有跳过小河，它太累了。"  # not the page's default sentence
+
+
+def _best(text: str, query: str, target: str) -> tuple[str, str]:
+    """The head that puts most of ``query``'s weight on ``target`` and that weight, from the
+    model package (what head search must find)."""
+    tokens, attention = encoder_attention(text, model=E5)
+    pieces = [tok.removeprefix("▁") for tok in tokens]
+    i, j = pieces.index(query), pieces.index(target)
+    layer, head = divmod(int(attention[:, :, i, j].argmax()), attention.shape[1])
+    return f"L{layer}H{head}", f"{attention[layer, head, i, j]:.3f}"
+
+
+def test_a_student_types_a_chinese_sentence_and_finds_ta_to_dongwu(server, open_app) -> None:
+    """The Chinese page opens on multilingual-e5-small; a sentence typed into the sidebar is
+    read by it, and the page's head (the one head search ranks first) links 它 to 动物."""
+    page = open_app(server, "/encoder?lang=zh", width=1366, height=768)
+    _clean(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    expect(sidebar.get_by_text("e5 · 多语言")).to_be_visible()
+    box = sidebar.locator(".st-key-text input")
+    box.fill(TYPED)
+    box.press("Enter")
+    wait_for_url(page, "text=")
+    head, weight = _best(TYPED, "它", "动物")
+    metric = page.locator('[data-testid="stMetric"]').first
+    expect(metric).to_contain_text(f"{head}: 它 → 动物", timeout=60_000)
+    expect(metric).to_contain_text(weight)
+    body = _clean(page)
+    assert "读不懂" not in body and "cannot read" not in body
+    shot(page, "encoder_zh_typed")

@@ -1,9 +1,12 @@
 """Presentation helpers for the real-encoder page (pages/9_encoder.py).
 
-The model (all-MiniLM-L6-v2) is read once per server process (:func:`ui.loaded.minilm_l6`,
-``st.cache_resource``, never mutated); each sentence's forward pass is cached
-(:func:`analyse`, bounded). Every number comes from :mod:`core.bert`, which runs the
-concept pages' ``scaled_dot_product_attention`` in every head.
+Two trained encoders, picked with ``?model=``: all-MiniLM-L6-v2 (English, the English
+page's default) and multilingual-e5-small (about 100 languages, the Chinese page's default,
+opening on a Chinese sentence). Each is read once per server process
+(:mod:`ui.loaded`, ``st.cache_resource``, never mutated); each sentence's forward pass is
+cached (:func:`analyse`, bounded). Every number comes from :mod:`core.bert`, which runs the
+concept pages' ``scaled_dot_product_attention`` in every head; what the notes point out is
+computed in :mod:`core.bert` and :mod:`core.encoder_findings`.
 """
 
 from dataclasses import dataclass
@@ -11,9 +14,12 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from core.bert import explain_weight, head_ranking, key_share, without_keys
+import models
+from core.bert import BertWeights, explain_weight, head_ranking, key_share, without_keys
+from core.encoder_findings import place_of, weight_shift
 from core.multihead import average_heads
 from models import minilm
+from models import multilingual_e5 as e5
 from ui import charts, loaded
 from ui.blocks import Frame
 from ui.context import PageContext
@@ -23,29 +29,72 @@ from ui.safe import plain
 
 LESSON = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
-TEXT = Text("text", LESSON, max_len=1500)
-COMPARE = Text("compare", WIDE, max_len=1500)
+# The Chinese pair for the multilingual model. Written with 它 after a comma: after 因为 the
+# model's vocabulary has one piece 因为它, and 它 would have no row of its own.
+ZH_TIRED, ZH_WIDE = "动物没有过马路，它太累了。", "动物没有过马路，它太宽了。"
+# The words of each default pair the texts name: the English words are also the keys.
+PAIR_WORDS = {
+    "en": ("it", "animal", "street", "tired", "wide"),
+    "zh": ("它", "动物", "马路", "累", "宽"),
+}
+MINILM, E5 = "minilm", "e5"  # the URL's tokens for the two models
+MODELS = (MINILM, E5)
+MAX_TEXT = 1500  # characters in a sentence box
+MAX_TOKENS = minilm.MAX_TOKENS  # tokens the page reads (e5 could read 512: charts stay quick)
 HIDE = Flag("hide_special", False)
 QUERY_KEY, QUERY_WIDGET = "q", "_q_pick"
 MAX_PILLS = 40  # presenter mode: longer sentences pick their query tokens from a drop-down
-MAX_GRID_QUERIES = 3  # query tokens drawn in the 72-head grid (one row of panels each)
-UNKNOWN_LIMIT = 0.5  # more [UNK] word pieces than this: the model cannot read the text
+MAX_GRID_QUERIES = 3  # query tokens drawn in the grid of every head (panels each)
+GRID_ROW = 6  # layers drawn side by side in that grid at most
+UNKNOWN_LIMIT = 0.5  # more unknown pieces than this: the model cannot read the text
 TOP_HEADS = 5
-DEFAULT_QUERY, DEFAULT_TARGET = "it", "animal"  # the lesson's question: what does "it" mean?
+# The lesson's question, what does "it" mean? The first of each pair found in the sentence.
+QUERY_WORDS, TARGET_WORDS = ("it", "它"), ("animal", "动物")
 # Presenter mode: px of height a step's chart may take (with its axes), so that the step's
 # title, its one-line text and the "what to notice" box stay on a 1920 x 1080 screen, and
 # the chart's share of the width where the notice (or the top heads) stand beside it.
 HEAD_HEIGHT, GRID_HEIGHT, COMPARE_HEIGHT, EXPLAIN_HEIGHT = 820, 430, 620, 600
+SEARCH_HEIGHT = 720  # a twelve-layer model's layer × head table, its numbers readable
+TALL_GRID = 1.15  # the grid of a model with two rows of panels: this much more height
 SIDE_SHARE = 0.58
 # A weight that moves by more than this between sentence A and B shows in the B − A cells
 # (two decimals) as a visible change; the comparison notice counts the rows that have one.
 VISIBLE_CHANGE = 0.05
 
 
+def model_choice(lang: str) -> Choice:
+    """The model switch: the Chinese page opens on the multilingual model."""
+    return Choice("model", E5 if lang == "zh" else MINILM, MODELS)
+
+
+def texts(model: str, lang: str) -> tuple[Text, Text]:
+    """Sentence A and B: the Chinese pair on the Chinese page's multilingual model, else
+    the lesson's English pair (MiniLM reads English only)."""
+    first, second = (ZH_TIRED, ZH_WIDE) if (model, lang) == (E5, "zh") else (LESSON, WIDE)
+    return Text("text", first, MAX_TEXT), Text("compare", second, MAX_TEXT)
+
+
+def weights_of(model: str) -> BertWeights:
+    """The model's weights, loaded once per process."""
+    return (loaded.e5_small() if model == E5 else loaded.minilm_l6())[0]
+
+
+def special_tokens(model: str) -> tuple[str, str]:
+    """The tokens the model puts around every sentence: ``<s>``/``</s>`` or [CLS]/[SEP]."""
+    return e5.SPECIAL if model == E5 else minilm.SPECIAL
+
+
+def names(model: str) -> dict[str, str]:
+    """The model's name and special tokens, for the texts (``{cls}`` is the opening one)."""
+    cls, sep = special_tokens(model)
+    return {"model": models.E5 if model == E5 else models.MINILM, "cls": cls, "sep": sep}
+
+
 @dataclass(frozen=True)
 class Analysis:
     """One sentence through the model."""
 
+    model: str  # MINILM or E5
     text: str
     tokens: list[str]
     total: int  # tokens before the cap
@@ -53,26 +102,39 @@ class Analysis:
     hidden: np.ndarray  # (L+1, n, d_model)
     attention: np.ndarray  # (L, h, n, n)
 
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def analyse(text: str) -> Analysis:
-    """Tokenise and run the encoder on ``text`` (cached per sentence)."""
-    weights, tokenizer = loaded.minilm_l6()
-    enc = minilm.encode(tokenizer, text)
-    out = minilm.run(weights, enc)
-    return Analysis(text, enc.tokens, enc.total, enc.unknown_share, out.hidden, out.attention)
+    @property
+    def special(self) -> list[int]:
+        """Positions of the special tokens."""
+        marks = special_tokens(self.model)
+        return [i for i, tok in enumerate(self.tokens) if tok in marks]
 
 
-def sizes() -> dict[str, int]:
-    """The model's sizes for running text, read from its ``config.json`` (never typed in)."""
-    cfg = loaded.minilm_l6()[0].config
+@st.cache_data(max_entries=32, show_spinner=False)
+def analyse(text: str, model: str = MINILM) -> Analysis:
+    """Tokenise and run ``model`` on ``text`` (cached per sentence and model)."""
+    if model == E5:
+        weights, tokenizer = loaded.e5_small()
+        enc = e5.encode(tokenizer, text, MAX_TOKENS)
+        out = e5.run(weights, enc)
+    else:
+        weights, tokenizer = loaded.minilm_l6()
+        enc = minilm.encode(tokenizer, text)
+        out = minilm.run(weights, enc)
+    return Analysis(
+        model, text, enc.tokens, enc.total, enc.unknown_share, out.hidden, out.attention
+    )
+
+
+def sizes(model: str = MINILM) -> dict[str, int]:
+    """The model's sizes for running text, read from its files (never typed in)."""
+    cfg = weights_of(model).config
     return {"layers": cfg.layers, "heads": cfg.heads, "total": cfg.layers * cfg.heads,
             "width": cfg.d_model}  # fmt: skip
 
 
-def parameter_count() -> int:
-    """How many numbers the model has (computed from the loaded weights)."""
-    w, _ = loaded.minilm_l6()
+def parameter_count(model: str = MINILM) -> int:
+    """How many numbers the model has (counted in the loaded weights)."""
+    w = weights_of(model)
     arrays = [w.word, w.position, w.token_type, w.ln_g, w.ln_b]
     arrays += [a for layer in w.layers for a in vars(layer).values()]
     return sum(a.size for a in arrays)
@@ -84,6 +146,25 @@ def parameter_amount(lang: str, count: int) -> str:
     if lang == "zh":
         return f"{float(f'{count / 1e4:.3g}'):.0f}"
     return f"{count / 1e6:.3g}"
+
+
+def model_line(ctx: PageContext, model: str) -> str:
+    """What the model is, in a line: its sizes from its files, its languages, its origin."""
+    params = parameter_amount(ctx.lang, parameter_count(model))
+    if model == MINILM:
+        return ctx.t("encoder.model_minilm", params=params, **sizes(model))
+    info = e5_info()
+    pieces = f"{info.pieces:,}" if ctx.lang == "en" else f"{info.pieces}"
+    return ctx.t(
+        "encoder.model_e5", params=params, pieces=pieces, bits=f"{info.bits_per_weight:.1f}",
+        positions=info.max_positions, read=MAX_TOKENS, **sizes(model),
+    )  # fmt: skip
+
+
+@st.cache_resource(show_spinner=False)
+def e5_info() -> e5.ModelInfo:
+    """multilingual-e5-small's sizes, read from its file header once per process."""
+    return e5.model_info()
 
 
 def joined(ctx: PageContext, items: list[str]) -> str:
@@ -102,39 +183,79 @@ def strip(tokens: list[str], limit: int = 16) -> str:
     return " ".join(code(tok) for tok in tokens[:limit]) + more
 
 
-def sentence(ctx: PageContext, spec: Text, label: str) -> Analysis:
+def current_model(ctx: PageContext) -> str:
+    """The model the URL asks for (its default if none, or a bad one: :func:`model_switch`
+    warns about that when it draws the switch)."""
+    spec = model_choice(ctx.lang)
+    return spec.parse(st.query_params.get(spec.key, spec.default)) or spec.default
+
+
+def model_switch(ctx: PageContext, shown: str) -> None:
+    """The model switch, first in the settings (whose title names it). Picking the other
+    model reruns the whole page: the step bar and the texts name its sizes."""
+    spec = model_choice(ctx.lang)
+    picked = select(
+        ctx, spec, ctx.t("encoder.model"), lambda m: ctx.t(f"encoder.model_{m}_name"),
+        label_visibility="collapsed",
+    )  # fmt: skip
+    if picked != shown:
+        st.rerun()
+
+
+def words(ctx: PageContext, model: str) -> dict[str, object]:
+    """What the texts fill in: the model's sizes, name and special tokens, and the words of
+    its default sentence pair (it/animal/street/tired/wide, or 它/动物/马路/累/宽)."""
+    chinese = texts(model, ctx.lang)[0].default == ZH_TIRED
+    pair = PAIR_WORDS["zh" if chinese else "en"]
+    return {**sizes(model), **names(model), **dict(zip(PAIR_WORDS["en"], pair, strict=True))}
+
+
+def sentence(ctx: PageContext, model: str, spec: Text, label: str) -> Analysis:
     """A URL-bound sentence box run through the model (:func:`sentence_box`, :func:`read`)."""
-    return read(ctx, spec, sentence_box(ctx, spec, label))
+    return read(ctx, model, spec, sentence_box(ctx, model, spec, label))
 
 
-def sentence_box(ctx: PageContext, spec: Text, label: str) -> str:
+def sentence_box(ctx: PageContext, model: str, spec: Text, label: str) -> str:
     """A URL-bound sentence box; its text, not yet read by the model (a step off screen
     keeps the box without paying for the forward pass)."""
-    return text(ctx, spec, label, help=ctx.t("encoder.text_help", limit=minilm.MAX_TOKENS))
+    return text(ctx, spec, label, help=ctx.t(f"encoder.text_help_{model}", limit=MAX_TOKENS))
 
 
-def read(ctx: PageContext, spec: Text, raw: str) -> Analysis:
-    """``raw`` (the text of ``spec``'s box) through the model; empty or unreadable text
+def read(ctx: PageContext, model: str, spec: Text, raw: str) -> Analysis:
+    """``raw`` (the text of ``spec``'s box) through ``model``; empty or unreadable text
     warns and falls back to the box's default sentence, long text is cut (and says so)."""
     t = ctx.t
-    a = analyse(raw)
+    a = analyse(raw, model)
     if len(a.tokens) <= 2:
         ctx.warn(t("encoder.empty", fallback=code(spec.default)))
-        return analyse(spec.default)
+        return analyse(spec.default, model)
     if a.unknown_share > UNKNOWN_LIMIT:
         share = f"{a.unknown_share:.0%}"
-        ctx.warn(t("encoder.unknown", share=share, tokens=strip(a.tokens), fallback=code(LESSON)))
-        return analyse(spec.default)
+        key = f"encoder.unknown_{model}"
+        ctx.warn(t(key, share=share, tokens=strip(a.tokens), fallback=code(spec.default)))
+        return analyse(spec.default, model)
     if a.total > len(a.tokens):
-        ctx.warn(t("encoder.cut", total=a.total, limit=minilm.MAX_TOKENS))
+        ctx.warn(t("encoder.cut", total=a.total, limit=MAX_TOKENS, **names(model)))
     return a
+
+
+def merged_notice(ctx: PageContext, a: Analysis) -> list[str]:
+    """Words of the lesson's question that the model reads only inside a larger piece
+    (因为它): say so, and how to write the sentence so that the word stands alone."""
+    found = []
+    for word in (*QUERY_WORDS, *TARGET_WORDS):
+        place = place_of(a.tokens, word)
+        if place.merged:
+            key = "encoder.merged_it" if word == "它" else "encoder.merged"
+            found.append(ctx.t(key, word=word, piece=code(a.tokens[place.inside])))
+    return found
 
 
 def step_text(ctx: PageContext, name: str, **values: object) -> None:
     """A step's explanation: in full for a student, its short version on a projector (the
-    model's :func:`sizes` filled in too)."""
+    page's :func:`words` passed in ``values``)."""
     key = f"encoder.{name}_{'short' if ctx.presenter else 'text'}"
-    st.markdown(ctx.t(key, **{**sizes(), **values}))
+    st.markdown(ctx.t(key, **values))
 
 
 def stacked(ctx: PageContext) -> Frame:
@@ -152,9 +273,14 @@ def side_room(ctx: PageContext, height: int) -> charts.Room:
     return charts.room(ctx, SIDE_SHARE, height) if ctx.presenter else charts.room(ctx)
 
 
-def default_index(tokens: list[str], word: str, fallback: int) -> int:
-    """Where ``word`` first occurs, else ``fallback`` (kept inside the sentence)."""
-    return tokens.index(word) if word in tokens else min(max(fallback, 0), len(tokens) - 1)
+def default_index(tokens: list[str], candidates: tuple[str, ...], fallback: int) -> int:
+    """Where the first of ``candidates`` that is a piece of its own occurs (word-start mark
+    aside), else ``fallback`` (kept inside the sentence)."""
+    for word in candidates:
+        index = place_of(tokens, word).index
+        if index is not None:
+            return index
+    return min(max(fallback, 0), len(tokens) - 1)
 
 
 def parse_indices(raw: str, n: int) -> list[int] | None:
@@ -238,14 +364,14 @@ def controls(ctx: PageContext, a: Analysis) -> Controls:
     """Query tokens, target token, the head and the [CLS]/[SEP] switch."""
     t, labels = ctx.t, charts.unique_labels(a.tokens)
     n = len(a.tokens)
-    queries = query_picker(ctx, a.tokens, default_index(a.tokens, DEFAULT_QUERY, n - 2))
+    queries = query_picker(ctx, a.tokens, default_index(a.tokens, QUERY_WORDS, n - 2))
     if ctx.presenter:  # one row in the settings box above the slide
         c1, c2, c3, c4 = st.columns([3, 4, 2, 3], vertical_alignment="bottom")
     else:  # the sidebar: layer and head side by side, then the target, then the switch
         c2, c3 = st.columns(2, vertical_alignment="bottom")
         c1, c4 = st.container(), st.container()
     with c1:
-        spec = token_choice("target", a.tokens, default_index(a.tokens, DEFAULT_TARGET, 1))
+        spec = token_choice("target", a.tokens, default_index(a.tokens, TARGET_WORDS, 1))
         fmt = lambda i: plain(labels[int(i)], 24)  # noqa: E731
         target = int(select(ctx, spec, t("encoder.target"), fmt, "select"))
     order, _ = head_ranking(a.attention, queries[0], target)  # default: stable as queries are added
@@ -257,13 +383,14 @@ def controls(ctx: PageContext, a: Analysis) -> Controls:
     with c3:
         head = int(select(ctx, specs[1], t("encoder.head"), lambda s: f"H{s}", "select"))
     with c4:
-        hide = toggle(ctx, HIDE, t("encoder.hide"), help=t("encoder.hide_help"))
+        cls, sep = special_tokens(a.model)
+        hide = toggle(ctx, HIDE, t("encoder.hide", cls=cls, sep=sep), help=t("encoder.hide_help"))
     return Controls(queries, target, layer, head, hide, specs)
 
 
 @dataclass(frozen=True)
 class Shown:
-    """The attention as drawn: all tokens, or [CLS]/[SEP] removed and rows renormalised."""
+    """The attention as drawn: all tokens, or the special ones removed and rows renormalised."""
 
     tokens: list[str]
     attention: np.ndarray  # (L, h, m, m)
@@ -276,7 +403,8 @@ class Shown:
 
 def shown(a: Analysis, hide: bool) -> Shown:
     """The attention with or without the special tokens."""
-    keep = np.array([not (hide and tok in minilm.SPECIAL) for tok in a.tokens])
+    keep = np.ones(len(a.tokens), dtype=bool)
+    keep[a.special] = not hide
     index = {int(i): k for k, i in enumerate(np.flatnonzero(keep))}
     tokens = [tok for tok, k in zip(a.tokens, keep, strict=True) if k]
     weights = without_keys(a.attention, keep) if hide else a.attention
@@ -336,11 +464,16 @@ def grid_chart(
     that head's query looks) and, below them, the layer means over the heads.
 
     ``rows`` ``(k, L, h, n)``: the queries' weight rows in every head. Three panels a row
-    on a laptop, all six on a projector.
+    on a laptop, all six on a projector; a model of twelve layers in two rows of six.
     """
     k, L, H, n = rows.shape  # noqa: N806
-    columns, width = (L, 1660) if presenter else (3, 880)
-    cell = int(np.clip((width - 90 * columns - 70) / (columns * n), 3, 22))  # axes: ~90 px
+    width = 1660 if presenter else 880
+    # one row of panels on a projector, three a row on a laptop; twelve layers: two rows
+    columns = -(-L // 2) if L > GRID_ROW else (L if presenter else 3)
+    cell = int(np.clip((width - 90 - 24 * columns) / (columns * n), 3, 22))  # axis: ~90 px
+    tall = presenter and L > GRID_ROW  # two rows of panels on a slide
+    if tall:  # drawn small, grown to the room: labels thinned out
+        cell = min(cell, 14)
     cols = charts.unique_labels(tokens)
     head_labels, layer_labels = [f"H{h}" for h in range(H)], [f"L{i}" for i in range(L)]
     parts = []
@@ -350,7 +483,7 @@ def grid_chart(
             panels,
             head_labels,
             cols,
-            x_title=t("encoder.keys"),
+            x_title=None if tall else t("encoder.keys"),  # a slide's tall grid: the room
             columns=columns,
             cell=cell,
             legend=False,
@@ -374,6 +507,11 @@ def grid_chart(
         )
         parts += [grid, mean]
     return charts.concat(parts, "vconcat", spacing=16)
+
+
+def grid_height(layers: int) -> int:
+    """Presenter mode: the px of height the grid of every head may take."""
+    return int(GRID_HEIGHT * TALL_GRID) if layers > GRID_ROW else GRID_HEIGHT
 
 
 def search_chart(t: Translator, weights: np.ndarray, title: str, presenter: bool) -> dict:
@@ -507,7 +645,7 @@ def head_notice(ctx: PageContext, a: Analysis, s: Shown, c: Controls) -> list[st
     t, rows = ctx.t, s.rows(c.queries)
     name = head_name(c.layer, c.head)
     if not rows or c.target not in s.index:
-        return [t("encoder.hidden_pick")]
+        return [t("encoder.hidden_pick", **names(a.model))]
     i, j = rows[0], s.index[c.target]
     row = s.attention[c.layer, c.head, i]
     top = int(row.argmax())
@@ -525,10 +663,11 @@ def head_notice(ctx: PageContext, a: Analysis, s: Shown, c: Controls) -> list[st
     items.append(t("encoder.notice_same" if top == j else "encoder.notice_other"))
     if c.hide:
         own = a.attention[c.layer, c.head, c.queries[0]]  # (n,) the model's row, all tokens
-        special = [k for k, tok in enumerate(a.tokens) if tok in minilm.SPECIAL]
+        special = a.special
         items.append(
             t(
                 "encoder.notice_rescaled",
+                **names(a.model),
                 q=label(s.tokens, i),
                 k=label(s.tokens, j),
                 own=charts.fmt(own[c.target], 3),
@@ -569,7 +708,8 @@ def average_notice(ctx: PageContext, a: Analysis, s: Shown, c: Controls) -> list
     top = np.unravel_index(int(cls.argmax()), cls.shape)
     items.append(
         t(
-            "encoder.notice_cls",
+            "encoder.notice_cls_short" if ctx.presenter else "encoder.notice_cls",
+            **names(a.model),
             lo=charts.fmt(per_layer[lo], 2),
             lo_layer=lo,
             hi=charts.fmt(per_layer[hi], 2),
@@ -579,9 +719,9 @@ def average_notice(ctx: PageContext, a: Analysis, s: Shown, c: Controls) -> list
         )
     )
     if c.hide:
-        items.append(t("encoder.notice_hidden"))
+        items.append(t("encoder.notice_hidden", **names(a.model)))
     elif not ctx.presenter:  # a tip for a student; a lecturer has the settings box
-        items.append(t("encoder.notice_hide_tip"))
+        items.append(t("encoder.notice_hide_tip", **names(a.model)))
     return items
 
 
@@ -669,8 +809,36 @@ def compare_notice(
         total = sa.attention.shape[0] * sa.attention.shape[1]
         items.append(t("encoder.notice_flips", q=label(sa.tokens, i), flips=flips, total=total))
         items.append(spread_notice(ctx, sa, sb, c, i))
-    items.append(t("encoder.notice_caveat"))
+    shift = shift_notice(ctx, full_a, full_b, c)
+    if shift:
+        items.append(shift)
+    items.append(t("encoder.notice_caveat_short" if ctx.presenter else "encoder.notice_caveat"))
     return items
+
+
+def shift_notice(ctx: PageContext, a: Analysis, b: Analysis, c: Controls) -> str | None:
+    """Where the weight went that the first query token lost on the target, in the model's
+    own rows (special tokens included): to another word, or parked on ``<s>``/``</s>``?
+    Only for sentences that align token by token, and only when the target lost weight."""
+    if len(a.tokens) != len(b.tokens) or c.target == c.queries[0]:
+        return None
+    i, j = c.queries[0], c.target
+    ra, rb = a.attention[c.layer, c.head, i], b.attention[c.layer, c.head, i]  # (n,) each
+    found = weight_shift(ra, rb, j, a.special)
+    if found.target > -VISIBLE_CHANGE or found.top < 0:
+        return None
+    return ctx.t(
+        "encoder.notice_shift",
+        head=head_name(c.layer, c.head),
+        q=label(b.tokens, i),
+        k=label(b.tokens, j),
+        lost=charts.fmt(-found.target, 3),
+        special=signed(found.special),
+        others=signed(found.others),
+        top=plain(pair_labels(a.tokens, b.tokens)[found.top], 24),
+        gain=signed(found.top_gain),
+        **names(a.model),
+    )
 
 
 def signed(value: float) -> str:
@@ -745,7 +913,7 @@ class Explained:
 
 def explain(a: Analysis, c: Controls) -> Explained:
     """Query (first picked token) → target in the selected head, step by step."""
-    weights, _ = loaded.minilm_l6()
+    weights = weights_of(a.model)
     i, j = c.queries[0], c.target
     h = weights.config.heads
     ex = explain_weight(a.hidden[c.layer], weights.layers[c.layer], h, c.head, i, j)
