@@ -1,19 +1,26 @@
-"""Homework checking: the exercises' exact inputs, a catalogue of common mistakes, and a
+"""Homework checking: the exercises' exact inputs, a table of common mistakes, and a
 diagnosis that says which mistake an uploaded result was made with.
 
 The inputs are lesson 002's (``lesson_inputs`` and ``init_projections`` with the same seed),
 so with the defaults (n = 6, d_model = 8, d_k = d_v = 4, seed 42) exercise 1's answer is
 exactly the lesson's output.
 
-Every mistake is one small pure function that computes what a buggy implementation returns
-on the same inputs. Each belongs to one of the five steps of attention:
+Every mistake is one row of :data:`MISTAKES`, a small frozen :class:`Mistake`:
 
-    1 project (x @ W, split into heads)   2 score (Q Kᵀ)   3 scale (÷ √d_k)
-    4 softmax (mask just before it)        5 weighted sum (mix the values, merge, W_O)
+- **what it is**: an id (the page's catalog key for its name, explanation and fix) and the
+  step of attention it happens in, one of five:
 
-A diagnosis compares the upload with the right answer first (so a right answer is never
-called a mistake) and then with every mistake whose result differs from the right one
-(a mistake that changes nothing on these inputs cannot be told apart, so it is skipped).
+      1 project (x @ W, split into heads)   2 score (Q Kᵀ)   3 scale (÷ √d_k)
+      4 softmax (mask just before it)        5 weighted sum (mix the values, merge, W_O)
+
+- **how to make it**: a short function that computes what the buggy code returns on the
+  exercise's inputs; its docstring quotes the mistaken line;
+- **how it is recognised**: a recogniser that holds the upload against that result
+  (usually: the same numbers).
+
+Adding a mistake is adding one function and one row. A diagnosis compares the upload with
+the right answer first (so a right answer is never called a mistake), then goes down the
+table; a mistake that changes nothing on these inputs cannot be told apart, so it is skipped.
 
 Comparison: within ``tol`` (1e-6 for float64 results, 1e-4 for float32) of ``max(1, |expected|)``
 per cell; NaN and ±inf must sit in the same cells on both sides.
@@ -33,6 +40,7 @@ from core.softmax import softmax, softmax_naive
 
 EXERCISES = (1, 2, 3, 4)
 STEPS = ("project", "score", "scale", "softmax", "mix")  # the five steps, numbered from 1
+KINDS = {1: "attention", 2: "attention", 3: "multihead", 4: "softmax"}  # by exercise
 TOL_FLOAT64 = 1e-6
 TOL_FLOAT32 = 1e-4
 # Exercise 4: (offset, spread) of each row of logits, cycled. Rows 3, 4 and 6 are far beyond
@@ -130,23 +138,38 @@ def reference_multihead(
     return _heads(x, w_q, w_k, w_v, w_o, h)
 
 
-def homework_answer(hw: Homework, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The right results for the exercise, by part name (see :func:`answer_parts`)."""
+REFERENCES: dict[str, Callable[..., Result | np.ndarray]] = {
+    "attention": reference_attention,
+    "multihead": reference_multihead,
+    "softmax": softmax,
+}  # the right answer of each kind of exercise, taking the arguments of :func:`exercise_args`
+
+
+def exercise_args(hw: Homework, inputs: Mapping[str, np.ndarray]) -> tuple:
+    """The exercise's inputs in the order its reference and its mistakes take them:
+    ``(x, w_q, w_k, w_v, mask)``, ``(x, w_q, w_k, w_v, w_o, h)`` or ``(logits,)``."""
     if hw.exercise == 4:
-        return {"probs": softmax(inputs["logits"])}
+        return (inputs["logits"],)
+    x, w_q, w_k, w_v = inputs["X"], inputs["W_Q"], inputs["W_K"], inputs["W_V"]
     if hw.exercise == 3:
-        out, weights = reference_multihead(*_mh_args(inputs, hw.h))
-    else:
-        out, weights = reference_attention(*_attn_args(inputs))
-    return {"output": out, "weights": weights}
+        return x, w_q, w_k, w_v, inputs["W_O"], hw.h
+    return x, w_q, w_k, w_v, inputs.get("mask")
 
 
-def _attn_args(inputs: Mapping[str, np.ndarray]) -> tuple:
-    return inputs["X"], inputs["W_Q"], inputs["W_K"], inputs["W_V"], inputs.get("mask")
+def homework_answer(hw: Homework, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The right results for the exercise, by part name: ``output`` and ``weights``, or
+    ``probs`` in exercise 4."""
+    kind = KINDS[hw.exercise]
+    return as_parts(REFERENCES[kind](*exercise_args(hw, inputs)))
 
 
-def _mh_args(inputs: Mapping[str, np.ndarray], h: int) -> tuple:
-    return inputs["X"], inputs["W_Q"], inputs["W_K"], inputs["W_V"], inputs["W_O"], h
+def as_parts(result: Result | np.ndarray | None) -> dict[str, np.ndarray]:
+    """A result by part name: ``(output, weights)`` of attention, ``probs`` of a softmax."""
+    if result is None:
+        return {}
+    if isinstance(result, np.ndarray):
+        return {"probs": result}
+    return {"output": result[0], "weights": result[1]}
 
 
 # ------------------------------------------------------- mistakes in single-head attention
@@ -160,8 +183,8 @@ def _scores(q: np.ndarray, k: np.ndarray, divisor: float, mask: np.ndarray | Non
 def no_scaling(
     x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
 ) -> Result:
-    """Bug: the scores are not divided by √d_k (step 3, scale). The softmax gets scores
-    √d_k times too spread out, so the weights come out too peaked.
+    """Bug: ``scores = Q @ K.T`` with no ``/ np.sqrt(d_k)`` (step 3, scale). The softmax
+    gets scores √d_k times too spread out, so the weights come out too peaked.
 
     Shapes: as :func:`reference_attention`.
     """
@@ -171,8 +194,8 @@ def no_scaling(
 def scaled_by_dk(
     x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
 ) -> Result:
-    """Bug: the scores are divided by d_k instead of √d_k (step 3, scale): the weights come
-    out too flat. (Indistinguishable when d_k = 1.)
+    """Bug: ``scores = Q @ K.T / d_k`` instead of ``/ np.sqrt(d_k)`` (step 3, scale): the
+    weights come out too flat. (Indistinguishable when d_k = 1.)
 
     Shapes: as :func:`reference_attention`.
     """
@@ -184,8 +207,8 @@ def scaled_by_dk(
 def softmax_wrong_axis(
     x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
 ) -> Result:
-    """Bug: softmax over the queries (``axis=0``, the columns) instead of over the keys
-    (step 4, softmax): columns sum to 1, rows do not.
+    """Bug: ``softmax(scores, axis=0)``, over the queries (the columns) instead of over the
+    keys (step 4, softmax): columns sum to 1, rows do not.
 
     Shapes: as :func:`reference_attention`.
     """
@@ -197,8 +220,8 @@ def softmax_wrong_axis(
 def scores_transposed(
     x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
 ) -> Result:
-    """Bug: ``K Qᵀ`` instead of ``Q Kᵀ`` (Q and K swapped, or K not transposed where it
-    should be), so row i holds key i's scores against every query (step 2, score).
+    """Bug: ``scores = K @ Q.T`` instead of ``Q @ K.T`` (Q and K swapped, or the transpose
+    on the wrong matrix), so row i holds key i's scores against every query (step 2, score).
 
     Shapes: as :func:`reference_attention` (n_q = n_k = n).
     """
@@ -210,8 +233,8 @@ def scores_transposed(
 def weights_not_output(
     x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
 ) -> Result:
-    """Bug: the attention weights are returned as the output: the values are never mixed
-    (step 5, weighted sum is missing).
+    """Bug: ``return weights, weights``: the values are never mixed (step 5, weighted sum
+    is missing). Its weights are the right ones, so only its output tells it.
 
     Shapes: -> ``(weights (n, n) in the output's place, weights (n, n))``.
     """
@@ -222,8 +245,9 @@ def weights_not_output(
 def mask_after_softmax(
     x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
 ) -> Result | None:
-    """Bug: the mask zeroes the weights *after* the softmax instead of setting the scores
-    to −∞ before it (step 4, softmax): the rows no longer sum to 1. None without a mask.
+    """Bug: ``weights = softmax(scores) * mask``: the hidden weights are zeroed *after* the
+    softmax instead of their scores set to −∞ before it (step 4, softmax), so the rows no
+    longer sum to 1. None without a mask.
 
     Shapes: as :func:`reference_attention`.
     """
@@ -237,8 +261,9 @@ def mask_after_softmax(
 def mask_missing(
     x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
 ) -> Result | None:
-    """Bug: the mask is never applied (step 4: nothing happens before the softmax), so every
-    token also sees the tokens after it. None without a mask.
+    """Bug: the line ``scores = np.where(mask, scores, -np.inf)`` is missing (step 4,
+    softmax: nothing happens before it), so every token also sees the tokens after it.
+    None without a mask.
 
     Shapes: as :func:`reference_attention`.
     """
@@ -248,7 +273,7 @@ def mask_missing(
 def mask_upper(
     x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
 ) -> Result | None:
-    """Bug: the wrong triangle is kept (``np.triu`` instead of ``np.tril``; step 4): token i
+    """Bug: ``mask = np.triu(np.ones((n, n), bool))`` instead of ``np.tril`` (step 4): token i
     sees the tokens after it and not the ones before. None without a mask.
 
     Shapes: as :func:`reference_attention`; the mask used is ``mask.T``.
@@ -317,22 +342,24 @@ def _heads(
 def mh_no_scaling(
     x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
 ) -> Result:
-    """Bug: no ÷ √d_k in the heads (step 3, scale). Shapes: as :func:`reference_multihead`."""
+    """Bug: ``scores = Q @ K.transpose(0, 2, 1)`` in the heads, with no ``/ np.sqrt(d_k)``
+    (step 3, scale). Shapes: as :func:`reference_multihead`."""
     return _heads(x, w_q, w_k, w_v, w_o, h, attend=_attend_unscaled)
 
 
 def mh_scaled_by_dk(
     x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
 ) -> Result:
-    """Bug: the heads divide by d_k, not √d_k (step 3). Shapes: as :func:`reference_multihead`."""
+    """Bug: the heads' scores ``/ d_k`` instead of ``/ np.sqrt(d_k)`` (step 3, scale).
+    Shapes: as :func:`reference_multihead`."""
     return _heads(x, w_q, w_k, w_v, w_o, h, attend=_attend_by_dk)
 
 
 def heads_no_transpose(
     x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
 ) -> Result:
-    """Bug: the heads are split with ``reshape(h, n, d_k)`` and no transpose (step 1,
-    project and split): each "head" gets pieces of several tokens. Merged back the same way.
+    """Bug: ``Q.reshape(h, n, d_k)`` with no transpose (step 1, project and split): each
+    "head" gets pieces of several tokens. Merged back the same way.
 
     Shapes: as :func:`reference_multihead`.
     """
@@ -342,8 +369,9 @@ def heads_no_transpose(
 def heads_wrong_order(
     x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
 ) -> Result:
-    """Bug: the heads are merged feature by feature (``transpose(1, 2, 0)``) instead of head
-    after head, so W_O multiplies the wrong columns (step 5, merge). Weights are unaffected.
+    """Bug: ``heads.transpose(1, 2, 0).reshape(n, h * d_v)``: the heads merged feature by
+    feature instead of head after head, so W_O multiplies the wrong columns (step 5, merge).
+    Weights are unaffected.
 
     Shapes: as :func:`reference_multihead`.
     """
@@ -353,7 +381,8 @@ def heads_wrong_order(
 def heads_reversed(
     x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
 ) -> Result:
-    """Bug: the heads are concatenated last to first (step 5, merge).
+    """Bug: ``np.concatenate(heads[::-1], axis=-1)``: the heads concatenated last to first
+    (step 5, merge).
 
     Shapes: as :func:`reference_multihead`.
     """
@@ -363,7 +392,7 @@ def heads_reversed(
 def wo_forgotten(
     x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
 ) -> Result:
-    """Bug: the concatenated heads are returned without the final ``@ W_O`` (step 5).
+    """Bug: ``return concat`` instead of ``return concat @ W_O`` (step 5).
 
     Shapes: -> ``(concat (n, h*d_v), weights (h, n, n))``.
     """
@@ -373,9 +402,9 @@ def wo_forgotten(
 def linear_layout(
     x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
 ) -> Result | None:
-    """Bug: every weight is used as ``x @ W.T``, PyTorch's ``nn.Linear`` layout, while these
-    matrices are meant as ``x @ W`` (step 1, project). Only possible when the matrices are
-    square (``h * d_k == d_model``); None otherwise.
+    """Bug: ``Q = X @ W_Q.T`` (and the same for every weight), PyTorch's ``nn.Linear``
+    layout, while these matrices are meant as ``X @ W`` (step 1, project). Only possible
+    when the matrices are square (``h * d_k == d_model``); None otherwise.
 
     Shapes: as :func:`reference_multihead`.
     """
@@ -387,63 +416,24 @@ def linear_layout(
 # --------------------------------------------------------------- mistakes in softmax
 
 
-def no_max_subtraction(logits: np.ndarray, dtype: str = "float64") -> np.ndarray:
-    """Bug: ``exp(z) / sum(exp(z))`` without subtracting the row maximum first (step 4,
-    softmax). Identical to the stable softmax unless ``exp`` overflows (or every term
-    underflows): then the row turns into NaN. Computed in ``dtype`` (float32 overflows
-    above ≈ 88.7, float64 above ≈ 709.8).
+def no_max_subtraction(logits: np.ndarray, dtype: str | None = None) -> np.ndarray:
+    """Bug: ``np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)`` without subtracting the
+    row maximum first (step 4, softmax). Identical to the stable softmax unless ``exp``
+    overflows (or every term underflows): then the row turns into NaN. Computed in ``dtype``
+    (the logits' own by default; float32 overflows above ≈ 88.7, float64 above ≈ 709.8).
 
     Shapes: ``(..., n)`` -> ``(..., n)``.
     """
-    return softmax_naive(np.asarray(logits).astype(dtype))
+    z = np.asarray(logits)
+    return softmax_naive(z if dtype is None else z.astype(dtype))
 
 
 def softmax_columns(logits: np.ndarray) -> np.ndarray:
-    """Bug: softmax down the columns (``axis=0``) instead of along each row (step 4).
+    """Bug: ``softmax(logits, axis=0)``, down the columns instead of along each row (step 4).
 
     Shapes: ``(n, m)`` -> ``(n, m)``; columns sum to 1.
     """
     return softmax(logits, axis=0)
-
-
-# ---------------------------------------------------------------------- the catalogue
-
-
-@dataclass(frozen=True)
-class Mistake:
-    """One known bug: its id (a catalog key of the page), its step (1–5) and its function."""
-
-    id: str
-    step: int
-    fn: Callable[..., object]
-
-
-ATTENTION_MISTAKES = (
-    Mistake("no_scaling", 3, no_scaling),
-    Mistake("scaled_by_dk", 3, scaled_by_dk),
-    Mistake("softmax_wrong_axis", 4, softmax_wrong_axis),
-    Mistake("scores_transposed", 2, scores_transposed),
-    Mistake("weights_not_output", 5, weights_not_output),
-    Mistake("mask_after_softmax", 4, mask_after_softmax),
-    Mistake("mask_missing", 4, mask_missing),
-    Mistake("mask_upper", 4, mask_upper),
-)
-MULTIHEAD_MISTAKES = (
-    Mistake("no_scaling", 3, mh_no_scaling),
-    Mistake("scaled_by_dk", 3, mh_scaled_by_dk),
-    Mistake("heads_no_transpose", 1, heads_no_transpose),
-    Mistake("heads_wrong_order", 5, heads_wrong_order),
-    Mistake("heads_reversed", 5, heads_reversed),
-    Mistake("wo_forgotten", 5, wo_forgotten),
-    Mistake("linear_layout", 1, linear_layout),
-)
-SOFTMAX_MISTAKES = (
-    Mistake("no_max_subtraction", 4, no_max_subtraction),
-    Mistake("softmax_wrong_axis", 4, softmax_columns),
-)
-MISTAKE_STEPS = {
-    m.id: m.step for m in (*ATTENTION_MISTAKES, *MULTIHEAD_MISTAKES, *SOFTMAX_MISTAKES)
-}
 
 
 # --------------------------------------------------------------------- comparison
@@ -470,6 +460,11 @@ def matches(candidate: np.ndarray, reference: np.ndarray, tol: float) -> bool:
     """Same shape and every cell within tolerance (NaN/±inf in the same cells)."""
     c, r = np.asarray(candidate), np.asarray(reference)
     return c.shape == r.shape and not _bad_cells(c, r, tol).any()
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    """Every row of ``a`` (all axes but the last folded). Shapes: ``(..., m)`` -> ``(r, m)``."""
+    return np.asarray(a).reshape(-1, np.shape(a)[-1])  # (r, m)
 
 
 @dataclass(frozen=True)
@@ -501,7 +496,7 @@ def compare(candidate: np.ndarray, reference: np.ndarray, tol: float) -> Compari
     abs_err = np.where(both, np.abs(error), -1.0)
     rel_err = np.where(both, abs_err / np.maximum(np.abs(r), np.finfo(float).tiny), -1.0)
     bad = _bad_cells(c, r, tol)
-    rows = bad.reshape(-1, c.shape[-1]).any(axis=-1) if c.size else np.zeros(0, bool)  # (r,)
+    rows = _rows(bad).any(axis=-1) if c.size else np.zeros(0, bool)  # (r,)
 
     def top(values: np.ndarray) -> tuple[float, tuple[int, ...]]:
         if not values.size or values.max() <= 0:  # no finite cell, or no error at all
@@ -517,57 +512,117 @@ def compare(candidate: np.ndarray, reference: np.ndarray, tol: float) -> Compari
     return Comparison(not bad.any(), tol, error, bad, max_abs, abs_at, max_rel, rel_at, first)
 
 
+# -------------------------------------------------------------------- recognisers
+
+
+@dataclass(frozen=True)
+class Held:
+    """An upload held against one mistake: what that mistake's recogniser looks at."""
+
+    candidate: np.ndarray  # the upload
+    made: np.ndarray  # the mistake's result for the same part
+    right: np.ndarray  # the right result for that part
+    tol: float
+
+
+def same(held: Held) -> bool:
+    """The upload gives the mistake's numbers (within ``tol``), and those are not the right
+    ones (a mistake that changes nothing on these inputs cannot be told apart)."""
+    return not matches(held.made, held.right, held.tol) and matches(
+        held.candidate, held.made, held.tol
+    )
+
+
+# ---------------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """One known bug. What it is: ``id`` (its name, explanation and fix in the page's
+    catalog, ``homework.mistake.<id>``) and ``step`` (1–5, see :data:`STEPS`). How to make
+    it: ``make``, called with the ``kind`` of exercise's arguments (:func:`exercise_args`)
+    once in each of ``precisions``. How it is recognised: ``recognise``, on each of ``parts``
+    of the result (None: every part)."""
+
+    id: str
+    step: int
+    kind: str  # "attention" (exercises 1–2), "multihead" (3) or "softmax" (4)
+    make: Callable[..., Result | np.ndarray | None]
+    recognise: Callable[[Held], bool] = same
+    parts: tuple[str, ...] | None = None
+    precisions: tuple[str, ...] = ("float64",)
+
+
+# The order is the diagnosis's: the first row that recognises an upload names it.
+MISTAKES = (
+    Mistake("no_scaling",         3, "attention", no_scaling),
+    Mistake("scaled_by_dk",       3, "attention", scaled_by_dk),
+    Mistake("softmax_wrong_axis", 4, "attention", softmax_wrong_axis),
+    Mistake("scores_transposed",  2, "attention", scores_transposed),
+    Mistake("weights_not_output", 5, "attention", weights_not_output),
+    Mistake("mask_after_softmax", 4, "attention", mask_after_softmax),
+    Mistake("mask_missing",       4, "attention", mask_missing),
+    Mistake("mask_upper",         4, "attention", mask_upper),
+    Mistake("no_scaling",         3, "multihead", mh_no_scaling),
+    Mistake("scaled_by_dk",       3, "multihead", mh_scaled_by_dk),
+    Mistake("heads_no_transpose", 1, "multihead", heads_no_transpose),
+    Mistake("heads_wrong_order",  5, "multihead", heads_wrong_order),
+    Mistake("heads_reversed",     5, "multihead", heads_reversed),
+    Mistake("wo_forgotten",       5, "multihead", wo_forgotten),
+    Mistake("linear_layout",      1, "multihead", linear_layout),
+    Mistake("no_max_subtraction", 4, "softmax", no_max_subtraction,
+            precisions=("float64", "float32")),
+    Mistake("softmax_wrong_axis", 4, "softmax", softmax_columns),
+)  # fmt: skip
+ATTENTION_MISTAKES = tuple(m for m in MISTAKES if m.kind == "attention")
+MULTIHEAD_MISTAKES = tuple(m for m in MISTAKES if m.kind == "multihead")
+SOFTMAX_MISTAKES = tuple(m for m in MISTAKES if m.kind == "softmax")
+MISTAKE_STEPS = {m.id: m.step for m in MISTAKES}
+
+
 # ---------------------------------------------------------------------- diagnosis
 
 
-def _diagnose(
-    candidate: np.ndarray,
-    correct: Mapping[str, np.ndarray],
-    wrong: list[tuple[str, Mapping[str, np.ndarray]]],
-    part: str | None,
-    tol: float | None,
-) -> str | None:
-    """ "correct", the first mistake whose result for ``part`` matches, or None.
+def _in_precision(args: tuple, dtype: str) -> tuple:
+    """``args`` with every float array cast to ``dtype`` (masks and sizes untouched)."""
+    return tuple(
+        a.astype(dtype) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a for a in args
+    )
 
-    ``correct`` and each mistake's results map part names to arrays; ``part=None`` accepts
-    a candidate for any part. A mistake whose result equals the right one is skipped.
-    """
+
+def mistake_results(kind: str, *args: object) -> list[tuple[Mistake, dict[str, np.ndarray]]]:
+    """Every mistake of ``kind`` with its results by part on these inputs (``args`` as
+    :func:`exercise_args` gives them), once per precision it is made in. Mistakes that do
+    not apply (a mask mistake without a mask) are left out; so are the parts a mistake is
+    not recognised from."""
+    results = []
+    for m in (m for m in MISTAKES if m.kind == kind):
+        for dtype in m.precisions:
+            parts = as_parts(m.make(*_in_precision(args, dtype)))
+            parts = {p: a for p, a in parts.items() if m.parts is None or p in m.parts}
+            if parts:
+                results.append((m, parts))
+    return results
+
+
+def _diagnose(
+    kind: str, args: tuple, candidate: np.ndarray, part: str | None, tol: float | None
+) -> str | None:
+    """ "correct", the id of the first mistake of ``kind`` that recognises the candidate as
+    its ``part``, or None. ``part=None`` accepts a candidate for any part."""
     c = np.asarray(candidate)
     if not np.issubdtype(c.dtype, np.number) or c.dtype.kind == "c":
         return None
     tol = tolerance(c.dtype) if tol is None else tol
-    parts = list(correct) if part is None else [part]
-    if any(matches(c, correct[p], tol) for p in parts):
+    right = as_parts(REFERENCES[kind](*args))
+    parts = list(right) if part is None else [part]
+    if any(matches(c, right[p], tol) for p in parts):
         return "correct"
-    for mistake_id, results in wrong:
+    for mistake, made in mistake_results(kind, *args):
         for p in parts:
-            own = results.get(p)
-            if own is not None and not matches(own, correct[p], tol) and matches(c, own, tol):
-                return mistake_id
+            if p in made and mistake.recognise(Held(c, made[p], right[p], tol)):
+                return mistake.id
     return None
-
-
-def _as_parts(result: Result | None) -> dict[str, np.ndarray]:
-    return {} if result is None else {"output": result[0], "weights": result[1]}
-
-
-def attention_mistake_results(
-    x: np.ndarray,
-    w_q: np.ndarray,
-    w_k: np.ndarray,
-    w_v: np.ndarray,
-    mask: np.ndarray | None = None,
-) -> list[tuple[str, dict[str, np.ndarray]]]:
-    """Every single-head mistake's ``{"output": …, "weights": …}`` on these inputs (mistakes
-    that need a mask are left out without one). ``weights_not_output`` has only an output."""
-    results = []
-    for m in ATTENTION_MISTAKES:
-        parts = _as_parts(m.fn(x, w_q, w_k, w_v, mask))
-        if m.id == "weights_not_output":
-            parts.pop("weights", None)  # its weights are the right ones
-        if parts:
-            results.append((m.id, parts))
-    return results
 
 
 def diagnose_attention(
@@ -592,18 +647,7 @@ def diagnose_attention(
     Returns ``"correct"``, a mistake id from :data:`ATTENTION_MISTAKES`, or None (no match).
     """
     mask = causal_mask(x.shape[-2]) if causal else None
-    correct = _as_parts(reference_attention(x, w_q, w_k, w_v, mask))
-    return _diagnose(
-        candidate, correct, attention_mistake_results(x, w_q, w_k, w_v, mask), part, tol
-    )
-
-
-def multihead_mistake_results(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
-) -> list[tuple[str, dict[str, np.ndarray]]]:
-    """Every multi-head mistake's ``{"output": …, "weights": …}`` on these inputs."""
-    results = [(m.id, _as_parts(m.fn(x, w_q, w_k, w_v, w_o, h))) for m in MULTIHEAD_MISTAKES]
-    return [(mistake_id, parts) for mistake_id, parts in results if parts]
+    return _diagnose("attention", (x, w_q, w_k, w_v, mask), candidate, part, tol)
 
 
 def diagnose_multihead(
@@ -624,10 +668,7 @@ def diagnose_multihead(
     per-head weights ``(h, n, n)``. Returns ``"correct"``, an id from
     :data:`MULTIHEAD_MISTAKES`, or None.
     """
-    correct = _as_parts(reference_multihead(x, w_q, w_k, w_v, w_o, h))
-    return _diagnose(
-        candidate, correct, multihead_mistake_results(x, w_q, w_k, w_v, w_o, h), part, tol
-    )
+    return _diagnose("multihead", (x, w_q, w_k, w_v, w_o, h), candidate, part, tol)
 
 
 def diagnose_softmax(
@@ -641,12 +682,7 @@ def diagnose_softmax(
     two are identical). Shapes: ``logits`` ``(n, m)``, ``candidate`` ``(n, m)``.
     Returns ``"correct"``, an id from :data:`SOFTMAX_MISTAKES`, or None.
     """
-    wrong = [
-        ("no_max_subtraction", {"probs": no_max_subtraction(logits, dtype)})
-        for dtype in ("float64", "float32")
-    ]
-    wrong.append(("softmax_wrong_axis", {"probs": softmax_columns(logits)}))
-    return _diagnose(candidate, {"probs": softmax(logits)}, wrong, "probs", tol)
+    return _diagnose("softmax", (logits,), candidate, "probs", tol)
 
 
 def diagnose_homework(
@@ -658,14 +694,7 @@ def diagnose_homework(
 ) -> str | None:
     """:func:`diagnose_attention`, :func:`diagnose_multihead` or :func:`diagnose_softmax`
     for the exercise ``hw`` (``inputs`` from :func:`homework_inputs`)."""
-    if hw.exercise == 4:
-        return diagnose_softmax(inputs["logits"], candidate, tol=tol)
-    if hw.exercise == 3:
-        return diagnose_multihead(*_mh_args(inputs, hw.h), candidate, part=part, tol=tol)
-    x, w_q, w_k, w_v, _ = _attn_args(inputs)
-    return diagnose_attention(
-        x, w_q, w_k, w_v, candidate, causal=hw.exercise == 2, part=part, tol=tol
-    )
+    return _diagnose(KINDS[hw.exercise], exercise_args(hw, inputs), candidate, part, tol)
 
 
 def mistake_result(
@@ -673,11 +702,5 @@ def mistake_result(
 ) -> np.ndarray | None:
     """What the mistake ``mistake_id`` returns for ``part`` on the exercise's inputs (None if
     it does not apply), e.g. to show how far an upload is from it."""
-    if hw.exercise == 4:
-        found = {m.id: m.fn for m in SOFTMAX_MISTAKES}.get(mistake_id)
-        return None if found is None else np.asarray(found(inputs["logits"]))
-    if hw.exercise == 3:
-        results = multihead_mistake_results(*_mh_args(inputs, hw.h))
-    else:
-        results = attention_mistake_results(*_attn_args(inputs))
-    return dict(results).get(mistake_id, {}).get(part)
+    results = mistake_results(KINDS[hw.exercise], *exercise_args(hw, inputs))
+    return next((made.get(part) for m, made in results if m.id == mistake_id), None)

@@ -119,10 +119,10 @@ def test_homework_rejects_impossible_settings(bad):
 
 
 def test_every_mistake_names_its_step_in_its_docstring():
-    for m in (*hw.ATTENTION_MISTAKES, *hw.MULTIHEAD_MISTAKES, *hw.SOFTMAX_MISTAKES):
+    for m in hw.MISTAKES:
         assert 1 <= m.step <= 5
-        assert m.fn.__doc__.startswith("Bug:"), m.id
-        assert f"step {m.step}" in m.fn.__doc__, m.id
+        assert m.make.__doc__.startswith("Bug:"), m.id
+        assert f"step {m.step}" in m.make.__doc__, m.id
 
 
 def test_the_issues_mistake_ids_are_all_there():
@@ -156,7 +156,7 @@ def test_every_attention_mistake_is_recognised_from_its_own_result(sizes, causal
     correct = dict(
         zip(("output", "weights"), hw.reference_attention(x, w_q, w_k, w_v, mask), strict=True)
     )
-    results = hw.attention_mistake_results(x, w_q, w_k, w_v, mask)
+    results = [(m.id, p) for m, p in hw.mistake_results("attention", x, w_q, w_k, w_v, mask)]
     assert {mid for mid, _ in results} >= (
         {"no_scaling", "scaled_by_dk", "mask_upper"} if causal else {"no_scaling"}
     )
@@ -205,11 +205,13 @@ def test_lesson_settings_name_each_mistake_exactly():
         inputs = hw.homework_inputs(hw.Homework(2 if causal else 1))
         args = [inputs[k] for k in ("X", "W_Q", "W_K", "W_V")]
         for m in hw.ATTENTION_MISTAKES:
-            result = m.fn(*args, inputs.get("mask"))
+            result = m.make(*args, inputs.get("mask"))
             if result is None:
                 assert not causal and m.id.startswith("mask_")
                 continue
-            assert core.diagnose_attention(*args, result[0], causal=causal, part="output") == m.id
+            part = "output" if m.parts is None else m.parts[0]  # what it is recognised from
+            own = hw.as_parts(result)[part]
+            assert core.diagnose_attention(*args, own, causal=causal, part=part) == m.id
 
 
 def test_weights_given_as_the_output_are_that_mistake_only_when_the_output_is_asked():
@@ -239,7 +241,7 @@ def test_every_multihead_mistake_is_recognised_from_its_own_result(sizes):
     inputs = hw.homework_inputs(cfg)
     args = [inputs[k] for k in ("X", "W_Q", "W_K", "W_V", "W_O")]
     correct = dict(zip(("output", "weights"), hw.reference_multihead(*args, cfg.h), strict=True))
-    results = hw.multihead_mistake_results(*args, cfg.h)
+    results = [(m.id, p) for m, p in hw.mistake_results("multihead", *args, cfg.h)]
     for _, parts in results:
         for part, own in parts.items():
             got = core.diagnose_multihead(*args, cfg.h, own, part=part)
@@ -255,8 +257,9 @@ def test_multihead_lesson_settings_name_each_mistake():
     inputs = hw.homework_inputs(cfg)
     args = [inputs[k] for k in ("X", "W_Q", "W_K", "W_V", "W_O")]
     for m in hw.MULTIHEAD_MISTAKES:
-        out, _ = m.fn(*args, cfg.h)
-        assert core.diagnose_multihead(*args, cfg.h, out, part="output") == m.id
+        part = "output" if m.parts is None else m.parts[0]  # what it is recognised from
+        own = hw.as_parts(m.make(*args, cfg.h))[part]
+        assert core.diagnose_multihead(*args, cfg.h, own, part=part) == m.id
     assert hw.linear_layout(*hw.homework_inputs(hw.Homework(3, d_k=3)).values(), 2) is None
 
 
