@@ -43,6 +43,9 @@ STEPS = ("project", "score", "scale", "softmax", "mix")  # the five steps, numbe
 KINDS = {1: "attention", 2: "attention", 3: "multihead", 4: "softmax"}  # by exercise
 TOL_FLOAT64 = 1e-6
 TOL_FLOAT32 = 1e-4
+# A right value below this share of the answer's largest |value| counts as "near 0": there a
+# relative error means nothing (0.1 against 0 is infinitely wrong), the absolute one says it.
+NEAR_ZERO = 1e-3
 # Exercise 4: (offset, spread) of each row of logits, cycled. Rows 3, 4 and 6 are far beyond
 # what exp() can take in float64 (it overflows above ≈ 709.78, underflows below ≈ −745).
 LOGIT_ROWS = ((0.0, 1.0), (0.0, 10.0), (1000.0, 1.0), (-1000.0, 1.0), (0.0, 100.0), (800.0, 50.0))
@@ -281,6 +284,25 @@ def mask_upper(
     return None if mask is None else reference_attention(x, w_q, w_k, w_v, mask.T)
 
 
+def mask_wrong_sign(
+    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
+) -> Result | None:
+    """Bug: ``scores = scores + mask * -1e9`` (step 4, softmax), copied from tutorials whose
+    mask has 1 on the keys to *hide*, while here True (1) marks the keys a token *may* see:
+    the visible keys are pushed down to −10⁹ and each token attends only where it must not.
+    None without a mask.
+
+    A row in which every key is visible comes out nearly right here (all its scores move
+    by −10⁹), but uniform from ``np.where(mask, -1e9, scores)`` and NaN with ``-np.inf``:
+    see :func:`same_where_it_differs`. Shapes: as :func:`reference_attention`.
+    """
+    if mask is None:
+        return None
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    weights = softmax(_scores(q, k, math.sqrt(q.shape[-1]), None) + mask * -1e9)  # (n, n)
+    return weights @ v, weights
+
+
 # ------------------------------------------------------------- mistakes in multi-head
 
 
@@ -450,7 +472,7 @@ def _bad_cells(candidate: np.ndarray, reference: np.ndarray, tol: float) -> np.n
     that the other does not have. Shapes: equal shapes -> bool, same shape."""
     c, r = np.asarray(candidate, dtype=float), np.asarray(reference, dtype=float)
     both = np.isfinite(c) & np.isfinite(r)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         far = np.abs(c - r) > tol * np.maximum(1.0, np.abs(r))
         same_special = (np.isnan(c) & np.isnan(r)) | (~np.isnan(c) & (c == r))
     return np.where(both, far, ~same_special)
@@ -477,14 +499,16 @@ class Comparison:
     bad: np.ndarray  # bool, the cells that disagree
     max_abs: float  # largest |error| over cells finite on both sides (0.0 if none)
     max_abs_at: tuple[int, ...]
-    max_rel: float  # largest |error| / max(|reference|, tiny)
-    max_rel_at: tuple[int, ...]
+    max_rel: float  # largest |error| / |reference| where the reference is not near 0
+    max_rel_at: tuple[int, ...]  # (see NEAR_ZERO; 0.0 and () if no such cell errs)
     first_row: tuple[int, ...] | None  # index of the first row (all but the last axis) that
     # holds a disagreeing cell, or None
 
 
 def compare(candidate: np.ndarray, reference: np.ndarray, tol: float) -> Comparison:
-    """Cell-by-cell comparison of two arrays of the same shape.
+    """Cell-by-cell comparison of two arrays of the same shape. The relative error counts
+    only cells whose reference is at least :data:`NEAR_ZERO` of the reference's largest
+    ``|value|``, so it stays a meaningful number (never ``|error| / 0``).
 
     Shapes: ``candidate`` and ``reference`` ``(..., m)`` -> :class:`Comparison`.
     """
@@ -492,9 +516,14 @@ def compare(candidate: np.ndarray, reference: np.ndarray, tol: float) -> Compari
     if c.shape != r.shape:
         raise ValueError(f"shapes differ: {c.shape} vs {r.shape}")
     both = np.isfinite(c) & np.isfinite(r)
-    error = np.where(both, c - np.where(both, r, 0.0), np.nan)  # NaN where either is not finite
+    biggest = np.finfo(float).max
+    with np.errstate(invalid="ignore", over="ignore"):
+        gap = np.clip(c - r, -biggest, biggest)  # 1e308 − (−1e308) is no ∞ on screen
+    error = np.where(both, gap, np.nan)  # NaN where either side is not finite
     abs_err = np.where(both, np.abs(error), -1.0)
-    rel_err = np.where(both, abs_err / np.maximum(np.abs(r), np.finfo(float).tiny), -1.0)
+    scale = float(np.abs(r[both]).max(initial=0.0))
+    counted = both & (np.abs(r) >= NEAR_ZERO * scale) & (r != 0)
+    rel_err = np.where(counted, abs_err / np.where(counted, np.abs(r), 1.0), -1.0)
     bad = _bad_cells(c, r, tol)
     rows = _rows(bad).any(axis=-1) if c.size else np.zeros(0, bool)  # (r,)
 
@@ -533,6 +562,17 @@ def same(held: Held) -> bool:
     )
 
 
+def same_where_it_differs(held: Held) -> bool:
+    """The upload gives the mistake's numbers in every row the mistake changes (there is at
+    least one); the rows it leaves right are not compared, for a mistake whose code can be
+    written several ways that differ only there (see :func:`mask_wrong_sign`)."""
+    c, made, right = held.candidate, held.made, held.right
+    if np.shape(c) != np.shape(made) or np.shape(made) != np.shape(right):
+        return False
+    changed = _rows(_bad_cells(made, right, held.tol)).any(axis=-1)  # (r,)
+    return bool(changed.any()) and matches(_rows(c)[changed], _rows(made)[changed], held.tol)
+
+
 # ---------------------------------------------------------------------- the table
 
 
@@ -553,7 +593,9 @@ class Mistake:
     precisions: tuple[str, ...] = ("float64",)
 
 
-# The order is the diagnosis's: the first row that recognises an upload names it.
+# The order is the diagnosis's: the first row that recognises an upload names it, so a row
+# that holds less than every number against the upload (some rows only)
+# comes after every row of its kind that holds them all.
 MISTAKES = (
     Mistake("no_scaling",         3, "attention", no_scaling),
     Mistake("scaled_by_dk",       3, "attention", scaled_by_dk),
@@ -563,6 +605,7 @@ MISTAKES = (
     Mistake("mask_after_softmax", 4, "attention", mask_after_softmax),
     Mistake("mask_missing",       4, "attention", mask_missing),
     Mistake("mask_upper",         4, "attention", mask_upper),
+    Mistake("mask_wrong_sign",    4, "attention", mask_wrong_sign, same_where_it_differs),
     Mistake("no_scaling",         3, "multihead", mh_no_scaling),
     Mistake("scaled_by_dk",       3, "multihead", mh_scaled_by_dk),
     Mistake("heads_no_transpose", 1, "multihead", heads_no_transpose),

@@ -204,6 +204,32 @@ def test_no_match_is_said_honestly_with_the_first_departing_row(page):
     assert t("homework.first_row", row="3") in texts(at)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_mask_added_with_the_wrong_sign_is_named(page, lang):
+    """``scores + mask * -1e9`` from a tutorial whose 1s mark the hidden keys: the output
+    of exercise 2 is named as that mistake, in step 4."""
+    cfg, inputs, _ = lesson(2)
+    output, _ = hw.mask_wrong_sign(*hw.exercise_args(cfg, inputs))
+    at = upload(page(PAGE, lang=lang, exercise="2"), "out.npy", _npy(output))
+    t = Translator(lang)
+    body = texts(at)
+    assert t("homework.mistake.mask_wrong_sign.title") in body
+    assert t("homework.in_step", step=4, name=t("homework.step_softmax")) in body
+    assert t("homework.no_match") not in body
+
+
+def test_errors_against_weights_of_zero_stay_readable_numbers(page):
+    """The wrong-sign weights put 1 where the right weight is 0: the largest relative error
+    leaves such cells to the absolute error instead of reporting 1 / 0 ≈ 4.5e+307."""
+    cfg, inputs, _ = lesson(2)
+    _, weights = hw.mask_wrong_sign(*hw.exercise_args(cfg, inputs))
+    at = upload(page(PAGE, exercise="2", part="weights"), "w.npy", _npy(weights))
+    assert Translator("en")("homework.mistake.mask_wrong_sign.title") in texts(at)
+    shown = [m.value for m in at.metric]
+    assert shown[:2] == ["1", "1"], shown  # largest absolute, largest relative error
+    assert not [v for v in shown if re.search(r"e\+|nan|inf", v, re.IGNORECASE)], shown
+
+
 def test_sizes_come_from_the_url_and_bad_values_fall_back(page):
     at = page(PAGE, exercise="3", n="5", d_model="6", d_k="2", h="3")
     body = texts(at)

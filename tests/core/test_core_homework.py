@@ -314,6 +314,76 @@ def test_diagnose_homework_dispatches_per_exercise():
     )
 
 
+# ------------------------------------------------------------------ the table's rows
+
+
+def test_one_id_is_one_step_and_rows_that_compare_less_come_last():
+    """A shared id (no_scaling in exercises 1 and 3) is one catalog entry with one step; the
+    diagnosis takes the first row that recognises an upload, so the rows that hold less than
+    every number against it follow every row of their kind that holds them all."""
+    for m in hw.MISTAKES:
+        assert hw.MISTAKE_STEPS[m.id] == m.step, m.id
+        assert m.kind in hw.KINDS.values(), m.id
+    for kind in set(hw.KINDS.values()):
+        by_numbers = [m.recognise is hw.same for m in hw.MISTAKES if m.kind == kind]
+        assert by_numbers == sorted(by_numbers, reverse=True), kind
+
+
+def _lesson(exercise: int) -> tuple[hw.Homework, dict, tuple]:
+    cfg = hw.Homework(exercise)
+    inputs = hw.homework_inputs(cfg)
+    return cfg, inputs, hw.exercise_args(cfg, inputs)
+
+
+def tutorial_mask(scores, mask, how: str, dtype):
+    """Softmax after a mask line written the way tutorials write it for a mask whose 1s
+    mark the keys to hide, here given our mask (True = may attend); computed in ``dtype``
+    as a student's NumPy would (a row with every key hidden by ``-inf`` turns NaN)."""
+    s = scores.astype(dtype)
+    if how == "add":  # scores += mask * -1e9
+        s = s + mask.astype(dtype) * dtype(-1e9)
+    else:  # masked_fill(mask, -1e9) or masked_fill(mask, -inf)
+        s = np.where(mask, dtype(-1e9) if how == "fill" else dtype(-np.inf), s)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("how", ["add", "fill", "-inf"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_mask_with_the_wrong_sign_is_recognised_however_the_line_is_written(how, dtype):
+    cfg, inputs, args = _lesson(2)
+    x, w_q, w_k, w_v, mask = args
+    q, k, v = ((x @ w).astype(dtype) for w in (w_q, w_k, w_v))
+    weights = tutorial_mask(q @ k.T / np.sqrt(4), mask, how, dtype)
+    if how != "add" or dtype == np.float32:  # the row that sees every key comes out otherwise
+        assert not hw.matches(weights[-1], hw.mask_wrong_sign(*args)[1][-1], 1e-4)
+    for part, arr in (("weights", weights), ("output", weights @ v)):
+        assert core.diagnose_homework(cfg, inputs, arr, part) == "mask_wrong_sign", part
+
+
+def test_the_wrong_sign_hides_exactly_the_keys_that_should_be_seen():
+    _, inputs, args = _lesson(2)
+    _, weights = hw.mask_wrong_sign(*args)
+    mask = inputs["mask"]
+    hides = ~mask.all(axis=1)  # every row but the last hides some key
+    assert hides.sum() == 5
+    assert (weights[hides][mask[hides]] == 0).all()  # exp(−1e9) is 0: the visible keys
+    np.testing.assert_allclose(weights[hides].sum(axis=1), 1.0)
+    assert weights[0, 0] == 0 and weights[0, 1:].sum() == pytest.approx(1.0)
+    assert hw.mask_wrong_sign(*args[:4], None) is None
+
+
+def test_rows_a_wrong_sign_leaves_alone_are_not_enough_to_name_it():
+    """Only the rows the mistake changes are compared; an upload that is right in one of
+    them is not that mistake."""
+    cfg, inputs, args = _lesson(2)
+    _, made = hw.mask_wrong_sign(*args)
+    partly = made.copy()
+    partly[2] = hw.homework_answer(cfg, inputs)["weights"][2]
+    assert core.diagnose_homework(cfg, inputs, partly, "weights") is None
+
+
 # -------------------------------------------------------------------------- comparison
 
 
@@ -367,3 +437,27 @@ def test_compare_of_head_weights_names_head_and_row():
 def test_compare_needs_equal_shapes():
     with pytest.raises(ValueError):
         hw.compare(np.zeros((2, 3)), np.zeros((3, 2)), 1e-6)
+
+
+def test_relative_error_leaves_out_cells_whose_right_value_is_near_zero():
+    """0.6 against 0 (or 0.1 against 1e-300) is no relative error worth a number: such cells
+    count by their absolute error only."""
+    ref = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 1e-300]])
+    cand = np.array([[0.0, 0.4, 0.6], [0.5, 0.4, 0.1]])
+    c = hw.compare(cand, ref, 1e-6)
+    assert c.max_abs == 1.0 and c.max_abs_at == (0, 0)
+    assert c.max_rel == pytest.approx(1.0) and c.max_rel_at == (0, 0)
+
+
+def test_wrong_weights_against_a_mask_give_a_readable_relative_error():
+    cfg, inputs, args = _lesson(2)
+    _, wrong = hw.mask_wrong_sign(*args)
+    c = hw.compare(wrong, hw.homework_answer(cfg, inputs)["weights"], 1e-6)
+    assert c.max_abs == pytest.approx(1.0) and c.max_abs_at == (0, 0)  # row 0 left token 0
+    assert c.max_rel == pytest.approx(1.0), "not |error| / 0 ≈ 4.5e+307"
+
+
+def test_numbers_too_far_apart_to_subtract_give_a_finite_error():
+    c = hw.compare(np.array([[1e308, 0.5]]), np.array([[-1e308, 0.5]]), 1e-6)
+    assert not c.equal and c.bad[0, 0]
+    assert np.isfinite([c.max_abs, c.max_rel]).all() and np.isfinite(c.error).all()

@@ -18,6 +18,7 @@ from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from core.homework import (
     MISTAKE_STEPS,
+    NEAR_ZERO,
     STEPS,
     Comparison,
     Homework,
@@ -482,13 +483,14 @@ def metrics(ctx: PageContext, c: Checked, places: list[DeltaGenerator]) -> None:
     def where(index: tuple[int, ...], value: float) -> str | None:
         return t(at, cell=cell(index)) if value > 0 else None  # no error: no place to name
 
+    rel_help = t("homework.max_rel_help", near=f"{NEAR_ZERO:g}")
     items = [
-        (t("homework.max_abs"), sci(cmp.max_abs), where(cmp.max_abs_at, cmp.max_abs)),
-        (t("homework.max_rel"), sci(cmp.max_rel), where(cmp.max_rel_at, cmp.max_rel)),
-        (t("homework.tolerance"), sci(c.tol), t(f"homework.tol_{c.parsed.source}")),
+        (t("homework.max_abs"), sci(cmp.max_abs), where(cmp.max_abs_at, cmp.max_abs), None),
+        (t("homework.max_rel"), sci(cmp.max_rel), where(cmp.max_rel_at, cmp.max_rel), rel_help),
+        (t("homework.tolerance"), sci(c.tol), t(f"homework.tol_{c.parsed.source}"), None),
     ]
-    for place, (label, value, note) in zip(places, items, strict=True):
-        place.metric(label, value, note, delta_color="off", delta_arrow="off")
+    for place, (label, value, note, help_text) in zip(places, items, strict=True):
+        place.metric(label, value, note, help=help_text, delta_color="off", delta_arrow="off")
 
 
 def error_chart(t: Translator, error: np.ndarray, tol: float, row_sums: np.ndarray | None) -> dict:
