@@ -303,6 +303,22 @@ def mask_wrong_sign(
     return weights @ v, weights
 
 
+def own_projections(
+    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
+) -> Result:
+    """Bug: ``self.W_Q = np.random.randn(d_model, d_k)`` in a class's ``__init__`` (and the
+    same for W_K, W_V), used instead of the downloaded matrices (step 1, project). Every
+    number changes, but the weights keep the form of attention weights: this draw (seed 0)
+    is one example, a student's own draw gives other numbers, so it is recognised by that
+    form (:func:`valid_weights`), never by its numbers.
+
+    Shapes: as :func:`reference_attention`.
+    """
+    rng = np.random.default_rng(0)
+    own = (rng.standard_normal(w.shape) for w in (w_q, w_k, w_v))
+    return reference_attention(x, *own, mask)
+
+
 # ------------------------------------------------------------- mistakes in multi-head
 
 
@@ -433,6 +449,17 @@ def linear_layout(
     if w_q.shape[0] != w_q.shape[1] or w_o.shape[0] != w_o.shape[1]:
         return None
     return _heads(x, w_q.T, w_k.T, w_v.T, w_o.T, h)
+
+
+def mh_own_projections(
+    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
+) -> Result:
+    """Bug: ``self.W_Q = np.random.randn(d_model, h * d_k)`` in a class's ``__init__`` (and
+    the same for W_K, W_V, W_O) instead of the downloaded matrices (step 1, project); see
+    :func:`own_projections`. Shapes: as :func:`reference_multihead`."""
+    rng = np.random.default_rng(0)
+    own = (rng.standard_normal(w.shape) for w in (w_q, w_k, w_v, w_o))
+    return _heads(x, *own, h)
 
 
 # --------------------------------------------------------------- mistakes in softmax
@@ -573,6 +600,45 @@ def same_where_it_differs(held: Held) -> bool:
     return bool(changed.any()) and matches(_rows(c)[changed], _rows(made)[changed], held.tol)
 
 
+def _score_rank(weights: np.ndarray, noise: float) -> np.ndarray:
+    """Rank of the scores behind softmax rows with every weight > 0: ``log w`` is the row
+    of scores plus a constant, so ``log w`` minus each row's mean has the rank of the
+    scores minus their row means. Singular values up to ``n * noise`` (``noise``: the weights'
+    relative error) count as 0.
+
+    Shapes: ``(..., n, n)`` -> ``(...)``.
+    """
+    logs = np.log(weights)  # (..., n, n)
+    centred = logs - logs.mean(axis=-1, keepdims=True)  # (..., n, n)
+    return (np.linalg.svd(centred, compute_uv=False) > weights.shape[-1] * noise).sum(axis=-1)
+
+
+def valid_weights(held: Held) -> bool:
+    """Weights right in form and wrong in number: finite, ≥ 0, every row summing to 1, zero
+    wherever the right weights are (the hidden keys), and wrong in every row that has a
+    choice (other queries and keys change them all; a row with one visible key is 1 there
+    whatever the scores).
+
+    Where it can be checked (no mask, every weight > 0) they must also have the low rank of
+    attention scores: ``Q′ K′ᵀ`` with any queries and keys of width d_k has rank at most
+    d_k, so random projections keep it and random weights (of full rank) do not pass.
+    The right weights' own rank stands for d_k.
+    """
+    c, right, tol = np.asarray(held.candidate, dtype=float), held.right, held.tol
+    if c.shape != right.shape or not np.isfinite(c).all():
+        return False
+    hidden = right == 0
+    free = (~hidden).sum(axis=-1) > 1  # (..., n): rows whose weights depend on the scores
+    right_rows = ~_bad_cells(c, right, tol).any(axis=-1)  # (..., n)
+    if (c < -tol).any() or (np.abs(c[hidden]) > tol).any() or (right_rows & free).any():
+        return False
+    if (np.abs(c.sum(axis=-1) - 1.0) > c.shape[-1] * tol).any():
+        return False
+    if hidden.any() or (c <= 0).any():
+        return True  # a zero has no log: the rank cannot be checked
+    return bool((_score_rank(c, tol) <= _score_rank(right, 1e-10)).all())
+
+
 # ---------------------------------------------------------------------- the table
 
 
@@ -594,7 +660,7 @@ class Mistake:
 
 
 # The order is the diagnosis's: the first row that recognises an upload names it, so a row
-# that holds less than every number against the upload (some rows only)
+# that holds less than every number against the upload (some rows only, or only the form)
 # comes after every row of its kind that holds them all.
 MISTAKES = (
     Mistake("no_scaling",         3, "attention", no_scaling),
@@ -606,6 +672,7 @@ MISTAKES = (
     Mistake("mask_missing",       4, "attention", mask_missing),
     Mistake("mask_upper",         4, "attention", mask_upper),
     Mistake("mask_wrong_sign",    4, "attention", mask_wrong_sign, same_where_it_differs),
+    Mistake("own_projections",    1, "attention", own_projections, valid_weights, ("weights",)),
     Mistake("no_scaling",         3, "multihead", mh_no_scaling),
     Mistake("scaled_by_dk",       3, "multihead", mh_scaled_by_dk),
     Mistake("heads_no_transpose", 1, "multihead", heads_no_transpose),
@@ -613,6 +680,7 @@ MISTAKES = (
     Mistake("heads_reversed",     5, "multihead", heads_reversed),
     Mistake("wo_forgotten",       5, "multihead", wo_forgotten),
     Mistake("linear_layout",      1, "multihead", linear_layout),
+    Mistake("own_projections",    1, "multihead", mh_own_projections, valid_weights, ("weights",)),
     Mistake("no_max_subtraction", 4, "softmax", no_max_subtraction,
             precisions=("float64", "float32")),
     Mistake("softmax_wrong_axis", 4, "softmax", softmax_columns),

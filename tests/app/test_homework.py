@@ -230,6 +230,30 @@ def test_errors_against_weights_of_zero_stay_readable_numbers(page):
     assert not [v for v in shown if re.search(r"e\+|nan|inf", v, re.IGNORECASE)], shown
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_weights_from_own_projection_matrices_ask_about_the_downloaded_ones(page, lang):
+    """A class that draws its own W_Q, W_K, W_V: its weights are valid, wrong in every row
+    and of the scores' low rank, so the page names the likely cause and asks; its output
+    alone tells nothing, and the page says to check the weights."""
+    _, inputs, _ = lesson()
+    rng = np.random.default_rng(3)
+    own = [rng.standard_normal(inputs[k].shape) for k in ("W_Q", "W_K", "W_V")]
+    output, weights = hw.reference_attention(inputs["X"], *own, None)
+    t = Translator(lang)
+    at = upload(page(PAGE, lang=lang, part="weights"), "w.npy", _npy(weights))
+    body = texts(at)
+    assert t("homework.mistake.own_projections.title") in body
+    assert t("homework.mistake.own_projections.fix") in body
+    assert t("homework.in_step", step=1, name=t("homework.step_project")) in body
+    at = upload(page(PAGE, lang=lang), "out.npy", _npy(output))
+    body = texts(at)
+    assert t("homework.mistake.own_projections.title") not in body
+    assert t("homework.no_match") in [i.value for i in at.info]
+    hint = t("homework.no_match_output", checking=t("homework.part"),
+             weights=t("homework.part_weights"))  # fmt: skip
+    assert hint in [c.value for c in at.caption]
+
+
 def test_sizes_come_from_the_url_and_bad_values_fall_back(page):
     at = page(PAGE, exercise="3", n="5", d_model="6", d_k="2", h="3")
     body = texts(at)

@@ -384,6 +384,51 @@ def test_rows_a_wrong_sign_leaves_alone_are_not_enough_to_name_it():
     assert core.diagnose_homework(cfg, inputs, partly, "weights") is None
 
 
+INITS = {  # how a student's class might draw its own projection matrices
+    "randn": lambda rng, shape: rng.standard_normal(shape),
+    "xavier": lambda rng, shape: rng.normal(0.0, np.sqrt(2 / sum(shape)), shape),
+    "linear": lambda rng, shape: rng.uniform(-1, 1, shape) / np.sqrt(shape[0]),  # nn.Linear
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from([1, 2, 3]),
+    st.sampled_from(sorted(INITS)),
+    st.integers(0, 2**16),
+    st.sampled_from([np.float64, np.float32]),
+)
+def test_own_random_projections_are_recognised_from_the_weights_only(exercise, init, seed, dtype):
+    cfg, inputs, args = _lesson(exercise)
+    rng = np.random.default_rng(seed)
+    own = [INITS[init](rng, w.shape) for w in args[1:-1]]  # W_Q, W_K, W_V (and W_O)
+    if exercise == 3:
+        output, weights = hw.reference_multihead(args[0], *own, cfg.h)
+    else:
+        output, weights = hw.reference_attention(args[0], *own, args[-1])
+    got = core.diagnose_homework(cfg, inputs, weights.astype(dtype), "weights")
+    assert got == "own_projections"
+    assert core.diagnose_homework(cfg, inputs, output.astype(dtype), "output") is None
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**16), st.sampled_from([1.0, 3.0]))
+def test_random_weights_of_the_right_form_are_not_taken_for_other_projections(seed, spread):
+    """Softmax rows of random scores are valid weights, but their scores have full rank:
+    no queries and keys of width d_k = 4 give them."""
+    cfg, inputs, _ = _lesson(1)
+    weights = core.softmax(spread * np.random.default_rng(seed).normal(size=(6, 6)))
+    assert core.diagnose_homework(cfg, inputs, weights, "weights") is None
+
+
+@pytest.mark.parametrize("exercise", [1, 2])
+def test_weights_right_in_some_rows_are_not_taken_for_other_projections(exercise):
+    cfg, inputs, _ = _lesson(exercise)
+    wrong = hw.homework_answer(cfg, inputs)["weights"].copy()
+    wrong[-1] = wrong[-1, ::-1]  # a valid row, but not the right one; the others are right
+    assert core.diagnose_homework(cfg, inputs, wrong, "weights") is None
+
+
 # -------------------------------------------------------------------------- comparison
 
 

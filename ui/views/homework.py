@@ -590,6 +590,9 @@ def diagnosis(ctx: PageContext, c: Checked) -> None:
             t("homework.row_values", yours=charts.fmt_list(c.parsed.array[row], 4),
               right=charts.fmt_list(c.expected[row], 4))
         )  # fmt: skip
+    if c.part == "output":
+        weights = t("homework.part_weights")
+        st.caption(t("homework.no_match_output", checking=t("homework.part"), weights=weights))
 
 
 def notice_items(ctx: PageContext, c: Checked, sums: np.ndarray | None) -> list[str]:
