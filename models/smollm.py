@@ -258,8 +258,9 @@ def token_bytes(model: SmolLM, ids: list[int]) -> list[bytes]:
 
 def token_labels(model: SmolLM, ids: list[int]) -> list[str]:
     """Readable text of each token: ``" animal"``; a piece of a multi-byte character shows
-    that character and which part it is (``"你¹ᐟ²"``, ``"你²ᐟ²"``), never mojibake;
-    newlines and tabs as ``↵`` and ``⇥``."""
+    that character and which part it is (``"你¹ᐟ²"``, ``"你²ᐟ²"``), never mojibake; a piece
+    whose character is not complete within ``ids`` (a next token on its own) shows its bytes
+    (``"⟨e6 88⟩"``); newlines and tabs as ``↵`` and ``⇥``."""
     pieces = token_bytes(model, ids)
     text = b"".join(pieces)
     starts = np.cumsum([0, *map(len, pieces)])  # (n + 1,) byte offset of each token
@@ -278,10 +279,39 @@ def token_labels(model: SmolLM, ids: list[int]) -> list[str]:
         while hi < len(text) and (text[hi] & 0xC0) == 0x80:  # on to the character's end
             hi += 1
         chars = text[lo:hi].decode(errors="replace").translate(_VISIBLE)
+        if "\ufffd" in chars:  # no whole character here (a lone next token): its bytes
+            labels.append(_as_bytes(piece))
+            continue
         owners = [j for j in range(len(pieces)) if starts[j] < hi and starts[j + 1] > lo]
         part = f"{owners.index(i) + 1}/{len(owners)}".translate(_PART)
         labels.append(chars + part)
     return labels
+
+
+def text_spans(model: SmolLM, ids: list[int]) -> list[str]:
+    """The text of ``ids``, cut only where whole characters end: one span per token, except
+    that the byte pieces of one character are joined (我¹ᐟ² 我²ᐟ² -> 我). Text to read, as
+    opposed to :func:`token_labels`, which shows the tokens one by one. Bytes that spell no
+    character (one still unfinished at the end) show as bytes, ``⟨e7 be⟩``; newlines and
+    tabs as ``↵`` and ``⇥``."""
+    spans, pending = [], b""
+    for piece in token_bytes(model, ids):
+        pending += piece
+        try:
+            spans.append(pending.decode().translate(_VISIBLE))
+        except UnicodeDecodeError as err:
+            if err.end == len(pending) and err.reason == "unexpected end of data":
+                continue  # the character goes on in the next token
+            spans.append(_as_bytes(pending))
+        pending = b""
+    if pending:
+        spans.append(_as_bytes(pending))
+    return spans
+
+
+def _as_bytes(data: bytes) -> str:
+    """Bytes that are no text, written as such: ``⟨e6 88⟩``."""
+    return "⟨" + " ".join(f"{b:02x}" for b in data) + "⟩"
 
 
 def decoder_attention(text: str, model: SmolLM | None = None) -> tuple[list[str], np.ndarray]:

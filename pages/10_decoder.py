@@ -72,6 +72,7 @@ def content(ctx: PageContext) -> None:
             lead(f, 2)
             with f.lead:
                 dv.step_text(ctx, 2, a=dv.LESSON, b=dv.WIDE)
+                dv.fixed_pair_note(ctx, prompt)
             with dv.step_box(ctx, t("decoder.s2_controls"), f.lead):  # a slide: above the chart
                 adj_layer, adj_head = dv.adjective_controls(ctx, model)
             why = dv.why(layer, head, adj_layer, adj_head)

@@ -120,6 +120,41 @@ def test_chinese_prompt_says_what_the_model_reads_and_shows_readable_pieces():
     assert "我¹ᐟ²" in strip and "\ufffd" not in strip
 
 
+CHINESE = "我喜欢吃苹果，因为"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_chinese_prompt_reads_as_characters_and_its_sink_is_not_meaning(lang):
+    """Text shows whole characters (the token view keeps the pieces); a weight on the first
+    token is called a sink, never a word's meaning; step 2 says it ignores the prompt."""
+    tr = Translator(lang)
+    ids = smollm.encode(model(), CHINESE)
+    result = llama.forward(model().weights, ids, all_logits=False)
+    at = open_decoder(prompt=CHINESE, lang=lang, layer="20", head="3", query=str(len(ids) - 1))
+    assert not at.exception
+    assert tr("decoder.chinese") in texts(at)
+    row = result.attention[20, 3, len(ids) - 1]
+    first = smollm.token_labels(model(), ids)[0]
+    assert int(row.argmax()) == 0  # this head parks its weight on the first token
+    assert "is the prompt's first token" in texts(at) or "是提示词的第一个 token" in texts(at)
+    assert f"**{first}**" in texts(at)
+    why = texts(go(at, "2"))
+    assert tr("decoder.fixed_pair") in why
+    assert tr("decoder.fixed_pair") not in texts(open_decoder(lang=lang, step="2"))
+    step4 = press(go(at, "4"), tr("decoder.generate"))
+    assert not step4.exception
+    expected = smollm.generate(CHINESE, 12, model=model())
+    body = texts(step4)
+    assert CHINESE in body  # the prompt as characters, not as 我¹ᐟ² 我²ᐟ²
+    assert "¹ᐟ" not in body.split(CHINESE, 1)[1].split("\n", 1)[0]  # nor what follows it
+    assert "".join(expected.split()) and all(
+        ch in body for ch in expected if ch.strip() and ch != "\ufffd"
+    )
+    bars = chart_tables(step4, 0)
+    tokens = {str(v) for frame in bars if "token" in frame for v in frame["token"]}
+    assert tokens and not any("\ufffd" in tok for tok in tokens)
+
+
 def warnings(at: AppTest) -> str:
     return " ".join(str(w.value) for w in at.warning)
 
@@ -221,9 +256,17 @@ def fake_run(step_ms: list[float], cache: bool, n_prompt: int = 13) -> dv.Genera
     settings = dv.Settings(tuple(range(n_prompt)), len(step_ms), 0.0, 0)
     k = len(step_ms)
     return dv.Generation(
-        settings, cache, list(range(k)), ["x"] * k, "", step_ms, [n_prompt + i for i in range(k)],
-        [1024 * (n_prompt + i) for i in range(k)], False,
-    )  # fmt: skip
+        settings,
+        cache,
+        tokens=list(range(k)),
+        labels=["x"] * k,
+        spans=["x"] * k,
+        text="",
+        step_ms=step_ms,
+        cache_len=[n_prompt + i for i in range(k)],
+        cache_bytes=[1024 * (n_prompt + i) for i in range(k)],
+        stopped=False,
+    )
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -276,7 +319,7 @@ def test_chinese_temperature_divides_the_scores():
 
 def test_sink_notice_says_so_when_a_prompt_shows_no_sink():
     ctx = SimpleNamespace(t=Translator("en"))
-    p = dv.Prompt("a b", (1, 2), ["a", " b"], 2, False)
+    p = dv.Prompt("a b", (1, 2), ["a", " b"], "a b", 2, False)
     held = dv.sink_notice(ctx, [(p, np.full((2, 3), 0.8)), (p, np.full((2, 3), 0.9))])
     varies = dv.sink_notice(ctx, [(p, np.full((2, 3), 0.8)), (p, np.full((2, 3), 0.2))])
     assert "whatever the prompt starts with" in held[-1]

@@ -81,6 +81,25 @@ def test_chinese_byte_pieces_show_their_character_never_mojibake():
     assert pieces and all(lab[0] in text for lab in pieces)
 
 
+def test_text_spans_join_the_byte_pieces_of_each_character():
+    text = "我喜欢吃苹果，因为"
+    ids = smollm.encode(model(), text)
+    spans = smollm.text_spans(model(), ids)
+    assert "".join(spans) == text and len(spans) == len(text) < len(ids)
+    english = smollm.encode(model(), LESSON)
+    assert smollm.text_spans(model(), english) == smollm.token_labels(model(), english)
+
+
+def test_an_unfinished_character_is_marked_not_hidden():
+    ids = smollm.encode(model(), "我")
+    assert len(ids) == 2  # two byte pieces
+    piece = smollm.token_bytes(model(), ids[:1])[0]
+    as_bytes = "⟨" + " ".join(f"{b:02x}" for b in piece) + "⟩"
+    assert smollm.text_spans(model(), ids[:1]) == [as_bytes]  # still waiting for its end
+    assert smollm.token_labels(model(), ids[:1]) == [as_bytes]  # a next token on its own
+    assert smollm.text_spans(model(), [*ids, *ids[:1]]) == ["我", as_bytes]
+
+
 def test_attention_matches_transformers():
     for k in (0, 1):
         ref = reference()[f"s{k}_attention"]

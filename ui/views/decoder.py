@@ -20,6 +20,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 import core.llama as llama
+from core.masks import future_blank
 from models import smollm
 from ui import charts, loaded
 from ui.context import PageContext
@@ -110,7 +111,8 @@ class Prompt:
 
     text: str
     ids: tuple[int, ...]  # at most smollm.MAX_PROMPT_TOKENS
-    labels: list[str]  # readable text of each token
+    labels: list[str]  # readable text of each token (我¹ᐟ² 我²ᐟ²: a character's pieces)
+    read: str  # the text the model read, its byte pieces joined into characters
     total: int  # tokens before the cap
     pieces: bool  # some token is only part of a character (Chinese, emoji, …)
 
@@ -123,7 +125,8 @@ def tokenize(text_: str) -> Prompt:
     kept = ids[: smollm.MAX_PROMPT_TOKENS]
     labels = smollm.token_labels(m, kept)
     pieces = any(lab.endswith(("ᐟ²", "ᐟ³", "ᐟ⁴")) for lab in labels)
-    return Prompt(text_, tuple(kept), labels, len(ids), pieces)
+    read = "".join(smollm.text_spans(m, kept))
+    return Prompt(text_, tuple(kept), labels, read, len(ids), pieces)
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,13 @@ def prompt_input(ctx: PageContext, spec: Text, label: str) -> Prompt:
     if p.total > len(p.ids):
         ctx.warn(ctx.t("decoder.capped", total=p.total, cap=len(p.ids)))
     return p
+
+
+def fixed_pair_note(ctx: PageContext, p: Prompt) -> None:
+    """Step 2 reads the lesson's two sentences, whatever the prompt: say so when the prompt
+    box holds something else."""
+    if p.text != LESSON:
+        st.caption(ctx.t("decoder.fixed_pair"))
 
 
 def chinese_note(ctx: PageContext, p: Prompt) -> None:
@@ -212,13 +222,6 @@ def head_controls(ctx: PageContext, m: smollm.SmolLM, p: Prompt) -> tuple[int, i
     return int(layer), int(head), int(query)
 
 
-def causal_matrix(weights: np.ndarray) -> np.ndarray:
-    """Weights with the hidden (future) cells blank: ``(n, n)`` -> ``(n, n)``, NaN above the
-    diagonal so the chart draws them grey."""
-    n = weights.shape[-1]
-    return np.where(np.tril(np.ones((n, n), dtype=bool)), weights, np.nan)
-
-
 def query_rows(attention: np.ndarray, query: int) -> np.ndarray:
     """The query's row in every layer, averaged over the heads, keys after it blank.
 
@@ -249,7 +252,7 @@ def head_chart(
     names = charts.unique_labels(labels)
     keys = t("decoder.keys")
     head = charts.heatmap(
-        {title: causal_matrix(weights)},
+        {title: future_blank(weights)},
         labels,
         labels,
         x_title=keys,
@@ -298,6 +301,8 @@ def head_notice(
             top=t("decoder.then").join(top),
         )
     ]
+    if order[0] == 0 and query > 0:  # the first token: where heads park weight, not meaning
+        items.append(t("decoder.notice_first", tok=plain(names[0], 24), q=plain(names[query], 24)))
     later = float(np.triu(r.attention, 1).max(initial=0.0))  # every layer and head
     layers, heads = r.attention.shape[:2]
     items.append(t("decoder.notice_causal", later=charts.fmt(later, 1), layers=layers, heads=heads))
@@ -540,7 +545,8 @@ class Generation:
     settings: Settings
     use_cache: bool
     tokens: list[int]
-    labels: list[str]
+    labels: list[str]  # each token on its own (the cache table is about tokens)
+    spans: list[str]  # the same text with each character's byte pieces joined
     text: str
     step_ms: list[float]
     cache_len: list[int]
@@ -593,7 +599,7 @@ def generate(
         tokens.append(step.token)
         lens.append(step.cache_len)
         sizes.append(step.cache_bytes)
-        show(smollm.token_labels(m, tokens))
+        show(smollm.text_spans(m, tokens))
     stopped = bool(tokens) and tokens[-1] == m.eos_id
     kept = tokens[:-1] if stopped else tokens
     return Generation(
@@ -601,6 +607,7 @@ def generate(
         use_cache,
         tokens,
         smollm.token_labels(m, tokens),
+        smollm.text_spans(m, tokens),
         smollm.decode(m, kept),
         ms,
         lens,
@@ -622,23 +629,19 @@ def recalled(s: Settings, use_cache: bool) -> Generation | None:
     return g if g is not None and g.settings == s else None
 
 
-def generated_markdown(p: Prompt, labels: list[str], done: bool) -> str:
-    """The prompt, then the generated tokens highlighted one by one (safe markdown)."""
-    prompt = plain(smollm_text(p), 400)
-    new = " ".join(f":orange-background[{plain(lab, 40) or '␣'}]" for lab in labels)
+def generated_markdown(p: Prompt, spans: list[str], done: bool) -> str:
+    """The prompt, then the generated text highlighted token by token (a character made of
+    several byte pieces as one) (safe markdown)."""
+    prompt = plain(p.read, 400)
+    new = " ".join(f":orange-background[{plain(span, 40) or '␣'}]" for span in spans)
     return f"{prompt} {new}{'' if done else ' ▌'}"
-
-
-def smollm_text(p: Prompt) -> str:
-    """The (possibly capped) prompt text the model actually read."""
-    return "".join(p.labels)
 
 
 def stream(ctx: PageContext, m: smollm.SmolLM, p: Prompt, s: Settings, cache: bool) -> Generation:
     """Run one generation, showing each token as soon as it exists."""
     slot = st.empty()
     g = generate(m, s, cache, lambda labels: slot.markdown(generated_markdown(p, labels, False)))
-    slot.markdown(generated_markdown(p, g.labels, True))
+    slot.markdown(generated_markdown(p, g.spans, True))
     remember(g)
     return g
 
@@ -652,7 +655,7 @@ def generation(
         return stream(ctx, m, p, s, use_cache)
     g = recalled(s, use_cache)
     if g is not None:
-        st.markdown(generated_markdown(p, g.labels, True))
+        st.markdown(generated_markdown(p, g.spans, True))
     return g
 
 
