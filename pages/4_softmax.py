@@ -3,7 +3,7 @@
 import streamlit as st
 
 import core
-from core.softmax import EXP_OVERFLOW, exp_terms, mask_last, scale_sweep
+from core.softmax_numerics import EXP_OVERFLOW, exp_terms, mask_last, scale_sweep
 from ui import charts
 from ui.blocks import folded, fragment, frame, header, heading, intro, link, notice
 from ui.context import PageContext

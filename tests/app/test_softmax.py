@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from core.softmax import EXP_UNDERFLOW, softmax
+from core.softmax_numerics import EXP_UNDERFLOW, softmax
 from tests.app.conftest import open_exports, texts, visible, visible_of
 from ui.i18n import Translator
 from ui.views.softmax import MAX_ENTRIES, Problem, parse_logits
