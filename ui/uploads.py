@@ -143,6 +143,20 @@ def check_shape(array: np.ndarray, expected: tuple[int, ...]) -> None:
     raise UploadError("shape", **params)
 
 
+def drop_batch_axes(
+    array: np.ndarray, expected: tuple[int, ...]
+) -> tuple[np.ndarray, UploadError | None]:
+    """``array`` without the leading axes of size 1 that ``expected`` does not have (a batch
+    of one: ``x[None]``, ``unsqueeze(0)``, a Keras model's output), and a notice saying so;
+    the array unchanged and None when it has no such axes."""
+    extra = array.ndim - len(expected)
+    if extra <= 0 or array.shape[:extra] != (1,) * extra:
+        return array, None
+    inner = array.reshape(array.shape[extra:])
+    found, kept = shape_text(array.shape), shape_text(inner.shape)
+    return inner, UploadError("batch_axis", found=found, expected=kept)
+
+
 def nonfinite(array: np.ndarray, shown: int = 5) -> UploadError | None:
     """A notice naming the first ``shown`` NaN/±∞ cells (row, column, …), or None."""
     where = np.argwhere(~np.isfinite(array))

@@ -254,6 +254,36 @@ def test_weights_from_own_projection_matrices_ask_about_the_downloaded_ones(page
     assert hint in [c.value for c in at.caption]
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_batch_of_one_is_dropped_said_and_checked(page, lang):
+    """A (1, 6, 4) answer, as ``x[None]`` or a batched model gives: the page says it drops
+    the leading axis, then judges and diagnoses the (6, 4) inside."""
+    _, inputs, answer = lesson()
+    t = Translator(lang)
+    said = t("homework.upload.batch_axis", found="(1, 6, 4)", expected="(6, 4)")
+    at = upload(page(PAGE, lang=lang), "out.npy", _npy(answer["output"][None]))
+    assert said in [i.value for i in at.info]
+    assert t("homework.accepted") in [s.value for s in at.success]
+    wrong, _ = hw.no_scaling(*[inputs[k] for k in ("X", "W_Q", "W_K", "W_V")], None)
+    at = upload(page(PAGE, lang=lang), "out.npy", _npy(wrong[None]))
+    assert said in [i.value for i in at.info]
+    body = texts(at)
+    assert t("homework.mistake.no_scaling.title") in body
+    assert t("homework.no_match") not in body
+    assert errors(at) == t("homework.not_equal", tol="1.0e-06", bad=24, total=24)  # no shape error
+
+
+def test_a_wrong_shape_that_matches_nothing_shows_no_row_to_compare(page):
+    """The no-match message promises a row to compare only when there is one: with a shape
+    the answer does not have, it says to fix the shape first."""
+    t = Translator("en")
+    at = upload(page(PAGE), "out.npy", _npy(np.zeros((6, 5))))
+    infos = [i.value for i in at.info]
+    assert t("homework.no_match_shape", verdict=t("homework.s3_title")) in infos
+    assert t("homework.no_match") not in infos
+    assert t("homework.first_row", row="0")[:20] not in texts(at)
+
+
 def test_sizes_come_from_the_url_and_bad_values_fall_back(page):
     at = page(PAGE, exercise="3", n="5", d_model="6", d_k="2", h="3")
     body = texts(at)

@@ -14,6 +14,7 @@ from ui.uploads import (
     MAX_NUMBERS,
     UploadError,
     check_shape,
+    drop_batch_axes,
     nonfinite,
     parse_text,
     parse_upload,
@@ -229,6 +230,28 @@ def test_wrong_shape_and_transposed_shape():
     check_shape(ARRAY, (6, 4))  # no error
 
 
+@pytest.mark.parametrize("lead", [(1,), (1, 1)])
+def test_a_batch_of_one_is_dropped_with_a_notice(lead):
+    inner, notice = drop_batch_axes(ARRAY.reshape(*lead, 6, 4), (6, 4))
+    np.testing.assert_array_equal(inner, ARRAY)
+    assert notice.key == "batch_axis"
+    assert notice.params == {"found": "(" + "1, " * len(lead) + "6, 4)", "expected": "(6, 4)"}
+
+
+def test_only_leading_axes_of_size_one_beyond_the_answer_are_dropped():
+    for arr, expected in [
+        (ARRAY, (6, 4)),  # nothing extra
+        (np.zeros((2, 6, 4)), (6, 4)),  # a real batch of two: the shape check says so
+        (np.zeros((1, 6, 4)), (1, 6, 4)),  # one head's weights: the axis belongs to the answer
+        (np.zeros((6, 4, 1)), (6, 4)),  # a trailing axis is not a batch
+    ]:
+        same, notice = drop_batch_axes(arr, expected)
+        assert same is arr and notice is None, arr.shape
+    transposed, notice = drop_batch_axes(ARRAY.T[None], (6, 4))
+    assert transposed.shape == (4, 6) and notice.params["expected"] == "(4, 6)"
+    assert error_of(check_shape, transposed, (6, 4)).key == "shape_transposed"
+
+
 def test_nan_and_inf_are_reported_with_their_position():
     arr = ARRAY.copy()
     arr[2, 3], arr[4, 0], arr[5, 1] = np.nan, np.inf, -np.inf
@@ -256,6 +279,7 @@ def test_every_message_key_is_translated_with_its_parameters(lang):
         nonfinite(np.array([[np.nan]])),
         error_of(parse_upload, "solve.py", b"import numpy"),
         error_of(parse_text, "import numpy"),
+        drop_batch_axes(ARRAY[None], (6, 4))[1],
     ]
     extra = {"part": "weights"}  # the page names the checked array where it says how to save it
     texts = [
@@ -265,3 +289,4 @@ def test_every_message_key_is_translated_with_its_parameters(lang):
     assert "oops" in texts[1] and "(4, 6)" in texts[3] and "NaN" in texts[4]
     assert ".py" in texts[5] and 'np.save("weights.npy", weights)' in texts[5]
     assert "print(weights)" in texts[6]
+    assert "(1, 6, 4)" in texts[7] and "(6, 4)" in texts[7]

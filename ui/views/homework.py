@@ -41,6 +41,7 @@ from ui.uploads import (
     Parsed,
     UploadError,
     check_shape,
+    drop_batch_axes,
     nonfinite,
     parse_text,
     parse_upload,
@@ -73,6 +74,8 @@ class Checked:
     """One upload held against the exercise."""
 
     parsed: Parsed
+    array: np.ndarray  # what is checked: the upload without leading axes of size 1 (batch)
+    batch: UploadError | None  # the note that such axes were dropped
     part: str
     expected: np.ndarray
     tol: float
@@ -418,9 +421,10 @@ def check(hw: Homework, part: str, parsed: Parsed) -> Checked:
     """Shape, NaN/∞, comparison and diagnosis of one parsed upload."""
     inputs, answers = exercise_data(hw)
     expected = answers[part]
-    arr = parsed.array
+    arr, batch = drop_batch_axes(parsed.array, expected.shape)
     tol = tolerance(arr.dtype) + parsed.resolution
     diagnosis = diagnose_homework(hw, inputs, arr, part, tol)
+    found = (parsed, arr, batch, part, expected, tol, diagnosis)
     try:
         check_shape(arr, expected.shape)
     except UploadError as err:
@@ -429,11 +433,8 @@ def check(hw: Homework, part: str, parsed: Parsed) -> Checked:
             if err.key.endswith("transposed")
             else False
         )
-        return Checked(parsed, part, expected, tol, diagnosis, None, err, flipped, nonfinite(arr))
-    return Checked(
-        parsed, part, expected, tol, diagnosis, compare(arr, expected, tol), None, False,
-        nonfinite(arr),
-    )  # fmt: skip
+        return Checked(*found, None, err, flipped, nonfinite(arr))
+    return Checked(*found, compare(arr, expected, tol), None, False, nonfinite(arr))
 
 
 # ---------------------------------------------------------------------------- results
@@ -453,6 +454,8 @@ def verdict(ctx: PageContext, c: Checked) -> None:
     """Equal or not, then (on a slide) the tolerance and the largest absolute and relative
     error and where, in a row; students get those beside the error chart (:func:`details`)."""
     t, cmp = ctx.t, c.comparison
+    if c.batch is not None:
+        st.info(error_text(t, c.batch), icon=":material/layers:")
     if c.notice is not None:
         st.warning(error_text(t, c.notice), icon=":material/warning:")
     if c.shape_error is not None:
@@ -529,7 +532,8 @@ def details(ctx: PageContext, c: Checked) -> None:
     assert c.comparison is not None
     sums = row_sums(c)
     if ctx.presenter:
-        height = VERDICT_CHART_HEIGHT - (WARNING_PX if c.notice is not None else 0)
+        notes = sum(note is not None for note in (c.notice, c.batch))
+        height = VERDICT_CHART_HEIGHT - WARNING_PX * notes
         chart_col, notice_col = st.columns([3, 2], gap="large")
         room = charts.room(ctx, share=0.58, height=height)
     else:
@@ -548,7 +552,7 @@ def row_sums(c: Checked) -> np.ndarray | None:
     if c.part == "output" or c.comparison is None:
         return None
     with np.errstate(invalid="ignore"):
-        return c.parsed.array.astype(float).sum(axis=-1)
+        return c.array.astype(float).sum(axis=-1)
 
 
 def five_steps(t: Translator, step: int | None) -> str:
@@ -581,13 +585,17 @@ def diagnosis(ctx: PageContext, c: Checked) -> None:
             st.markdown(t(f"homework.mistake.{found}.text"))
             st.markdown(f"**{t('homework.fix')}** {t(f'homework.mistake.{found}.fix')}")
         return
-    st.info(t("homework.no_match"), icon=":material/help:")
     cmp = c.comparison
-    if cmp is not None and cmp.first_row is not None:
+    if cmp is None:  # no numbers to hold against the answer's: say so, show no row
+        verdict_step = t("homework.s3_title")
+        st.info(t("homework.no_match_shape", verdict=verdict_step), icon=":material/help:")
+        return
+    st.info(t("homework.no_match"), icon=":material/help:")
+    if cmp.first_row is not None:
         row = cmp.first_row
         st.markdown(t("homework.first_row", row=cell(row)))
         st.markdown(
-            t("homework.row_values", yours=charts.fmt_list(c.parsed.array[row], 4),
+            t("homework.row_values", yours=charts.fmt_list(c.array[row], 4),
               right=charts.fmt_list(c.expected[row], 4))
         )  # fmt: skip
     if c.part == "output":
