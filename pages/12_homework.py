@@ -73,26 +73,17 @@ def content(ctx: PageContext) -> None:
     checked = hv.check(hw, part, parsed) if parsed is not None and shown else None
     waiting = t("homework.waiting") if ctx.presenter else t("homework.waiting_side", box=box)
 
-    with slots[2], steps.section(2) as on_screen:
-        if on_screen:
-            st.subheader(titles[2])
-            if checked is None:
-                st.info(waiting, icon=":material/upload_file:")
-            else:
-                hv.verdict(ctx, checked)
-                if checked.comparison is not None:
-                    hv.details(ctx, checked)
-
-    with slots[3], steps.section(3) as on_screen:
-        if on_screen:
-            st.subheader(titles[3])
-            if checked is None:
-                st.info(waiting, icon=":material/upload_file:")
-            else:
-                hv.diagnosis(ctx, checked)
-            link(ctx, "masking")
-            link(ctx, "multi_head")
-            link(ctx, "softmax")
+    further = ("masking", "multi_head", "softmax")  # the pages behind the diagnosed steps
+    for k, show, pages in ((2, hv.verdict, ()), (3, hv.diagnosis, further)):
+        with slots[k], steps.section(k) as on_screen:
+            if on_screen:
+                st.subheader(titles[k])
+                if checked is None:
+                    st.info(waiting, icon=":material/upload_file:")
+                else:
+                    show(ctx, checked)
+                for page in pages:
+                    link(ctx, page)
 
 
 fragment(ctx, content)

@@ -452,7 +452,8 @@ def cell(at: tuple[int, ...]) -> str:
 
 def verdict(ctx: PageContext, c: Checked) -> None:
     """Equal or not, then (on a slide) the tolerance and the largest absolute and relative
-    error and where, in a row; students get those beside the error chart (:func:`details`)."""
+    error and where, in a row; students get those beside the error chart. Then the chart
+    (:func:`details`), when the shapes allow a comparison."""
     t, cmp = ctx.t, c.comparison
     if c.batch is not None:
         st.info(error_text(t, c.batch), icon=":material/layers:")
@@ -474,6 +475,7 @@ def verdict(ctx: PageContext, c: Checked) -> None:
         )
     if ctx.presenter:
         metrics(ctx, c, st.columns(3))
+    details(ctx, c)
 
 
 def metrics(ctx: PageContext, c: Checked, places: list[DeltaGenerator]) -> None:
