@@ -1,6 +1,7 @@
 """The homework page in Chromium, as a student uses it: download the NPZ and the starter
 script, run a wrong implementation (no √d_k scaling), upload its file, read the diagnosis;
-then upload the right answer and see it accepted. On a laptop the upload and its verdict
+then upload the right answer and see it accepted; a mask with the wrong sign is named and
+an answer with a batch axis of one is checked without it. On a laptop the upload and its verdict
 share one screen, and in Chinese the uploader shows no English of Streamlit's own."""
 
 import re
@@ -73,6 +74,33 @@ def test_student_uploads_a_wrong_then_a_right_answer(server, open_app, tmp_path,
     assert page.locator('[data-testid="stException"]').count() == 0
     page.get_by_text(t("homework.accepted")).scroll_into_view_if_needed()
     shot(page, f"homework_accepted_{lang}")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_wrong_sign_mask_and_a_batch_of_one_are_read_as_the_page_says(
+    server, open_app, tmp_path, lang
+) -> None:
+    """Exercise 2's output made with ``scores + mask * -1e9`` is named; the right answer
+    saved with a leading batch axis is accepted, with a note that the axis was dropped."""
+    t = Translator(lang)
+    cfg = hw.Homework(2)
+    inputs = hw.homework_inputs(cfg)
+    wrong, _ = hw.mask_wrong_sign(*hw.exercise_args(cfg, inputs))
+    np.save(tmp_path / "masked.npy", wrong)
+    np.save(tmp_path / "batched.npy", hw.homework_answer(cfg, inputs)["output"][None])
+    page = open_app(server, f"/homework?lang={lang}&exercise=2", 1366, 768)
+    text = _upload(page, tmp_path / "masked.npy", t("homework.mistake.mask_wrong_sign.title"))
+    assert t("homework.in_step", step=4, name=t("homework.step_softmax")).replace("**", "") in text
+    assert t("homework.no_match") not in text
+    page.get_by_text(t("homework.mistake.mask_wrong_sign.title")).scroll_into_view_if_needed()
+    shot(page, f"homework_mask_wrong_sign_{lang}")
+
+    text = _upload(page, tmp_path / "batched.npy", t("homework.accepted"))
+    said = t("homework.upload.batch_axis", found="(1, 6, 4)", expected="(6, 4)")
+    assert said.replace("`", "") in text
+    assert page.locator('[data-testid="stException"]').count() == 0
+    page.get_by_text(said.split("`")[0]).first.scroll_into_view_if_needed()
+    shot(page, f"homework_batch_{lang}")
 
 
 def _in_view(page, selector: str) -> bool:
