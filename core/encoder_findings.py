@@ -9,6 +9,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.bert import head_ranking, key_share
+from core.multihead import average_heads
+
 WORD_START = "▁"  # SentencePiece's mark for a piece that starts a word (a space before it)
 
 
@@ -76,4 +79,110 @@ def weight_shift(
         others=float(diff[rest].sum()),
         top=top,
         top_gain=float(diff[top]) if top >= 0 else 0.0,
+    )
+
+
+@dataclass(frozen=True)
+class Specialist:
+    """Averaging hides the specialist: the head that links query and key most, against the
+    mean of its layer's heads (what a view averaging the heads would show)."""
+
+    layer: int
+    head: int
+    weight: float  # that head's weight from the query to the key
+    mean: float  # the mean of its layer's heads
+
+    @property
+    def ratio(self) -> float:
+        """How many times the layer mean the specialist puts there."""
+        return self.weight / max(self.mean, 1e-9)
+
+
+def specialist(attention: np.ndarray, i: int, j: int) -> Specialist:
+    """The best head for query ``i`` → key ``j`` and its layer's mean.
+
+    Shapes: ``attention`` ``(L, h, n, n)``.
+    """
+    order, weights = head_ranking(attention, i, j)
+    layer, head = (int(x) for x in order[0])
+    mean = float(average_heads(attention[layer])[i, j])
+    return Specialist(layer, head, float(weights[0]), mean)
+
+
+@dataclass(frozen=True)
+class Parked:
+    """How much weight the heads park on one key (the opening special token): a place a
+    head puts weight when it has nothing to link, not a meaning."""
+
+    per_layer: np.ndarray  # (L,) mean over the layer's heads and all queries
+    low_layer: int
+    high_layer: int
+    top_head: tuple[int, int]  # (layer, head) that parks most
+    top: float  # its mean weight on the key
+
+
+def parked(attention: np.ndarray, j: int = 0) -> Parked:
+    """The weight every head puts on key ``j``, averaged over all queries.
+
+    Shapes: ``attention`` ``(L, h, n, n)``.
+    """
+    share = key_share(attention, j)  # (L, h)
+    per_layer = share.mean(axis=1)  # (L,)
+    top = np.unravel_index(int(share.argmax()), share.shape)
+    return Parked(
+        per_layer,
+        int(per_layer.argmin()),
+        int(per_layer.argmax()),
+        (int(top[0]), int(top[1])),
+        float(share[top]),
+    )
+
+
+def favourite_flips(attention_a: np.ndarray, attention_b: np.ndarray, i: int, ib: int) -> int:
+    """In how many heads query ``i`` (``ib`` in sentence B) has another favourite key in B
+    than in A. Sentences of equal length (keys match by position).
+
+    Shapes: ``attention_a``, ``attention_b`` ``(L, h, n, n)``.
+    """
+    return int((attention_a[:, :, i].argmax(-1) != attention_b[:, :, ib].argmax(-1)).sum())
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How far one changed word's effect spreads in one head: B − A of its weights."""
+
+    rise: tuple[int, int]  # (query, key) of the largest rise
+    rise_by: float
+    fall: tuple[int, int]  # (query, key) of the largest fall
+    fall_by: float
+    moved: int  # rows with a weight that moves by more than the threshold
+    moved_cells: int  # weights that move by more than the threshold
+    rows: int
+
+    @property
+    def largest(self) -> tuple[tuple[int, int], float]:
+        """The cell that moves most either way, and by how much (signed)."""
+        return (
+            (self.rise, self.rise_by)
+            if self.rise_by >= -self.fall_by
+            else (self.fall, self.fall_by)
+        )
+
+
+def spread(diff: np.ndarray, threshold: float) -> Spread:
+    """The largest rise and fall in ``diff`` = B − A, and how many rows move visibly.
+
+    Shapes: ``diff`` ``(m, m)``, or ``(1, m)`` for one query's row.
+    """
+    up = np.unravel_index(int(diff.argmax()), diff.shape)
+    down = np.unravel_index(int(diff.argmin()), diff.shape)
+    visible = np.abs(diff) > threshold  # (m, m) or (1, m)
+    return Spread(
+        (int(up[0]), int(up[1])),
+        float(diff[up]),
+        (int(down[0]), int(down[1])),
+        float(diff[down]),
+        int(visible.any(axis=1).sum()),
+        int(visible.sum()),
+        diff.shape[0],
     )

@@ -15,9 +15,15 @@ import numpy as np
 import streamlit as st
 
 import models
-from core.bert import BertWeights, explain_weight, head_ranking, key_share, without_keys
-from core.encoder_findings import place_of, weight_shift
-from core.multihead import average_heads
+from core.bert import BertWeights, explain_weight, head_ranking, without_keys
+from core.encoder_findings import (
+    favourite_flips,
+    parked,
+    place_of,
+    specialist,
+    spread,
+    weight_shift,
+)
 from models import minilm
 from models import multilingual_e5 as e5
 from ui import charts, loaded
@@ -686,36 +692,31 @@ def average_notice(ctx: PageContext, a: Analysis, s: Shown, c: Controls) -> list
     rows = s.rows(c.queries)
     if rows and c.target in s.index:
         i, j = rows[0], s.index[c.target]
-        order, weights = head_ranking(s.attention, i, j)
-        best_l, best_h = (int(x) for x in order[0])
-        mean = average_heads(s.attention[best_l])[i, j]
+        best = specialist(s.attention, i, j)
         items.append(
             t(
                 "encoder.notice_average",
-                layer=best_l,
+                layer=best.layer,
                 heads=s.attention.shape[1],
-                head=head_name(best_l, best_h),
+                head=head_name(best.layer, best.head),
                 q=label(s.tokens, i),
                 k=label(s.tokens, j),
-                mean=charts.fmt(mean, 3),
-                w=charts.fmt(weights[0], 3),
-                ratio=f"{weights[0] / max(mean, 1e-9):.1f}",
+                mean=charts.fmt(best.mean, 3),
+                w=charts.fmt(best.weight, 3),
+                ratio=f"{best.ratio:.1f}",
             )
         )
-    cls = key_share(a.attention, 0)  # (L, h) mean weight on [CLS] over all queries
-    per_layer = cls.mean(axis=1)  # (L,)
-    lo, hi = int(per_layer.argmin()), int(per_layer.argmax())
-    top = np.unravel_index(int(cls.argmax()), cls.shape)
+    cls = parked(a.attention, 0)  # the opening special token, over all queries
     items.append(
         t(
             "encoder.notice_cls_short" if ctx.presenter else "encoder.notice_cls",
             **names(a.model),
-            lo=charts.fmt(per_layer[lo], 2),
-            lo_layer=lo,
-            hi=charts.fmt(per_layer[hi], 2),
-            hi_layer=hi,
-            head=head_name(*map(int, top)),
-            top=charts.fmt(cls[top], 2),
+            lo=charts.fmt(cls.per_layer[cls.low_layer], 2),
+            lo_layer=cls.low_layer,
+            hi=charts.fmt(cls.per_layer[cls.high_layer], 2),
+            hi_layer=cls.high_layer,
+            head=head_name(*cls.top_head),
+            top=charts.fmt(cls.top, 2),
         )
     )
     if c.hide:
@@ -805,7 +806,7 @@ def compare_notice(
         )
     )
     if len(sa.tokens) == len(sb.tokens):
-        flips = int((sa.attention[:, :, i].argmax(-1) != sb.attention[:, :, ib].argmax(-1)).sum())
+        flips = favourite_flips(sa.attention, sb.attention, i, ib)
         total = sa.attention.shape[0] * sa.attention.shape[1]
         items.append(t("encoder.notice_flips", q=label(sa.tokens, i), flips=flips, total=total))
         items.append(spread_notice(ctx, sa, sb, c, i))
@@ -863,32 +864,30 @@ def spread_notice(ctx: PageContext, sa: Shown, sb: Shown, c: Controls, i: int) -
     layer0 = c.layer == 0  # its inputs are the embeddings: only the changed token's differ
     why = t("encoder.spread_first") if layer0 else t("encoder.spread_later", layer=c.layer)
     if row_view(ctx, sa, sb, c):
-        row = diff[i]  # (m,)
-        k = int(np.abs(row).argmax())
+        row = spread(diff[i : i + 1], VISIBLE_CHANGE)  # the one row on the slide
+        (_, k), change = row.largest
         return t(
             "encoder.spread_row",
             q=label(sa.tokens, i),
             k=plain(pair_labels(sa.tokens, sb.tokens)[k], 24),
-            change=signed(row[k]),
-            moved=int((np.abs(row) > VISIBLE_CHANGE).sum()),
-            n=len(row),
+            change=signed(change),
+            moved=row.moved_cells,
+            n=diff.shape[1],
             threshold=VISIBLE_CHANGE,
             why=why,
         )
-    up = np.unravel_index(int(diff.argmax()), diff.shape)
-    down = np.unravel_index(int(diff.argmin()), diff.shape)
-    moved = int((np.abs(diff).max(axis=1) > VISIBLE_CHANGE).sum())  # rows with a visible change
+    found = spread(diff, VISIBLE_CHANGE)
     return t(
         "encoder.spread_all",
-        up_q=label(sb.tokens, int(up[0])),
-        up_k=label(sb.tokens, int(up[1])),
-        up=signed(diff[up]),
-        down_q=label(sb.tokens, int(down[0])),
-        down_k=label(sb.tokens, int(down[1])),
-        down=signed(diff[down]),
-        moved=moved,
-        n=diff.shape[0],
-        rest=diff.shape[0] - moved,
+        up_q=label(sb.tokens, found.rise[0]),
+        up_k=label(sb.tokens, found.rise[1]),
+        up=signed(found.rise_by),
+        down_q=label(sb.tokens, found.fall[0]),
+        down_k=label(sb.tokens, found.fall[1]),
+        down=signed(found.fall_by),
+        moved=found.moved,
+        n=found.rows,
+        rest=found.rows - found.moved,
         threshold=VISIBLE_CHANGE,
         why=why,
     )
