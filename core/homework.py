@@ -36,7 +36,7 @@ from core.attention import scaled_dot_product_attention
 from core.masks import apply_mask, causal_mask
 from core.multihead import merge_heads, split_heads
 from core.projections import init_projections, lesson_inputs, xavier_std
-from core.softmax import softmax, softmax_naive
+from core.softmax_numerics import softmax, softmax_naive
 
 EXERCISES = (1, 2, 3, 4)
 STEPS = ("project", "score", "scale", "softmax", "mix")  # the five steps, numbered from 1
