@@ -5,17 +5,29 @@
     deploy/serve status --port 8080
     deploy/serve stop --port 8080
 
-Each replica is ``streamlit run dashboard.py`` from the project's ``.venv`` on a loopback
-port (``--port`` + 1, + 2, ...). nginx (the Debian package) listens on ``--address:--port``
-with a config made from ``deploy/nginx.conf.template``: websocket upgrade for
-``/_stcore/stream``, sticky sessions through a route cookie, passive health checks. The
+    # several machines: replicas only on each app host, nginx only on the front one
+    deploy/serve --role replicas --replicas 4 --replica-address 10.0.0.2 --replica-port 8601
+    deploy/serve --role proxy --port 80 --address 0.0.0.0 \\
+        --upstream 10.0.0.2:8601,10.0.0.2:8602,10.0.0.3:8601,10.0.0.3:8602
+
+Each replica is ``streamlit run dashboard.py`` from the project's ``.venv`` on
+``--replica-address`` (loopback unless told) and ports ``--port`` + 1, + 2, ... nginx (the
+Debian package) listens on ``--address:--port`` with a config made from
+``deploy/nginx.conf.template``: websocket upgrade for ``/_stcore/stream``, sticky sessions
+through a route cookie, passive health checks with failover to the other replicas. The
 config, pid files and logs go to a run directory (``--run-dir``, by default
 ``$XDG_RUNTIME_DIR`` or the temp dir, ``attention-lab-<uid>-<port>``), never to /etc.
-Standard library only.
+
+One supervisor process owns the replicas and nginx, in the terminal (``--foreground``) or
+detached (the default: ``start`` returns once all are healthy and the supervisor stays).
+It restarts a process that dies on the same port, at once the first time and then with a
+growing delay; a process that died ``MAX_RESTARTS`` times within ``RESTART_WINDOW`` s is
+left down (nginx sends its students to the others). Standard library only.
 """
 
 import argparse
 import contextlib
+import ipaddress
 import json
 import os
 import re
@@ -26,16 +38,26 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = Path(__file__).with_name("nginx.conf.template")
 STATE = "state.json"
 NGINX_CANDIDATES = ("/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/local/nginx/sbin/nginx")
+ROLES = ("all", "replicas", "proxy")
+MAX_RESTARTS = 5  # a process that dies this often within RESTART_WINDOW s is left down
+RESTART_WINDOW = 300.0
+MAX_BACKOFF = 30.0
+TICK = 0.2  # how often the supervisor looks at its processes (s)
+# nginx's passive health check: a replica that fails twice is skipped for FAIL_TIMEOUT s,
+# then tried again. Short, so a restarted replica gets its new students back soon; a
+# refused connection costs nothing, and a silent host at most proxy_connect_timeout.
+HEALTH = "max_fails=2 fail_timeout=5s"
 
 
 @dataclass(frozen=True)
@@ -46,47 +68,82 @@ class Proc:
     pid: int
     port: int
     log: str
+    address: str = "127.0.0.1"
 
 
-def default_run_dir(port: int) -> Path:
-    """The run directory for the deployment on ``port``."""
+def default_run_dir(port: int, role: str = "all", address: str = "127.0.0.1") -> Path:
+    """The run directory for the deployment on ``port`` (for ``--role replicas``: the
+    first replica's address and port)."""
     base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    return Path(base) / f"attention-lab-{os.getuid()}-{port}"
+    where = f"replicas-{address}-{port}" if role == "replicas" else str(port)
+    return Path(base) / f"attention-lab-{os.getuid()}-{where}"
+
+
+def parse_upstream(text: str) -> str:
+    """``"10.0.0.2:8601"`` or ``"[fd00::2]:8601"`` as nginx writes it in ``$upstream_addr``.
+
+    An IP address, not a host name: nginx would resolve a name once, at start, and its
+    logs and headers name the address the route map must recognise.
+    """
+    host, sep, port = text.strip().rpartition(":")
+    try:
+        ip = ipaddress.ip_address(host.removeprefix("[").removesuffix("]"))
+        number = int(port)
+    except ValueError:
+        raise ValueError(f"not an IP address and port: {text!r}") from None
+    if not sep or not 0 < number < 65536:
+        raise ValueError(f"not an IP address and port: {text!r}")
+    return hostport(str(ip), number)
+
+
+def hostport(address: str, port: int) -> str:
+    """``address:port``, with brackets around an IPv6 address."""
+    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+
+
+def upstream_blocks(upstreams: Sequence[str]) -> list[str]:
+    """nginx ``upstream`` blocks: ``attention_lab`` (least connections over all) for new
+    visitors, and ``attention_lab_r<i>`` per route: its own replica, the others as backups
+    while it is down."""
+    lines = ["    upstream attention_lab {", "        zone attention_lab 64k;",
+             "        least_conn;"]  # fmt: skip
+    lines += [f"        server {u} {HEALTH};" for u in upstreams]
+    lines += ["        keepalive 32;", "    }"]
+    for i, own in enumerate(upstreams, 1):
+        name = f"attention_lab_r{i}"
+        lines += [f"    upstream {name} {{", f"        zone {name} 64k;",
+                  f"        server {own} {HEALTH};"]  # fmt: skip
+        lines += [f"        server {u} backup;" for u in upstreams if u != own]
+        lines += ["        keepalive 16;", "    }"]
+    return lines
 
 
 def render_config(
-    template: str, run_dir: Path, address: str, port: int, ports: Sequence[int], static: Path
+    template: str, run_dir: Path, address: str, port: int, upstreams: Sequence[str], static: Path
 ) -> str:
     """The nginx config: ``template`` with its ``@FIELD@`` placeholders filled in.
 
-    Replica ``i`` (1-based) on ``ports[i - 1]`` has the route ``ri``: the upstream
-    ``attention_lab_ri`` sends its sessions there, or to the other replicas (backup) while
-    it is down. New visitors go to ``attention_lab`` (least connections over all).
+    Replica ``i`` (1-based) at ``upstreams[i - 1]`` (``address:port``) has the route ``ri``.
     ``static`` is the directory that holds Streamlit's ``index.html`` and ``static/``.
     """
-    health = "max_fails=2 fail_timeout=10s"
-    upstreams = ["    upstream attention_lab {", "        zone attention_lab 64k;",
-                 "        least_conn;"]  # fmt: skip
-    upstreams += [f"        server 127.0.0.1:{p} {health};" for p in ports]
-    upstreams += ["        keepalive 32;", "    }"]
-    for i, own in enumerate(ports, 1):
-        name = f"attention_lab_r{i}"
-        upstreams += [f"    upstream {name} {{", f"        zone {name} 64k;",
-                      f"        server 127.0.0.1:{own} {health};"]  # fmt: skip
-        upstreams += [f"        server 127.0.0.1:{p} backup;" for p in ports if p != own]
-        upstreams += ["        keepalive 16;", "    }"]
+    routes = range(1, len(upstreams) + 1)
     host = f"[{address}]" if ":" in address else address
     user = "user root;  # nginx was started by root: keep the workers able to use the run dir"
     fields = {
         "@USER@": user if os.geteuid() == 0 else "",
         "@RUN_DIR@": str(run_dir),
         "@LISTEN@": f"{host}:{port}",
-        "@ROUTES@": "\n".join(
-            f"        r{i} attention_lab_r{i};" for i in range(1, len(ports) + 1)
+        "@ROUTES@": "\n".join(f"        r{i} attention_lab_r{i};" for i in routes),
+        # $upstream_addr lists every server tried ("a, b" after a failover): the last one
+        # answered.
+        "@ANSWERED_BY@": "\n".join(
+            f'        "~(^|\\s){re.escape(u)}$" r{i};' for i, u in enumerate(upstreams, 1)
         ),
-        "@ANSWERED_BY@": "\n".join(f"        127.0.0.1:{p} r{i};" for i, p in enumerate(ports, 1)),
-        "@UPSTREAMS@": "\n".join(upstreams),
+        "@SAME_ROUTE@": "\n".join(f'        "r{i} r{i}" "";' for i in routes),
+        "@UPSTREAMS@": "\n".join(upstream_blocks(upstreams)),
+        "@TRIES@": str(len(upstreams)),
         "@STREAMLIT_STATIC@": str(static),
+        "@DEPLOY_DIR@": str(Path(__file__).resolve().parent),
     }
     for key, value in fields.items():
         template = template.replace(key, value)
@@ -94,6 +151,19 @@ def render_config(
     if left:
         raise ValueError(f"unfilled template fields: {left}")
     return template
+
+
+def restart_delay(deaths: Sequence[float], now: float) -> float | None:
+    """Seconds to wait before restarting a process whose deaths (monotonic times, the
+    latest included) are ``deaths``; None: it died too often, leave it down.
+
+    The first death in ``RESTART_WINDOW`` s restarts at once (a lecture is waiting), the
+    next ones after 1, 2, 4, 8 s (at most ``MAX_BACKOFF``), so a crash loop does not spin.
+    """
+    recent = sum(1 for t in deaths if now - t <= RESTART_WINDOW)
+    if recent > MAX_RESTARTS:
+        return None
+    return 0.0 if recent <= 1 else min(MAX_BACKOFF, 2.0 ** (recent - 2))
 
 
 def streamlit_static(python: str) -> Path:
@@ -131,11 +201,11 @@ def port_free(address: str, port: int) -> bool:
     return True
 
 
-def healthy(url: str) -> bool:
+def healthy(url: str, timeout: float = 3.0) -> bool:
     """Whether ``url`` (a /_stcore/health address) answers 200 with "ok"."""
     direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # ignore http_proxy
     try:
-        with direct.open(url, timeout=3) as r:
+        with direct.open(url, timeout=timeout) as r:
             return r.status == 200 and r.read().strip() == b"ok"
     except OSError:
         return False
@@ -151,6 +221,29 @@ def alive(pid: int, name: str) -> bool:
         return False
     state = stat.rsplit(")", 1)[1].split()[0]
     return state not in ("Z", "X") and name.encode() in cmdline
+
+
+def group_members(pgid: int, name: str) -> list[int]:
+    """The processes of process group ``pgid`` whose command line contains ``name``: what a
+    process we started (in a session of its own, so its group is its pid) left behind when
+    it died, e.g. the workers of an nginx master killed with SIGKILL, which go on serving
+    on its port."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            group = int(stat.read_text().rsplit(")", 1)[1].split()[2])
+            if group == pgid and name.encode() in (stat.parent / "cmdline").read_bytes():
+                found.append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def kill_group(pgid: int, name: str) -> None:
+    """SIGKILL what :func:`group_members` finds."""
+    for pid in group_members(pgid, name):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def make_run_dir(run_dir: Path) -> None:
@@ -171,12 +264,17 @@ def read_state(run_dir: Path) -> dict | None:
         return None
 
 
-def tail(path: str, lines: int = 15) -> str:
+def tail(path: str | Path, lines: int = 15) -> str:
     """The last ``lines`` lines of a log file."""
     try:
         return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
+
+
+def say(text: str) -> None:
+    """One line of the supervisor's report (the terminal, or serve.log when detached)."""
+    print(f"{time.strftime('%H:%M:%S')} {text}", flush=True)
 
 
 def stop_procs(procs: Sequence[Proc], timeout: float = 10.0) -> None:
@@ -193,122 +291,35 @@ def stop_procs(procs: Sequence[Proc], timeout: float = 10.0) -> None:
         if alive(p.pid, p.name):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(p.pid, signal.SIGKILL)
+        kill_group(p.pid, p.name)
 
 
 def stop(run_dir: Path) -> int:
-    """``deploy/serve stop``: stop what the state file lists and remove it."""
+    """``deploy/serve stop``: ask the supervisor to stop everything; stop what the state
+    file lists itself if the supervisor is gone (or does not finish); remove the file."""
     state = read_state(run_dir)
     if state is None:
         print(f"nothing to stop: no {STATE} in {run_dir}")
         return 0
+    supervisor = state.get("supervisor", 0)
+    if supervisor and alive(supervisor, "serve.py"):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(supervisor, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and alive(supervisor, "serve.py"):
+            time.sleep(0.1)
+    state = read_state(run_dir) or state  # the supervisor may have restarted something
     procs = [Proc(**p) for p in state["procs"]]
     stop_procs(procs)
     (run_dir / STATE).unlink(missing_ok=True)
-    print(f"stopped {len(procs) - 1} replica(s) and nginx; logs kept in {run_dir}")
+    replicas = sum(p.name == "streamlit" for p in procs)
+    nginx = " and nginx" if any(p.name == "nginx" for p in procs) else ""
+    print(f"stopped {replicas} replica(s){nginx}; logs kept in {run_dir}")
     return 0
 
 
-def status(run_dir: Path) -> int:
-    """``deploy/serve status``: each process, alive and healthy or not. 0 if all are."""
-    state = read_state(run_dir)
-    if state is None:
-        print(f"not running: no {STATE} in {run_dir}")
-        return 1
-    ok = True
-    for p in (Proc(**p) for p in state["procs"]):
-        up = alive(p.pid, p.name)
-        host = loopback_of(state["address"]) if p.name == "nginx" else "127.0.0.1"
-        health = healthy(f"http://{host}:{p.port}/_stcore/health") if up else False
-        ok = ok and up and health
-        print(f"{p.name:8} pid {p.pid:7} port {p.port:5}  {'up' if up else 'DOWN'}"
-              f"{', healthy' if health else ', not healthy'}  log {p.log}")  # fmt: skip
-    print(f"serving {state['url']}" if ok else "some processes are down or not healthy")
-    return 0 if ok else 1
-
-
-def start(args: argparse.Namespace, run_dir: Path) -> int:
-    """Start the replicas and nginx, wait until all are healthy, write the state file."""
-    old = read_state(run_dir)
-    if old and any(alive(p["pid"], p["name"]) for p in old["procs"]):
-        raise SystemExit(f"already running ({run_dir}); stop it first: deploy/serve stop "
-                         f"--port {args.port}")  # fmt: skip
-    first = args.replica_port or args.port + 1
-    ports = list(range(first, first + args.replicas))
-    busy = [p for p in ports if not port_free("127.0.0.1", p)]
-    busy += [args.port] if not port_free(args.address, args.port) else []
-    if busy:
-        raise SystemExit(f"port(s) in use: {busy}; choose --port / --replica-port")
-    python = args.python or str(ROOT / ".venv" / "bin" / "python")
-    if not os.access(python, os.X_OK):
-        raise SystemExit(f"{python} not found: run the README's set-up command first")
-    nginx = find_nginx(args.nginx)
-    make_run_dir(run_dir)
-    conf = run_dir / "nginx.conf"
-    static = streamlit_static(python)
-    conf.write_text(
-        render_config(TEMPLATE.read_text(), run_dir, args.address, args.port, ports, static)
-    )
-    nginx_cmd = [nginx, "-p", str(run_dir), "-c", str(conf), "-e", str(run_dir / "error.log")]
-    check = subprocess.run([*nginx_cmd, "-t", "-q"], capture_output=True, text=True)
-    if check.returncode:
-        raise SystemExit(f"nginx rejected {conf}:\n{check.stderr}")
-
-    # One cookie secret for all replicas, so a session that fails over keeps a valid XSRF
-    # cookie. Only in the children's environment, never on a command line or on disk.
-    # One BLAS thread per replica: the replicas are the parallelism, and a multi-threaded
-    # OpenBLAS shared by a class's concurrent reruns fights itself for the cores (measured
-    # with the real-model pages on this 2-core machine: a 16-token SmolLM2 forward took
-    # 3.8 s of CPU with default threads under load vs 0.16 s with one).
-    env = os.environ | {
-        "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32),
-        "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1"),
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
-    }
-    procs: list[Proc] = []
-    for i, port in enumerate(ports, 1):
-        log = run_dir / f"replica-{i}.log"
-        cmd = [python, "-m", "streamlit", "run", "dashboard.py",
-               "--server.address", "127.0.0.1", "--server.port", str(port),
-               "--server.headless", "true", "--server.fileWatcherType", "none",
-               "--browser.gatherUsageStats", "false"]  # fmt: skip
-        with log.open("wb") as out:
-            proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True)  # fmt: skip
-        procs.append(Proc("streamlit", proc.pid, port, str(log)))
-    write_state(run_dir, args, procs)  # from here on, deploy/serve stop can clean up
-    try:
-        wait_healthy(procs, args.timeout)
-        log = run_dir / "nginx.log"
-        with log.open("wb") as out:
-            proc = subprocess.Popen(nginx_cmd, stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
-        procs.append(Proc("nginx", proc.pid, args.port, str(run_dir / "error.log")))
-        url = write_state(run_dir, args, procs)
-        wait_healthy(procs[-1:], args.timeout, host=loopback_of(args.address))
-    except BaseException:
-        stop_procs(procs)
-        (run_dir / STATE).unlink(missing_ok=True)
-        raise
-    where = f"port {ports[0]}" if len(ports) == 1 else f"ports {ports[0]}-{ports[-1]}"
-    print(f"ready: {url}  ({args.replicas} replica(s) on {where}; run dir {run_dir})")
-    if not args.foreground:
-        print(f"stop with: deploy/serve stop --port {args.port}")
-        return 0
-    return supervise(procs, run_dir)
-
-
-def write_state(run_dir: Path, args: argparse.Namespace, procs: Sequence[Proc]) -> str:
-    """Record the started processes for stop and status; return the students' URL."""
-    shown = args.address if args.address not in ("0.0.0.0", "::") else "<this machine's address>"
-    url = f"http://{f'[{shown}]' if ':' in shown else shown}:{args.port}/"
-    state = {"url": url, "address": args.address, "procs": [asdict(p) for p in procs]}
-    (run_dir / STATE).write_text(json.dumps(state, indent=1))
-    return url
-
-
-def loopback_of(address: str) -> str:
-    """Where this machine reaches nginx listening on ``address``."""
+def local_host(address: str) -> str:
+    """Where this machine reaches a server listening on ``address`` (for a URL)."""
     if address in ("0.0.0.0", ""):
         return "127.0.0.1"
     if address == "::":
@@ -316,53 +327,336 @@ def loopback_of(address: str) -> str:
     return f"[{address}]" if ":" in address else address
 
 
-def wait_healthy(procs: Sequence[Proc], timeout: float, host: str = "127.0.0.1") -> None:
-    """Block until every process answers /_stcore/health; fail early if one exits."""
-    deadline = time.monotonic() + timeout
-    waiting = list(procs)
-    while waiting:
-        for p in list(waiting):
-            if healthy(f"http://{host}:{p.port}/_stcore/health"):
-                waiting.remove(p)
-            elif not alive(p.pid, p.name):
-                # Look again after a moment: a dying process finishes writing its last
-                # words, and a process seen dead once is not taken for dead yet. (A CI run
-                # once stopped here on nginx with an empty error log, so nginx had reported
-                # nothing: a misread of /proc while nginx rewrites its command line at
-                # start-up is the likely cause; that run was not reproduced.)
-                time.sleep(0.5)
-                if not alive(p.pid, p.name):
-                    raise SystemExit(f"{p.name} on port {p.port} exited; its log:\n{tail(p.log)}")
-        if waiting and time.monotonic() > deadline:
-            names = ", ".join(f"{p.name}:{p.port}" for p in waiting)
-            raise SystemExit(f"not healthy after {timeout:.0f} s: {names}")
-        if waiting:
-            time.sleep(0.3)
+def status(run_dir: Path) -> int:
+    """``deploy/serve status``: each process, alive and healthy or not, and the remote
+    replicas nginx balances over. 0 if all are."""
+    state = read_state(run_dir)
+    if state is None:
+        print(f"not running: no {STATE} in {run_dir}")
+        return 1
+    ok = True
+    supervisor = state.get("supervisor", 0)
+    if supervisor:
+        up = alive(supervisor, "serve.py")
+        ok = ok and up
+        print(f"{'supervisor':10} pid {supervisor:7}  {'up' if up else 'DOWN (nothing restarts)'}")
+    restarts = state.get("restarts", {})
+    for p in (Proc(**p) for p in state["procs"]):
+        up = alive(p.pid, p.name)
+        health = up and healthy(f"http://{local_host(p.address)}:{p.port}/_stcore/health")
+        ok = ok and health
+        key = hostport(p.address, p.port)
+        extra = f"  restarted {restarts[key]}x" if restarts.get(key) else ""
+        gave_up = "  LEFT DOWN (died too often)" if key in state.get("left_down", []) else ""
+        health_text = ", healthy" if health else ", not healthy"
+        print(f"{p.name:10} pid {p.pid:7} {key:>21}  {'up' if up else 'DOWN'}{health_text}"
+              f"{extra}{gave_up}  log {p.log}")  # fmt: skip
+    for u in state.get("remote", []):
+        health = healthy(f"http://{u}/_stcore/health")
+        print(f"{'remote':10} {'':11} {u:>21}  {'healthy' if health else 'NOT HEALTHY'}")
+        ok = ok and health
+    print(f"serving {state['url']}" if ok else "some processes are down or not healthy")
+    return 0 if ok else 1
 
 
-def supervise(procs: Sequence[Proc], run_dir: Path) -> int:
-    """--foreground: wait for Ctrl-C (or SIGTERM), or for a process to die, then stop all."""
-    stopping = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stopping.append(True))
-    print("Ctrl-C stops everything")
-    while not stopping:
-        dead = [p for p in procs if not alive(p.pid, p.name)]
-        if dead:
-            print(f"{dead[0].name} on port {dead[0].port} exited; stopping. Its log:")
-            print(tail(dead[0].log))
-            break
-        time.sleep(0.5)
-    stop(run_dir)
-    return 0 if stopping else 1
+@dataclass
+class Child:
+    """A process the supervisor keeps running: how to start it and what became of it."""
+
+    name: str  # "streamlit" or "nginx": also what its command line must contain
+    address: str
+    port: int
+    cmd: list[str]
+    log: Path
+    health_url: str
+    popen: subprocess.Popen | None = None
+    deaths: list[float] = field(default_factory=list)
+    restart_at: float | None = None  # dead, to be started again at this monotonic time
+    down_since: float | None = None  # died and not healthy again yet
+    restarts: int = 0
+    left_down: bool = False
+
+    @property
+    def key(self) -> str:
+        return hostport(self.address, self.port)
+
+    def proc(self) -> Proc:
+        pid = self.popen.pid if self.popen else 0
+        return Proc(self.name, pid, self.port, str(self.log), self.address)
+
+
+@dataclass
+class Supervisor:
+    """Starts the children, waits until they are healthy, then keeps them running."""
+
+    args: argparse.Namespace
+    run_dir: Path
+    children: list[Child]
+    env: dict[str, str]
+    url: str
+    remote: list[str]
+    stopping: threading.Event = field(default_factory=threading.Event)
+
+    def spawn(self, child: Child) -> None:
+        with child.log.open("ab") as out:
+            child.popen = subprocess.Popen(child.cmd, cwd=ROOT, env=self.env,
+                                           stdin=subprocess.DEVNULL, stdout=out,
+                                           stderr=subprocess.STDOUT,
+                                           start_new_session=True)  # fmt: skip
+
+    def write_state(self) -> None:
+        """Record the processes for stop and status (atomically: they read it any time)."""
+        state = {
+            "url": self.url,
+            "role": self.args.role,
+            "address": self.args.address,
+            "supervisor": os.getpid(),
+            "procs": [asdict(c.proc()) for c in self.children if c.popen],
+            "remote": self.remote,
+            "restarts": {c.key: c.restarts for c in self.children if c.restarts},
+            "left_down": [c.key for c in self.children if c.left_down],
+        }
+        new = self.run_dir / f".{STATE}.{os.getpid()}"
+        new.write_text(json.dumps(state, indent=1))
+        new.replace(self.run_dir / STATE)
+
+    def wait_healthy(self, children: Sequence[Child], timeout: float) -> None:
+        """Block until each child answers its health URL; fail early if one exits."""
+        deadline = time.monotonic() + timeout
+        waiting = list(children)
+        while waiting:
+            if self.stopping.is_set():
+                raise SystemExit("stopped while starting")
+            for c in list(waiting):
+                if healthy(c.health_url):
+                    waiting.remove(c)
+                elif c.popen is None or c.popen.poll() is not None:
+                    raise SystemExit(f"{c.name} on {c.key} exited; its log:\n{tail(c.log)}")
+            if waiting and time.monotonic() > deadline:
+                names = ", ".join(f"{c.name} {c.key}" for c in waiting)
+                raise SystemExit(f"not healthy after {timeout:.0f} s: {names}")
+            if waiting:
+                self.stopping.wait(0.3)
+
+    def start(self, on_ready: Callable[[], None]) -> int:
+        """Start everything, call ``on_ready`` once all are healthy, then supervise until
+        SIGTERM/SIGINT. The exit status: 0 if stopped, 1 if nothing could be kept up."""
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # HUP: terminal closed
+            signal.signal(sig, lambda *_: self.stopping.set())
+        try:
+            replicas = [c for c in self.children if c.name == "streamlit"]
+            for c in replicas:
+                self.spawn(c)
+            self.write_state()  # from here on, deploy/serve stop can clean up
+            self.wait_healthy(replicas, self.args.timeout)
+            for u in self.remote:
+                if not healthy(f"http://{u}/_stcore/health"):
+                    say(f"warning: replica {u} is not healthy (nginx skips it until it is)")
+            for c in self.children:
+                if c.name == "nginx":
+                    self.spawn(c)
+                    self.write_state()
+                    self.wait_healthy([c], self.args.timeout)
+            on_ready()
+            return self.supervise()
+        finally:
+            stop_procs([c.proc() for c in self.children if c.popen])
+            for c in self.children:  # reap them
+                if c.popen:
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        c.popen.wait(timeout=1)
+            state = read_state(self.run_dir)
+            if state and state.get("supervisor") == os.getpid():
+                (self.run_dir / STATE).unlink(missing_ok=True)
+
+    def supervise(self) -> int:
+        while not self.stopping.wait(TICK):
+            self.tick(time.monotonic())
+            replicas = [c for c in self.children if c.name == "streamlit"]
+            nginx = [c for c in self.children if c.name == "nginx"]
+            if (replicas and all(c.left_down for c in replicas)) or any(c.left_down for c in nginx):
+                say("nothing left to serve with; stopping")
+                return 1
+        say("stopping")
+        return 0
+
+    def tick(self, now: float) -> None:
+        """Restart what died (when its delay is over); report what is healthy again."""
+        for c in self.children:
+            if c.left_down or c.popen is None:
+                continue
+            code = c.popen.poll()
+            if code is not None and c.restart_at is None:
+                kill_group(c.popen.pid, c.name)  # its children would hold its port
+                c.deaths.append(now)
+                if c.down_since is None:
+                    c.down_since = now
+                how = f"signal {-code}" if code < 0 else f"status {code}"
+                delay = restart_delay(c.deaths, now)
+                if delay is None:
+                    c.left_down = True
+                    say(f"{c.name} {c.key} exited ({how}), {MAX_RESTARTS + 1} times in "
+                        f"{RESTART_WINDOW:.0f} s: left down. Its log:\n{tail(c.log)}")  # fmt: skip
+                    self.write_state()
+                    continue
+                c.restart_at = now + delay
+                when = "now" if delay == 0 else f"in {delay:.0f} s"
+                say(f"{c.name} {c.key} exited ({how}); restarting it {when}")
+            if c.restart_at is not None and now >= c.restart_at:
+                c.restart_at = None
+                with c.log.open("a") as log:
+                    log.write(f"\n--- deploy/serve: restarted at {time.ctime()} ---\n")
+                c.restarts += 1
+                self.spawn(c)
+                self.write_state()
+            if c.down_since is not None and c.restart_at is None and healthy(c.health_url, 0.5):
+                say(f"{c.name} {c.key} healthy again, {now - c.down_since:.1f} s after it died")
+                c.down_since = None
+
+
+def plan(args: argparse.Namespace, run_dir: Path) -> Supervisor:
+    """Check the ports and tools, write nginx's config; the supervisor that will run it."""
+    first = args.replica_port or args.port + 1
+    count = 0 if args.role == "proxy" else args.replicas
+    ports = list(range(first, first + count))
+    busy = [hostport(args.replica_address, p) for p in ports
+            if not port_free(args.replica_address, p)]  # fmt: skip
+    if args.role != "replicas" and not port_free(args.address, args.port):
+        busy.append(hostport(args.address, args.port))
+    if busy:
+        raise SystemExit(f"in use: {', '.join(busy)}; choose --port / --replica-port")
+    python = args.python or str(ROOT / ".venv" / "bin" / "python")
+    if not os.access(python, os.X_OK):
+        raise SystemExit(f"{python} not found: run the README's set-up command first")
+    make_run_dir(run_dir)
+    children = []
+    for i, port in enumerate(ports, 1):
+        cmd = [python, "-m", "streamlit", "run", "dashboard.py",
+               "--server.address", args.replica_address, "--server.port", str(port),
+               "--server.headless", "true", "--server.fileWatcherType", "none",
+               "--browser.gatherUsageStats", "false"]  # fmt: skip
+        health = f"http://{local_host(args.replica_address)}:{port}/_stcore/health"
+        children.append(Child("streamlit", args.replica_address, port, cmd,
+                              run_dir / f"replica-{i}.log", health))  # fmt: skip
+    local = [hostport(c.address, c.port) for c in children]
+    remote = [u for u in args.upstream if u not in local]
+    url = f"replicas {', '.join(local)}"
+    if args.role != "replicas":
+        nginx = find_nginx(args.nginx)
+        conf = run_dir / "nginx.conf"
+        static = streamlit_static(python)
+        upstreams = local + remote
+        conf.write_text(
+            render_config(TEMPLATE.read_text(), run_dir, args.address, args.port, upstreams, static)
+        )
+        cmd = [nginx, "-p", str(run_dir), "-c", str(conf), "-e", str(run_dir / "error.log")]
+        check = subprocess.run([*cmd, "-t", "-q"], capture_output=True, text=True)
+        if check.returncode:
+            raise SystemExit(f"nginx rejected {conf}:\n{check.stderr}")
+        health = f"http://{local_host(args.address)}:{args.port}/_stcore/health"
+        children.append(Child("nginx", args.address, args.port, cmd, run_dir / "error.log", health))
+        shown = (
+            args.address if args.address not in ("0.0.0.0", "::") else "<this machine's address>"
+        )
+        url = f"http://{f'[{shown}]' if ':' in shown else shown}:{args.port}/"
+    # One cookie secret for all replicas (and all their restarts), so a session that fails
+    # over keeps a valid XSRF cookie: random per start, or the environment's (the same on
+    # every host of a multi-host class). Only in the children's environment, never on a
+    # command line or on disk. One BLAS thread per replica: the replicas are the
+    # parallelism, and a multi-threaded OpenBLAS shared by a class's concurrent reruns
+    # fights itself for the cores (measured with the real-model pages on this 2-core
+    # machine: a 16-token SmolLM2 forward took 3.8 s of CPU with default threads under
+    # load vs 0.16 s with one).
+    env = os.environ | {
+        "STREAMLIT_SERVER_COOKIE_SECRET": os.environ.get("STREAMLIT_SERVER_COOKIE_SECRET")
+        or secrets.token_hex(32),
+        "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1"),
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+    }
+    return Supervisor(args, run_dir, children, env, url, remote)
+
+
+def identify(args: argparse.Namespace) -> str:
+    """The options that name this deployment, for the stop and status commands."""
+    if args.run_dir:
+        return f"--run-dir {args.run_dir}"
+    if args.role == "replicas":
+        first = args.replica_port or args.port + 1
+        return f"--role replicas --replica-address {args.replica_address} --replica-port {first}"
+    return f"--port {args.port}"
+
+
+def start(args: argparse.Namespace, run_dir: Path, argv: Sequence[str]) -> int:
+    """Start (or, without ``--foreground``, launch a detached supervisor that starts) the
+    deployment; return once it is healthy."""
+    old = read_state(run_dir)
+    if old and (
+        alive(old.get("supervisor", 0), "serve.py")
+        or any(alive(p["pid"], p["name"]) for p in old["procs"])
+    ):
+        raise SystemExit(f"already running ({run_dir}); stop it first: deploy/serve stop "
+                         f"{identify(args)}")  # fmt: skip
+    if not args.foreground:
+        return launch_detached(argv)
+    supervisor = plan(args, run_dir)
+
+    def ready() -> None:
+        keys = [c.key for c in supervisor.children if c.name == "streamlit"]
+        if args.role == "replicas":
+            shown = [k.replace("0.0.0.0:", "<this host's address>:") for k in keys]
+            print(f"ready: {len(keys)} replica(s); the front's nginx: --upstream "
+                  f"{','.join(shown)}  (run dir {run_dir})", flush=True)  # fmt: skip
+        else:
+            where = f": {', '.join(keys)}" if keys else ""
+            extra = f" + {len(supervisor.remote)} remote" if supervisor.remote else ""
+            print(f"ready: {supervisor.url}  ({len(keys)} replica(s){where}{extra}; "
+                  f"run dir {run_dir})", flush=True)  # fmt: skip
+        if args.detached:
+            print(f"stop with: deploy/serve stop {identify(args)}", flush=True)
+            print(f"the supervisor (pid {os.getpid()}) logs to {run_dir / 'serve.log'}", flush=True)
+            # Hand the terminal back: from now on this process writes to serve.log, and
+            # the launcher, reading our output until it ends, returns.
+            log = os.open(run_dir / "serve.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            os.dup2(log, 1)
+            os.dup2(log, 2)
+            os.close(log)
+        else:
+            print("Ctrl-C stops everything", flush=True)
+
+    return supervisor.start(ready)
+
+
+def launch_detached(argv: Sequence[str]) -> int:
+    """Run the supervisor in a session of its own (it outlives this command and the
+    terminal); echo what it says until it is ready or gives up."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), *argv, "--foreground", "--detached"]
+    child = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)  # fmt: skip
+    ready = False
+    try:
+        assert child.stdout is not None
+        for line in child.stdout:
+            print(line, end="", flush=True)
+            ready = ready or line.startswith("ready: ")
+        if ready:
+            return 0
+        return child.wait(timeout=60) or 1
+    except KeyboardInterrupt:
+        child.terminate()
+        child.wait(timeout=60)
+        return 130
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="deploy/serve",
-        description="Run N Streamlit replicas of Attention Lab behind nginx.",
+        description="Run N Streamlit replicas of Attention Lab behind nginx, and keep them up.",
     )
     p.add_argument("action", nargs="?", default="start", choices=("start", "stop", "status"))
+    p.add_argument("--role", default="all", choices=ROLES,
+                   help="all: replicas and nginx (%(default)s); replicas: replicas only, on "
+                   "--replica-address; proxy: nginx only, over --upstream")  # fmt: skip
     p.add_argument(
         "--replicas",
         type=int,
@@ -372,8 +666,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--port", type=int, default=8080, help="the port nginx listens on (%(default)s)")
     p.add_argument("--address", default="127.0.0.1",
                    help="nginx listens here (%(default)s); 0.0.0.0: the classroom too")  # fmt: skip
+    p.add_argument("--replica-address", default="127.0.0.1",
+                   help="the replicas listen here (%(default)s); another host's nginx needs "
+                   "this host's address")  # fmt: skip
     p.add_argument("--replica-port", type=int, default=0,
                    help="first replica port (default: --port + 1)")  # fmt: skip
+    p.add_argument("--upstream", action="append", default=[], metavar="ADDR:PORT[,...]",
+                   help="replicas on other hosts for nginx to balance over (IP "
+                   "addresses)")  # fmt: skip
     p.add_argument("--run-dir", type=Path, default=None,
                    help="config, pids and logs (default: attention-lab-<uid>-<port> in "
                    "$XDG_RUNTIME_DIR or the temp dir)")  # fmt: skip
@@ -383,20 +683,32 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--timeout", type=float, default=120.0, help="seconds to become healthy (%(default)s)"
     )
     p.add_argument("--foreground", action="store_true", help="stay; Ctrl-C stops everything")
+    p.add_argument("--detached", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if not 1 <= args.replicas <= 32:
         p.error("--replicas must be between 1 and 32")
+    try:
+        args.upstream = [parse_upstream(u) for arg in args.upstream for u in arg.split(",") if u]
+    except ValueError as e:
+        p.error(str(e))
+    if args.role == "proxy" and not args.upstream and args.action == "start":
+        p.error("--role proxy needs the replicas' addresses: --upstream ADDR:PORT[,...]")
+    if args.role == "replicas" and args.upstream:
+        p.error("--upstream is for nginx: not with --role replicas")
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
-    run_dir = (args.run_dir or default_run_dir(args.port)).resolve()
+    first = args.replica_port or args.port + 1
+    named = (first, args.role, args.replica_address) if args.role == "replicas" else (args.port,)
+    run_dir = (args.run_dir or default_run_dir(*named)).resolve()
     if args.action == "stop":
         return stop(run_dir)
     if args.action == "status":
         return status(run_dir)
-    return start(args, run_dir)
+    return start(args, run_dir, [a for a in argv if a not in ("--foreground", "--detached")])
 
 
 if __name__ == "__main__":

@@ -1,30 +1,55 @@
-"""The class deployment: ``deploy/serve`` starts two replicas behind nginx on loopback.
+"""The class deployment: ``deploy/serve`` starts replicas behind nginx on loopback.
 
 Chromium talks to nginx only. A slider step proves the websocket upgrade through the proxy.
 nginx's access log (which logs each request's route cookie and the replica that answered)
 proves that every request of a browser session, its websocket, a download and an upload
-included, reached one replica, and that Streamlit's own JS came from nginx itself. nginx
-is Debian's package; without it the tests are skipped locally and fail under CI.
+included, reached one replica, and that Streamlit's own JS came from nginx itself. A page
+whose replica is SIGKILLed comes back, in Chromium, with its controls and answers them
+again (the supervisor restarts the replica). Two "hosts" on loopback (127.0.0.2 and
+127.0.0.3, replicas only) behind an nginx-only deploy/serve share a class and one takes
+over when the other is lost. Every address is checked to be in 127.0.0.0/8 before any
+traffic goes to it. nginx is Debian's package; without it the tests are skipped locally
+and fail under CI.
 """
 
+import argparse
+import importlib.util
+import ipaddress
+import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from websockets.sync.client import connect as ws_connect
 
-from tests.e2e.conftest import ROOT, wait_idle
+from tests.e2e.conftest import ROOT, no_error_on_screen, wait_idle
 from ui.i18n import Translator
 
 SERVE = ROOT / "deploy" / "serve"
+LOOPBACK = ipaddress.ip_network("127.0.0.0/8")
+
+
+def _load_serve():
+    """deploy/serve.py as a module (deploy/ is no package)."""
+    spec = importlib.util.spec_from_file_location("deploy_serve", ROOT / "deploy" / "serve.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+serve = _load_serve()
 # Under pytest-xdist, this module's tests share one deployment: they run on one worker.
 pytestmark = pytest.mark.xdist_group("deploy")
 
@@ -44,27 +69,37 @@ class Deployment:
         return [m.groupdict() for m in map(LOG_LINE.search, text.splitlines()) if m]
 
 
-def _free(port: int) -> bool:
+def _loopback(address: str) -> str:
+    """``address``, if it is on this machine's loopback network (127.0.0.0/8): these tests
+    send nothing anywhere else."""
+    if ipaddress.ip_address(address.strip("[]")) not in LOOPBACK:
+        raise AssertionError(f"{address} is outside 127.0.0.0/8: no test traffic goes there")
+    return address
+
+
+def _free(port: int, address: str = "127.0.0.1") -> bool:
     with socket.socket() as s:
         try:
-            s.bind(("127.0.0.1", port))
+            s.bind((_loopback(address), port))
         except OSError:
             return False
     return True
 
 
-def _listening(port: int) -> bool:
+def _listening(port: int, address: str = "127.0.0.1") -> bool:
     with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
+        return s.connect_ex((_loopback(address), port)) == 0
 
 
-def _free_ports(count: int) -> int:
-    """A port p such that p .. p + count - 1 are all free on loopback."""
+def _free_ports(count: int, addresses: tuple[str, ...] = ("127.0.0.1",)) -> int:
+    """A port p such that p .. p + count - 1 are all free on each loopback address."""
     for _ in range(200):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             base = s.getsockname()[1]
-        if base + count < 65536 and all(_free(base + i) for i in range(count)):
+        if base + count < 65536 and all(
+            _free(base + i, a) for i in range(count) for a in addresses
+        ):
             return base
     raise RuntimeError("no run of free loopback ports")
 
@@ -103,13 +138,15 @@ def deployment(chromium_path: Path, tmp_path_factory) -> Iterator[Deployment]:
 
 def _get(url: str, cookie: str = "") -> tuple[str, str]:
     """(X-Upstream, the route nginx's Set-Cookie gives or "") of a GET through nginx."""
+    _loopback(urllib.parse.urlsplit(url).hostname or "")
     request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
     direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with direct.open(request, timeout=30) as r:
         routes = [m[1] for c in r.headers.get_all("Set-Cookie", [])
                   if (m := re.match(r"attnlab_route=(r\d+);", c))]  # fmt: skip
         assert len(routes) <= 1
-        return r.headers.get("X-Upstream", ""), "".join(routes)
+        # X-Upstream lists every replica tried: the last one answered.
+        return r.headers.get("X-Upstream", "").split(", ")[-1], "".join(routes)
 
 
 def test_new_visitors_get_a_route_cookie_and_are_spread(deployment) -> None:
@@ -207,11 +244,259 @@ def test_two_students_each_stick_to_their_replica_over_the_websocket(
         entries = [e for e in log if e["route"] == route and e["upstream"] != "-"]
         assert {e["upstream"] for e in entries} == {own}, "every request to one replica"
         assert any(e["path"] == "/_stcore/stream" and e["status"] == "101" for e in entries)
-        app = {upstream for path, upstream in seen if not path.startswith("/static/")}
+        app = {upstream for path, upstream in seen if not path.startswith(("/static/", "/_lab/"))}
         assert app == {own}, "the page, its health checks and its download too"
         assert any(p.startswith("/static/js/") and not u for p, u in seen), "nginx sends JS"
+        assert ("/_lab/reconnect.js", "") in seen, "and the page's reconnect script"
     fetched = {e["route"] for e in log if e["path"] == download}
     assert fetched == {route_a}, "the download came from the first student's replica"
     uploads = [e for e in log if e["path"].startswith("/_stcore/upload_file/")]
     assert uploads, "the upload went through nginx"
     assert {(e["route"], e["status"][0]) for e in uploads} == {(route_b, "2")}, uploads
+
+
+# -- a replica lost: the supervisor ----------------------------------------------------
+
+
+def test_a_dead_process_restarts_at_once_then_ever_later_then_is_left_down() -> None:
+    deaths: list[float] = []
+    delays = []
+    for k in range(serve.MAX_RESTARTS + 1):
+        deaths.append(1000.0 + 10 * k)
+        delays.append(serve.restart_delay(deaths, deaths[-1]))
+    assert delays == [0.0, 1.0, 2.0, 4.0, 8.0, None]
+    assert serve.restart_delay([0.0, 1.0, 2.0, 3.0, 4.0, 1000.0], 1000.0) == 0.0, (
+        "deaths older than the window are forgotten"
+    )
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_the_supervisor_restarts_a_crashing_process_with_growing_delays(tmp_path) -> None:
+    """A real process that exits at once, under a clock the test moves: restarted at once,
+    then after 1, 2, 4, 8 s, then left down (and the state file says so)."""
+    port = _closed_port()
+    crash = [sys.executable, "-c", "raise SystemExit(3)"]
+    child = serve.Child("streamlit", "127.0.0.1", port, crash, tmp_path / "replica-1.log",
+                        f"http://127.0.0.1:{port}/_stcore/health")  # fmt: skip
+    supervisor = serve.Supervisor(argparse.Namespace(role="replicas", address="127.0.0.1"),
+                                  tmp_path, [child], dict(os.environ), "", [])  # fmt: skip
+    supervisor.spawn(child)
+    now, delays = 0.0, []
+    try:
+        while not child.left_down:
+            assert child.popen.wait(timeout=30) == 3
+            died = child.popen
+            supervisor.tick(now)
+            if child.left_down:
+                break
+            delay = child.restart_at - now if child.restart_at is not None else 0.0
+            if delay:
+                supervisor.tick(now + delay - 0.01)
+                assert child.popen is died, "not restarted before its delay is over"
+                supervisor.tick(now + delay)
+            assert child.popen is not died, "restarted once its delay is over"
+            delays.append(delay)
+            now += delay + 5.0  # it ran (and crashed) 5 s later
+    finally:
+        if child.popen.poll() is None:
+            child.popen.kill()
+    assert delays == [0.0, 1.0, 2.0, 4.0, 8.0]
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert state["left_down"] == [f"127.0.0.1:{port}"]
+    assert state["restarts"] == {f"127.0.0.1:{port}": serve.MAX_RESTARTS}
+    assert (tmp_path / "replica-1.log").read_text().count("restarted at") == 5
+
+
+def _wait(page, condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Wait until ``condition()`` holds (Playwright delivers the page's events meanwhile)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not within {timeout:.0f} s: {what}")
+        page.wait_for_timeout(100)
+
+
+def _replicas(run_dir: Path) -> list[dict]:
+    state = json.loads((run_dir / "state.json").read_text())
+    return [p for p in state["procs"] if p["name"] == "streamlit"]
+
+
+def _slider(page, label: str):
+    return page.locator(f'input[type="range"][aria-label="{label}"]').first
+
+
+def test_a_page_whose_replica_dies_comes_back_with_its_controls_and_answers_them(
+    chromium_path: Path, browser, tmp_path
+) -> None:
+    nginx = _nginx()
+    port = _free_ports(3)
+    run_dir = tmp_path / "deploy"
+    url = f"http://{_loopback('127.0.0.1')}:{port}"
+    common = ["--port", str(port), "--run-dir", str(run_dir)]
+    context = None
+    try:
+        started = _serve("--replicas", "2", *common, "--nginx", nginx, "--python", sys.executable)
+        assert started.returncode == 0, started.stdout + started.stderr
+        context = browser.new_context(viewport={"width": 1366, "height": 900})
+        page = context.new_page()
+        frames: dict[object, int] = {}  # websocket -> messages the server sent on it
+
+        def watch(ws) -> None:
+            frames[ws] = 0
+            ws.on("framereceived", lambda _: frames.__setitem__(ws, frames[ws] + 1))
+
+        page.on("websocket", watch)
+        page.goto(f"{url}/scaling?d_model=16&d_k=9&lang=en")
+        wait_idle(page)
+        route = next(c["value"] for c in context.cookies() if c["name"] == "attnlab_route")
+        victim = _replicas(run_dir)[int(route[1:]) - 1]
+        view = page.locator('[data-testid="stMain"]').inner_text()
+        assert (_slider(page, "d_model").input_value(), _slider(page, "d_k").input_value()) == (
+            "16", "9")  # fmt: skip
+
+        os.kill(victim["pid"], signal.SIGKILL)
+        _wait(page, lambda: len(frames) > 1 and list(frames.values())[-1] > 0,
+              "the page reconnects and the server it reached redraws it")  # fmt: skip
+        wait_idle(page)
+        assert (_slider(page, "d_model").input_value(), _slider(page, "d_k").input_value()) == (
+            "16", "9"), "the same controls"  # fmt: skip
+        assert page.locator('[data-testid="stMain"]').inner_text() == view, "the same view"
+        no_error_on_screen(page)
+        now = next(c["value"] for c in context.cookies() if c["name"] == "attnlab_route")
+        alive = [f"r{i}" for i, p in enumerate(_replicas(run_dir), 1) if p["pid"] != victim["pid"]]
+        assert now in alive, "the route cookie names a live replica"
+
+        # It answers: a slider move reruns on the server the page reached.
+        ws = list(frames)[-1]
+        before = frames[ws]
+        _slider(page, "d_k").focus()
+        page.keyboard.press("ArrowRight")
+        _wait(page, lambda: frames[ws] > before, "the new server answers a slider move")
+        wait_idle(page)
+        assert _slider(page, "d_k").input_value() == "10"
+        assert page.locator('[data-testid="stMain"]').inner_text() != view, "the chart moved"
+        no_error_on_screen(page)
+
+        # The supervisor (detached: the default mode) restarted the replica on its port.
+        health = f"http://127.0.0.1:{victim['port']}/_stcore/health"
+        _wait(page, lambda: serve.healthy(health, 1), "the killed replica is back")
+        restarted = [p for p in _replicas(run_dir) if p["port"] == victim["port"]]
+        assert restarted and restarted[0]["pid"] != victim["pid"]
+        assert "healthy again" in (run_dir / "serve.log").read_text()
+    finally:
+        if context is not None:
+            context.close()
+        stopped = _serve("stop", *common)
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+    assert not any(_listening(p) for p in (port, port + 1, port + 2)), "stop ends all"
+
+
+# -- beyond one machine: two hosts on loopback -------------------------------------------
+
+
+def _handshake(url: str, cookie: str) -> str:
+    """Open the app's websocket through nginx with ``cookie``; the replica that took it."""
+    _loopback(urllib.parse.urlsplit(url).hostname or "")
+    with ws_connect(url.replace("http://", "ws://") + "/_stcore/stream", origin=url,
+                    subprotocols=["streamlit"], additional_headers={"Cookie": cookie},
+                    proxy=None, open_timeout=10) as ws:  # fmt: skip
+        return ws.response.headers["X-Upstream"].split(", ")[-1]
+
+
+def test_two_hosts_share_a_class_and_one_takes_over_when_the_other_is_lost(tmp_path) -> None:
+    nginx = _nginx()
+    hosts = ("127.0.0.2", "127.0.0.3")
+    replica_port = _free_ports(1, hosts)
+    port = _free_ports(1)
+    url = f"http://{_loopback('127.0.0.1')}:{port}"
+    upstreams = [f"{_loopback(h)}:{replica_port}" for h in hosts]
+    dirs = {name: tmp_path / name for name in ("host-a", "host-b", "front")}
+    only = ["--role", "replicas", "--replicas", "1", "--replica-port", str(replica_port),
+            "--python", sys.executable]  # fmt: skip
+    host_b = None
+    try:
+        # Host A: the detached supervisor; host B: in the foreground, as in a terminal.
+        a = _serve(*only, "--replica-address", hosts[0], "--run-dir", str(dirs["host-a"]))
+        assert a.returncode == 0, a.stdout + a.stderr
+        with (tmp_path / "host-b.log").open("wb") as log:
+            host_b = subprocess.Popen([str(SERVE), *only, "--replica-address", hosts[1],
+                                       "--run-dir", str(dirs["host-b"]), "--foreground"],
+                                      cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+        deadline = time.monotonic() + 120
+        while "ready: " not in (tmp_path / "host-b.log").read_text():
+            assert host_b.poll() is None, (tmp_path / "host-b.log").read_text()
+            assert time.monotonic() < deadline, "host B is not ready within 120 s"
+            time.sleep(0.2)
+        front = _serve("--role", "proxy", "--port", str(port), "--upstream", ",".join(upstreams),
+                       "--run-dir", str(dirs["front"]), "--nginx", nginx,
+                       "--python", sys.executable)  # fmt: skip
+        assert front.returncode == 0, front.stdout + front.stderr
+        assert _serve("status", "--run-dir", str(dirs["front"])).returncode == 0
+
+        # nginx itself killed: its supervisor ends the workers it left and starts it again.
+        def front_nginx() -> dict:
+            state = json.loads((dirs["front"] / "state.json").read_text())
+            return next(p for p in state["procs"] if p["name"] == "nginx")
+
+        killed = front_nginx()
+        os.kill(killed["pid"], signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while front_nginx()["pid"] == killed["pid"] or not serve.healthy(f"{url}/_stcore/health"):
+            assert time.monotonic() < deadline, "nginx is not back within 30 s"
+            time.sleep(0.2)
+        assert serve.group_members(killed["pid"], "nginx") == [], "no orphaned worker serves"
+
+        # Host B's supervisor, in the foreground, restarts its replica on the same port.
+        lost = _replicas(dirs["host-b"])[0]
+        os.kill(lost["pid"], signal.SIGKILL)
+        health = f"http://{upstreams[1]}/_stcore/health"
+        deadline = time.monotonic() + 60
+        while _replicas(dirs["host-b"])[0]["pid"] == lost["pid"] or not serve.healthy(health, 1):
+            assert time.monotonic() < deadline, "host B's replica is not back within 60 s"
+            time.sleep(0.2)
+
+        # A class arrives: nginx spreads it over both hosts and each student sticks.
+        students = []
+        for _ in range(8):
+            upstream, route = _get(f"{url}/_stcore/health")
+            assert route and _loopback(upstream.split(":")[0]) and upstream in upstreams
+            students.append((f"attnlab_route={route}", upstream))
+        assert {u for _, u in students} == set(upstreams), "both hosts get students"
+        for cookie, upstream in students:
+            for path in ("/_stcore/health", "/scaling", "/_stcore/host-config"):
+                assert _get(url + path, cookie) == (upstream, ""), "sticks, no new cookie"
+            assert _handshake(url, cookie) == upstream, "the websocket too"
+
+        # Host B is lost (its supervisor first, so nothing restarts its replica).
+        host_b.kill()
+        host_b.wait(timeout=30)
+        os.kill(_replicas(dirs["host-b"])[0]["pid"], signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while _listening(replica_port, hosts[1]):
+            assert time.monotonic() < deadline, "host B's replica still listens 30 s after SIGKILL"
+            time.sleep(0.1)
+        for cookie, upstream in students:
+            if upstream == upstreams[0]:
+                assert _get(f"{url}/_stcore/health", cookie) == (upstream, ""), "undisturbed"
+                assert _handshake(url, cookie) == upstream
+                continue
+            moved, route = _get(f"{url}/scaling", cookie)  # the page reloads or reconnects
+            assert moved == upstreams[0] and route, "moved to host A, and told so"
+            assert _get(f"{url}/_stcore/health", f"attnlab_route={route}") == (moved, "")
+            assert _handshake(url, f"attnlab_route={route}") == moved, "its websocket too"
+        assert _serve("status", "--run-dir", str(dirs["front"])).returncode == 1, (
+            "status says a host is down"
+        )
+    finally:
+        if host_b is not None and host_b.poll() is None:
+            host_b.kill()
+            host_b.wait(timeout=30)
+        for run_dir in dirs.values():
+            _serve("stop", "--run-dir", str(run_dir))
+    assert not _listening(port), "stop ends nginx"
+    assert not any(_listening(replica_port, h) for h in hosts), "and every replica"
