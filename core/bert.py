@@ -29,10 +29,16 @@ _ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 
 @dataclass(frozen=True)
 class BertConfig:
-    """Sizes of a BERT encoder (defaults: all-MiniLM-L6-v2)."""
+    """Sizes of a BERT encoder (defaults: all-MiniLM-L6-v2).
 
-    layers: int = 6
-    heads: int = 12
+    One vocabulary for both model families (:class:`core.llama.LlamaConfig` too):
+    ``n_layers``, ``n_heads`` as in Meta's Llama reference code (nanoGPT's ``n_layer``,
+    ``n_head``, in the plural), ``d_model`` and ``d_ff`` as in "Attention Is All You Need".
+    Hugging Face's ``num_hidden_layers``/``num_attention_heads`` are read into these names.
+    """
+
+    n_layers: int = 6  # L
+    n_heads: int = 12  # h
     d_model: int = 384
     d_ff: int = 1536
     max_positions: int = 512
@@ -189,7 +195,7 @@ def encoder_layer(
 
     Shapes: ``x`` ``(n, d_model)`` -> ``(x (n, d_model), weights (h, n, n))``.
     """
-    attn, weights = attention_block(x, layer, config.heads, mask)
+    attn, weights = attention_block(x, layer, config.n_heads, mask)
     x = layer_norm(x + attn, layer.ln1_g, layer.ln1_b, config.eps)
     ff = gelu(x @ layer.w_1 + layer.b_1) @ layer.w_2 + layer.b_2  # (n, d_model)
     return layer_norm(x + ff, layer.ln2_g, layer.ln2_b, config.eps), weights

@@ -36,8 +36,8 @@ def read_config(folder: Path) -> BertConfig:
     """The encoder's sizes from its ``config.json``."""
     raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     return BertConfig(
-        layers=raw["num_hidden_layers"],
-        heads=raw["num_attention_heads"],
+        n_layers=raw["num_hidden_layers"],
+        n_heads=raw["num_attention_heads"],
         d_model=raw["hidden_size"],
         d_ff=raw["intermediate_size"],
         max_positions=raw["max_position_embeddings"],
@@ -90,7 +90,7 @@ def load_weights(folder: Path | None = None) -> BertWeights:
             t[f"{e}.token_type_embeddings.weight"],
             t[f"{e}.LayerNorm.weight"],
             t[f"{e}.LayerNorm.bias"],
-            tuple(_layer(t, i) for i in range(config.layers)),
+            tuple(_layer(t, i) for i in range(config.n_layers)),
         )
     )
 

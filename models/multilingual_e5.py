@@ -141,8 +141,8 @@ class ModelFile:
 class ModelInfo:
     """What a page says about the model in a line, all read from the file."""
 
-    layers: int
-    heads: int
+    n_layers: int
+    n_heads: int
     d_model: int
     d_ff: int
     max_positions: int  # tokens the model can read at once, <s> and </s> included
@@ -286,7 +286,7 @@ def _expected(config: BertConfig, rows: int, types: int) -> dict[str, tuple[int,
     d, f = config.d_model, config.d_ff
     out = {"emb.word": (Q4_0, rows * d), "emb.pos": (F32, config.max_positions * d),
            "emb.type": (F32, types * d), "emb.ln.w": (F32, d), "emb.ln.b": (F32, d)}  # fmt: skip
-    for i in range(config.layers):
+    for i in range(config.n_layers):
         for name, (d_out, d_in) in {"q": (d, d), "k": (d, d), "v": (d, d), "ao": (d, d),
                                     "fi": (f, d), "fo": (d, f)}.items():  # fmt: skip
             out[f"l{i}.{name}.w"] = (Q4_0, d_out * d_in)
@@ -340,7 +340,7 @@ def read_model_file(path: Path | None = None) -> ModelFile:
     cur = _Cursor(np.memmap(path, dtype=np.uint8, mode="r"))
     h = _header(cur)
     config = BertConfig(
-        layers=int(h["layers"]), heads=int(h["heads"]), d_model=int(h["d_model"]),
+        n_layers=int(h["layers"]), n_heads=int(h["heads"]), d_model=int(h["d_model"]),
         d_ff=int(h["d_ff"]), max_positions=int(h["max_positions"]), eps=float(h["eps"]),
     )  # fmt: skip
     rows, types = int(h["vocab"]), int(h["token_types"])
@@ -354,7 +354,7 @@ def model_info(path: Path | None = None) -> ModelInfo:
     f = read_model_file(path)
     c = f.config
     return ModelInfo(
-        c.layers, c.heads, c.d_model, c.d_ff, c.max_positions,
+        c.n_layers, c.n_heads, c.d_model, c.d_ff, c.max_positions,
         pieces=len(f.vocabulary.scores),
         parameters=sum(t.count for t in f.tensors.values()),
         bits_per_weight=Q4_BLOCK.itemsize * 8 / QK,
@@ -404,7 +404,7 @@ def load_weights(path: Path | None = None) -> BertWeights:
         vector("emb.type").reshape(f.token_types, c.d_model),  # (token_types, d_model)
         vector("emb.ln.w"),
         vector("emb.ln.b"),
-        tuple(layer(i) for i in range(c.layers)),
+        tuple(layer(i) for i in range(c.n_layers)),
     )
     arrays = [weights.position, weights.token_type, weights.ln_g, weights.ln_b]
     for lay in weights.layers:

@@ -350,25 +350,25 @@ def test_chinese_lists_use_chinese_punctuation(page):
 
 def test_texts_name_the_model_sizes_read_from_its_config(page):
     cfg = model()[0].config
-    total = cfg.layers * cfg.heads
+    total = cfg.n_layers * cfg.n_heads
     for lang in ("en", "zh"):
         catalog = ROOT / "ui" / "locales" / lang / "encoder.toml"
         typed = catalog.read_text(encoding="utf-8").replace("MiniLM-L6", "")
-        for size in {cfg.layers, cfg.heads, total, cfg.d_model}:
+        for size in {cfg.n_layers, cfg.n_heads, total, cfg.d_model}:
             assert not re.search(rf"(?<![\d.]){size}(?![\d.])", typed), (lang, size)
     en = texts(page(PAGE))
-    assert f"({cfg.layers} layers × {cfg.heads} heads = {total} attention heads, " in en
+    assert f"({cfg.n_layers} layers × {cfg.n_heads} heads = {total} attention heads, " in en
     assert f"{cfg.d_model} numbers per token" in en
-    assert f"then {cfg.layers} layers of multi-head attention" in en
-    assert f"{cfg.layers} 层 × {cfg.heads} 个头，共 {total} 个注意力头" in texts(
+    assert f"then {cfg.n_layers} layers of multi-head attention" in en
+    assert f"{cfg.n_layers} 层 × {cfg.n_heads} 个头，共 {total} 个注意力头" in texts(
         page(PAGE, lang="zh", model="minilm")
     )
     zh = texts(page(PAGE, step="3", lang="zh", model="minilm"))
     assert f"{total} 个头按查询放在目标上的权重排序" in zh
     assert f"{total} 个头的中位数只有" in zh
     grid = texts(page(PAGE, step="2"))
-    assert f"each of its {cfg.heads} rows is one head" in grid
-    assert f"averaged over the {cfg.heads} heads of layer" in grid
+    assert f"each of its {cfg.n_heads} rows is one head" in grid
+    assert f"averaged over the {cfg.n_heads} heads of layer" in grid
 
 
 def keys(node) -> set[str]:
@@ -418,7 +418,7 @@ def test_a_student_sees_title_step_bar_chart_then_the_text(page):
     chart."""
     tr = Translator("en")
     cfg = model()[0].config
-    sizes = {"layers": cfg.layers, "heads": cfg.heads, "total": cfg.layers * cfg.heads,
+    sizes = {"layers": cfg.n_layers, "heads": cfg.n_heads, "total": cfg.n_layers * cfg.n_heads,
              "width": cfg.d_model}  # fmt: skip
     pair = dict(zip(PAIR_WORDS["en"], PAIR_WORDS["en"], strict=True))
     sizes = {**sizes, **names("minilm"), **pair}

@@ -26,7 +26,7 @@ from core.bert import (
     without_keys,
 )
 
-TINY = BertConfig(layers=2, heads=2, d_model=8, d_ff=16, max_positions=10, eps=1e-12)
+TINY = BertConfig(n_layers=2, n_heads=2, d_model=8, d_ff=16, max_positions=10, eps=1e-12)
 
 
 def tiny_weights(seed: int = 0, config: BertConfig = TINY) -> BertWeights:
@@ -40,7 +40,7 @@ def tiny_weights(seed: int = 0, config: BertConfig = TINY) -> BertWeights:
     gains = {8, 14}  # the two LayerNorm gains: around 1
     layers = tuple(
         BertLayer(*(m(*s) + (k in gains) for k, s in enumerate(shapes)))
-        for _ in range(config.layers)
+        for _ in range(config.n_layers)
     )
     embeddings = m(20, d), m(config.max_positions, d), m(2, d), 1 + m(d), m(d)
     return BertWeights(config, *embeddings, layers)
@@ -90,7 +90,7 @@ def test_attention_block_equals_the_per_head_loop_with_biases_folded_in():
     bias-free projections of core's multi-head functions."""
     w, x = tiny_weights(), np.random.default_rng(2).normal(size=(5, 8))
     layer = w.layers[0]
-    out, weights = attention_block(x, layer, TINY.heads)
+    out, weights = attention_block(x, layer, TINY.n_heads)
     ones = np.hstack([x, np.ones((5, 1))])  # (n, d_model + 1)
 
     def fold(m: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -98,7 +98,7 @@ def test_attention_block_equals_the_per_head_loop_with_biases_folded_in():
 
     ref_out, ref_w = multi_head_attention_loop(
         ones, fold(layer.w_q, layer.b_q), fold(layer.w_k, layer.b_k),
-        fold(layer.w_v, layer.b_v), layer.w_o, TINY.heads,
+        fold(layer.w_v, layer.b_v), layer.w_o, TINY.n_heads,
     )  # fmt: skip
     np.testing.assert_allclose(weights, ref_w, atol=1e-12)
     np.testing.assert_allclose(out, ref_out + layer.b_o, atol=1e-12)
@@ -110,8 +110,8 @@ def test_forward_shapes_and_rows_that_sum_to_one(n, seed):
     w = tiny_weights(seed)
     ids = np.random.default_rng(seed).integers(0, 20, n)
     out = bert_forward(w, ids)
-    assert out.hidden.shape == (TINY.layers + 1, n, TINY.d_model)
-    assert out.attention.shape == (TINY.layers, TINY.heads, n, n)
+    assert out.hidden.shape == (TINY.n_layers + 1, n, TINY.d_model)
+    assert out.attention.shape == (TINY.n_layers, TINY.n_heads, n, n)
     np.testing.assert_allclose(out.attention.sum(axis=-1), 1.0, atol=1e-12)
     np.testing.assert_allclose(out.hidden[0], embed(w, ids))
     assert np.isfinite(out.hidden).all()
@@ -136,14 +136,14 @@ def test_masked_keys_get_zero_weight():
 def test_explain_weight_rebuilds_the_row_from_q_dot_k():
     w = tiny_weights(3)
     out = bert_forward(w, np.array([5, 6, 7, 8, 9]))
-    ex = explain_weight(out.hidden[1], w.layers[1], TINY.heads, head=1, i=3, j=0)
+    ex = explain_weight(out.hidden[1], w.layers[1], TINY.n_heads, head=1, i=3, j=0)
     np.testing.assert_allclose(ex.weights, out.attention[1, 1, 3], atol=1e-12)
     assert ex.scale == pytest.approx(2.0)  # d_k = 8 / 2 heads = 4
     assert ex.scores[0] == pytest.approx(ex.dot / 2.0)
     e = np.exp(ex.scores - ex.scores.max())
     np.testing.assert_allclose(ex.weights, e / e.sum())
     assert ex.mix.weight_total == pytest.approx(1.0)
-    _, _, v = head_projections(out.hidden[1], w.layers[1], TINY.heads)
+    _, _, v = head_projections(out.hidden[1], w.layers[1], TINY.n_heads)
     np.testing.assert_allclose(ex.mix.output, out.attention[1, 1, 3] @ v[1], atol=1e-12)
 
 

@@ -120,7 +120,7 @@ def test_chinese_text_becomes_mostly_unknown():
 
 def test_weights_are_read_only_and_in_row_vector_layout():
     w = weights()
-    assert w.config.layers == 6 and w.config.heads == 12 and w.config.d_model == 384
+    assert w.config.n_layers == 6 and w.config.n_heads == 12 and w.config.d_model == 384
     layer = w.layers[0]
     assert layer.w_1.shape == (384, 1536) and layer.w_2.shape == (1536, 384)
     assert not layer.w_q.flags.writeable

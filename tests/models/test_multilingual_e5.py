@@ -69,14 +69,14 @@ def test_sizes_come_from_the_file_header():
     d_model, layers, heads, d_ff, rows, positions, types, eps, block = sizes
     assert (magic, version, block) == (b"E5S1", 1, 32)
     c = weights().config
-    assert (c.layers, c.heads, c.d_model, c.d_ff, c.max_positions) == (
+    assert (c.n_layers, c.n_heads, c.d_model, c.d_ff, c.max_positions) == (
         layers, heads, d_model, d_ff, positions,
     )  # fmt: skip
     assert c.eps == pytest.approx(eps) and c.eps == pytest.approx(1e-12)
     assert weights().word.shape == (rows, d_model) == (250_037, 384)
     assert weights().token_type.shape == (types, d_model)
     info = e5.model_info()
-    assert (info.layers, info.heads, info.d_model, info.d_ff) == (12, 12, 384, 1536)
+    assert (info.n_layers, info.n_heads, info.d_model, info.d_ff) == (12, 12, 384, 1536)
     assert info.pieces == len(tokenizer().pieces) == 250_002
     assert info.bits_per_weight == 4.5  # 4-bit weights + one fp16 scale per 32
     assert 117e6 < info.parameters < 118e6
@@ -173,7 +173,7 @@ def test_tiny_file_reads_in_core_layout(tmp_path):
     path = tmp_path / "tiny.bin"
     path.write_bytes(tiny_file())
     w = e5.load_weights(path)
-    assert (w.config.layers, w.config.heads, w.config.d_model, w.config.d_ff) == (1, 2, 32, 64)
+    assert (w.config.n_layers, w.config.n_heads, w.config.d_model, w.config.d_ff) == (1, 2, 32, 64)
     assert w.word.shape == (7, 32) and w.position.shape == (8, 32)
     # stored (d_out, d_in) with row o all o % 8: in core's (d_in, d_out) layout, column o
     np.testing.assert_array_equal(w.layers[0].w_1[:, 13], np.full(32, 13 % 8))

@@ -134,7 +134,7 @@ def analyse(text: str, model: str = MINILM) -> Analysis:
 def sizes(model: str = MINILM) -> dict[str, int]:
     """The model's sizes for running text, read from its files (never typed in)."""
     cfg = weights_of(model).config
-    return {"layers": cfg.layers, "heads": cfg.heads, "total": cfg.layers * cfg.heads,
+    return {"layers": cfg.n_layers, "heads": cfg.n_heads, "total": cfg.n_layers * cfg.n_heads,
             "width": cfg.d_model}  # fmt: skip
 
 
@@ -914,7 +914,7 @@ def explain(a: Analysis, c: Controls) -> Explained:
     """Query (first picked token) → target in the selected head, step by step."""
     weights = weights_of(a.model)
     i, j = c.queries[0], c.target
-    h = weights.config.heads
+    h = weights.config.n_heads
     ex = explain_weight(a.hidden[c.layer], weights.layers[c.layer], h, c.head, i, j)
     return Explained(
         i,
