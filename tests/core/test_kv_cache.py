@@ -185,7 +185,7 @@ def test_step_vs_full_diff_is_tiny_for_the_real_trace_and_catches_a_wrong_row():
 
 
 def test_cumulative_costs_and_ratio_by_hand():
-    # decode_costs(3, 2, 1, 1): with 8, 10, 12; without 8, 18, 30 (see test_core_kv_cache).
+    # decode_costs(3, 2, 1, 1): with 8, 10, 12; without 8, 18, 30 (see test_kv_cache).
     c = cumulative_costs(decode_costs(3, 2, 1, 1))
     np.testing.assert_array_equal(c.with_cache, [8, 18, 30])
     np.testing.assert_array_equal(c.without_cache, [8, 26, 56])
