@@ -104,7 +104,7 @@ def test_compare_gives_the_same_tokens_and_the_cache_growth():
     assert not at.exception
     body = texts(at)
     assert "exactly the same tokens" in body
-    table = at.dataframe[0].value
+    table = at.table[0].value
     cfg = model().config
     n = len(smollm.encode(model(), dv.LESSON))
     shapes = [f"({cfg.n_kv_heads}, {n + k}, {cfg.d_head})" for k in range(4)]

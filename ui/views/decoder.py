@@ -735,7 +735,7 @@ def timing_chart(t: Translator, frame: pd.DataFrame) -> object:
 
 def cache_box(ctx: PageContext, m: smollm.SmolLM, g: Generation) -> None:
     """The table of :func:`cache_table`."""
-    st.dataframe(cache_table(ctx, m, g), hide_index=True)
+    st.table(cache_table(ctx, m, g), hide_index=True)  # no toolbar: its tooltips are English
 
 
 def cache_table(ctx: PageContext, m: smollm.SmolLM, g: Generation) -> pd.DataFrame:

@@ -330,7 +330,12 @@ def query_picker(ctx: PageContext, tokens: list[str], default: int) -> list[int]
     if ctx.presenter and len(tokens) <= MAX_PILLS:  # the sidebar: a list, a row of its own
         st.pills(t("encoder.queries"), options, selection_mode="multi", **common)
     else:
-        st.multiselect(t("encoder.queries"), options, **common)
+        # its own placeholder (Streamlit's is English) and no "Select all" entry (English too,
+        # and every token a row of panels is not a view)
+        placeholder = t("encoder.queries_placeholder")
+        st.multiselect(
+            t("encoder.queries"), options, placeholder=placeholder, select_all=False, **common
+        )
     return picked
 
 
