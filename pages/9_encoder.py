@@ -56,13 +56,13 @@ def content(ctx: PageContext) -> None:
                     st.markdown(ev.model_line(ctx, model))
             # its readout beside the chart (students too: a square chart leaves the room)
             left, right = (f.chart, f.notes) if ctx.presenter else f.chart.columns([3, 2])
+            if ctx.presenter:  # what the model is, in a line above the readout
+                right.caption(ev.model_line(ctx, model))
             with left:
                 title = t("encoder.head_title", head=head)
                 space = charts.room(ctx, ev.SIDE_SHARE, ev.HEAD_HEIGHT)
-                chart = charts.show_cached(
-                    ctx, ev.head_chart, t, sa.tokens, weights, rows, title, ctx.presenter,
-                    space=space,
-                )  # fmt: skip
+                args = (t, sa.tokens, weights, rows, title, ctx.presenter)
+                chart = charts.show_cached(ctx, ev.head_chart, *args, space=space)
             metric = ev.head_metric(sa, c)
             if metric:
                 right.metric(*metric)
@@ -140,10 +140,9 @@ def content(ctx: PageContext) -> None:
                 ev.step_text(ctx, "explain", **{**words, "head": head})
                 st.latex(ev.explain_latex(ex))
             with f.chart:
-                chart = charts.show_cached(
-                    ctx, ev.explain_chart, t, a.tokens, ex.scores, ex.weights, ex.parts, q,
-                    ctx.presenter, space=ev.side_room(ctx, ev.EXPLAIN_HEIGHT),
-                )  # fmt: skip
+                args = (t, a.tokens, ex.scores, ex.weights, ex.parts, q, ctx.presenter)
+                space = ev.side_room(ctx, ev.EXPLAIN_HEIGHT)
+                chart = charts.show_cached(ctx, ev.explain_chart, *args, space=space)
             with f.notes:
                 notice(ctx, ev.explain_notice(ctx, a, ex))
                 link(ctx, "multi_head")

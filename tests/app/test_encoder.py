@@ -575,3 +575,14 @@ def test_hostile_text_on_e5_gives_finite_weights_or_a_message(page, text):
     assert not at.exception
     weights = head_matrix(at)
     assert np.isfinite(weights[~np.isnan(weights)]).all()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_slide_names_the_model_in_one_line_beside_the_chart(page, lang):
+    for model, name in (("e5", "multilingual-e5-small"), ("minilm", "all-MiniLM-L6-v2")):
+        at = page(PAGE, lang=lang, model=model, present="1")
+        assert not at.exception
+        (line,) = [c.value for c in at.caption if name in c.value]
+        assert line.startswith(name) and len(line) < 160  # one line, not the student's paragraph
+        if model == "e5":
+            assert ("4-bit" if lang == "en" else "4 比特") in line

@@ -155,16 +155,21 @@ def parameter_amount(lang: str, count: int) -> str:
 
 
 def model_line(ctx: PageContext, model: str) -> str:
-    """What the model is, in a line: its sizes from its files, its languages, its origin."""
+    """What the model is, in a line: its sizes from its files, its languages, its origin (a
+    slide: the sizes and languages only)."""
+    short = "_short" if ctx.presenter else ""
     params = parameter_amount(ctx.lang, parameter_count(model))
     if model == MINILM:
-        return ctx.t("encoder.model_minilm", params=params, **sizes(model))
+        return ctx.t(f"encoder.model_minilm{short}", params=params, **sizes(model))
     info = e5_info()
-    pieces = f"{info.pieces:,}" if ctx.lang == "en" else f"{info.pieces}"
-    return ctx.t(
-        "encoder.model_e5", params=params, pieces=pieces, bits=f"{info.bits_per_weight:.1f}",
-        positions=info.max_positions, read=MAX_TOKENS, **sizes(model),
-    )  # fmt: skip
+    values = {
+        "params": params,
+        "pieces": f"{info.pieces:,}" if ctx.lang == "en" else f"{info.pieces}",
+        "bits": f"{info.bits_per_weight:.1f}",
+        "positions": info.max_positions,
+        "read": MAX_TOKENS,
+    }
+    return ctx.t(f"encoder.model_e5{short}", **values, **sizes(model))
 
 
 @st.cache_resource(show_spinner=False)
