@@ -426,6 +426,77 @@ def measure(args: argparse.Namespace, run_dir: Path) -> dict:
         print(stopped.stdout.strip(), flush=True)
 
 
+CHROMIUM = "/usr/bin/chromium"
+# The app has rendered and no script run is in progress (tests/e2e/conftest.py's IDLE).
+IDLE = """() => !!document.querySelector('h1')
+    && !document.querySelector('[data-testid="stStatusWidget"]')
+    && !document.querySelector('[data-testid="stApp"][data-test-script-state="running"]')
+    && !document.querySelector('[data-testid="stSkeleton"]')"""
+DK = 'input[type="range"][aria-label="d_k"]'
+
+
+@dataclass
+class Tab:
+    """A real Chromium tab among the class (``--browsers``): Streamlit's own frontend and
+    deploy/reconnect.js, not a simulation of them."""
+
+    page: object
+    d_k: str
+    route: str = ""
+    frames: dict = field(default_factory=dict)  # websocket -> messages received on it
+    recovered: float | None = None  # s from the kill to a redrawn, idle page
+    same: bool | None = None  # the same slider value and main-area text
+    answers: bool | None = None  # a slider move afterwards is answered
+    error: str = ""
+
+
+async def open_tabs(browser, base: str, n: int) -> list[Tab]:
+    tabs = []
+    for i in range(n):
+        context = await browser.new_context(viewport={"width": 1366, "height": 900})
+        tab = Tab(await context.new_page(), str(D_KS[(7 * i + 3) % len(D_KS)]))
+
+        def watch(ws, tab: Tab = tab) -> None:
+            tab.frames[ws] = 0
+            ws.on("framereceived", lambda _: tab.frames.__setitem__(ws, tab.frames[ws] + 1))
+
+        tab.page.on("websocket", watch)
+        await tab.page.goto(f"{base}/scaling?d_model=16&d_k={tab.d_k}&lang=en")
+        await tab.page.wait_for_function(IDLE, timeout=60_000)
+        cookies = await context.cookies()
+        tab.route = next(c["value"] for c in cookies if c["name"] == "attnlab_route")
+        tabs.append(tab)
+    return tabs
+
+
+async def follow_tab(tab: Tab, clock: dict, limit: float) -> None:
+    """Time a tab whose replica died until its page is redrawn by a live one and idle;
+    then check it shows what it showed and answers a slider move."""
+    view = await tab.page.locator('[data-testid="stMain"]').inner_text()
+    deadline = clock["kill"] + limit
+    while True:
+        fresh = len(tab.frames) > 1 and list(tab.frames.values())[-1] > 0
+        if fresh and await tab.page.evaluate(IDLE):
+            tab.recovered = time.monotonic() - clock["kill"]
+            break
+        if time.monotonic() > deadline:
+            tab.error = f"not redrawn within {limit:.0f} s"
+            return
+        await asyncio.sleep(0.05)
+    main = await tab.page.locator('[data-testid="stMain"]').inner_text()
+    value = await tab.page.locator(DK).first.input_value()
+    errors = await tab.page.locator('[data-testid="stException"]').count()
+    tab.same = value == tab.d_k and main == view and not errors
+    ws = list(tab.frames)[-1]
+    before = tab.frames[ws]
+    await tab.page.locator(DK).first.focus()
+    await tab.page.keyboard.press("ArrowRight")
+    end = time.monotonic() + 15
+    while tab.frames[ws] == before and time.monotonic() < end:
+        await asyncio.sleep(0.05)
+    tab.answers = tab.frames[ws] > before
+
+
 async def lecture(args: argparse.Namespace, base: str, victim: dict, refs: dict) -> dict:
     clock: dict = {"kill": None, "loaded": 0, "refs": refs}
     t_start = time.monotonic()
@@ -442,6 +513,15 @@ async def lecture(args: argparse.Namespace, base: str, victim: dict, refs: dict)
         finally:
             await s.close()
 
+    tabs: list[Tab] = []
+    playwright = browser = None
+    if args.browsers:
+        from playwright.async_api import async_playwright
+
+        playwright = await async_playwright().start()
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM,
+                                                   args=["--no-sandbox"])  # fmt: skip
+        tabs = await open_tabs(browser, base, args.browsers)
     tasks = [asyncio.create_task(staggered(s)) for s in students]
     while clock["loaded"] < len(students) and time.monotonic() < t_start + 60:
         await asyncio.sleep(0.2)
@@ -452,9 +532,20 @@ async def lecture(args: argparse.Namespace, base: str, victim: dict, refs: dict)
     os.kill(victim["pid"], signal.SIGKILL)
     print(f"SIGKILL replica r{args.kill} ({victim_addr}, pid {victim['pid']}); "
           f"{on_victim} of {len(students)} students on it", flush=True)  # fmt: skip
+    victim_route = f"r{args.kill}"
+    following = [follow_tab(t, clock, args.after) for t in tabs if t.route == victim_route]
+    await asyncio.gather(*following)
     stop_at_after = clock["kill"] + args.after
     while time.monotonic() < stop_at_after:
         await asyncio.sleep(0.5)
+    for t in tabs:
+        if t.route != victim_route:  # the other replica's tabs: never disturbed
+            reconnected = len(t.frames) > 1
+            errors = await t.page.locator('[data-testid="stException"]').count()
+            t.error = "reconnected" if reconnected else "an exception" if errors else ""
+    if browser is not None:
+        await browser.close()
+        await playwright.stop()
     arrivals = []  # latecomers: where nginx sends new students once the replica is back
     for i in range(4):
         late = Student(-2 - i, base, "scaling", "lang=en")
@@ -466,7 +557,7 @@ async def lecture(args: argparse.Namespace, base: str, victim: dict, refs: dict)
         t.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     return {"students": students, "victim": victim_addr, "on_victim": on_victim,
-            "arrivals": arrivals}  # fmt: skip
+            "arrivals": arrivals, "tabs": tabs, "victim_route": victim_route}  # fmt: skip
 
 
 HOW = (
@@ -481,6 +572,24 @@ STOCK = (
     "deploy/reconnect.js (no rerun after the reconnect), and is working again when its "
     "next slider move is answered."
 )
+
+
+def tab_lines(res: dict, args: argparse.Namespace) -> list[str]:
+    """The real Chromium tabs' line of the report (none without ``--browsers``)."""
+    tabs: list[Tab] = res["tabs"]
+    if not tabs:
+        return []
+    hit = [t for t in tabs if t.route == res["victim_route"]]
+    rest = [t for t in tabs if t.route != res["victim_route"]]
+    times = ", ".join(f"{t.recovered:.2f}" for t in hit if t.recovered is not None)
+    return [
+        f"- Real Chromium tabs among the class (`--browsers {args.browsers}`): {len(hit)} on "
+        f"the killed replica, redrawn by a live one and idle after {times or '-'} s; the same "
+        f"d_k and main-area text: {sum(t.same is True for t in hit)}/{len(hit)}; a slider "
+        f"move answered afterwards: {sum(t.answers is True for t in hit)}/{len(hit)}. "
+        f"{len(rest)} on the other replica: disturbed {sum(bool(t.error) for t in rest)}."
+        + "".join(f" Tab error: {t.error}." for t in hit if t.error)
+    ]
 
 
 def report(res: dict, args: argparse.Namespace) -> tuple[str, bool]:
@@ -506,6 +615,9 @@ def report(res: dict, args: argparse.Namespace) -> tuple[str, bool]:
     ok = bool(affected) and not not_back and max(rec, default=inf) <= BUDGET
     ok = ok and not not_restored and not other_errors and not late_fail
     ok = ok and not any(s.errors for s in affected)
+    ok = ok and all(t.recovered is not None and t.recovered <= BUDGET and t.same and t.answers
+                    for t in res["tabs"] if t.route == res["victim_route"])  # fmt: skip
+    ok = ok and not any(t.error for t in res["tabs"])
     la0, la1 = res["loadavg"]
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     lines = [
@@ -536,6 +648,7 @@ def report(res: dict, args: argparse.Namespace) -> tuple[str, bool]:
         f"- Four new students arriving {args.after:.0f} s after the kill: "
         f"{sum(a == res['victim'] for a in res['arrivals'])} went to the restarted replica "
         f"({', '.join(res['arrivals'])}).",
+        *tab_lines(res, args),
         "",
         "| slider move (ms) | students | moves | p50 | p95 | max |",
         "|---|---|---:|---:|---:|---:|",
@@ -567,6 +680,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--after", type=float, default=30.0, help="s after the kill (%(default)s)")
     p.add_argument("--kill", type=int, default=1, choices=(1, 2), help="replica (%(default)s)")
     p.add_argument("--port", type=int, default=8795, help="nginx port (%(default)s)")
+    p.add_argument("--browsers", type=int, default=0,
+                   help="also open this many real Chromium tabs (%(default)s)")  # fmt: skip
     p.add_argument("--stock", action="store_true",
                    help="reconnect as Streamlit's frontend does without deploy/reconnect.js "
                    "(no full rerun after a reconnect): what the script is for")  # fmt: skip
@@ -574,6 +689,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if not 1 <= args.students <= 60 or args.after > 120 or args.before > 60:
         p.error("bounded: at most 60 students, 60 s before and 120 s after the kill")
+    if not 0 <= args.browsers <= 8:
+        p.error("bounded: at most 8 Chromium tabs")
     return args
 
 
