@@ -655,7 +655,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("action", nargs="?", default="start", choices=("start", "stop", "status"))
     p.add_argument("--role", default="all", choices=ROLES,
-                   help="all: replicas and nginx (%(default)s); replicas: replicas only, on "
+                   help="all: replicas and nginx (the default); replicas: replicas only, on "
                    "--replica-address; proxy: nginx only, over --upstream")  # fmt: skip
     p.add_argument(
         "--replicas",
