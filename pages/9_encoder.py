@@ -29,10 +29,11 @@ COMPARE = 3  # the step that reads sentence B
 def content(ctx: PageContext) -> None:
     """Everything below the step bar (one fragment: its controls rerun only it). Only the
     step on screen is drawn; the controls are in the settings box (for students the
-    sidebar) on every step, sentence B only on the step that compares it (elsewhere in
-    that step's hidden container, so it stays in the URL); the model reads sentence B only
-    on that step."""
-    here = ctx.presenter or steps.show(COMPARE)  # sentence B in the settings box
+    sidebar) on every step. Sentence B is in the settings box on a slide; for a student it
+    stands above the comparison it changes (the sidebar has no room left on a 1280 × 720
+    laptop), and on other steps in that step's hidden container, so it stays in the URL.
+    The model reads sentence B only on that step."""
+    here = ctx.presenter  # sentence B in the settings box
     with settings_box(ctx, t("encoder.settings")):  # a closed expander in presenter mode
         ev.model_switch(ctx, model)
         with st.spinner(t("encoder.loading")):
