@@ -3,6 +3,9 @@ next-token probabilities, streamed generation and the KV cache, in both language
 
 import json
 import re
+import threading
+import time
+from collections.abc import Callable
 from functools import cache
 from types import SimpleNamespace
 
@@ -424,3 +427,56 @@ def test_step_5_keeps_the_timing_chart_in_view_before_the_first_run():
     assert hints == [[Translator("en")("decoder.timing_empty")]]  # …and how to get them
     assert Translator("en")("decoder.compare_hint") in texts(at)
     assert not visible_of(open_decoder(step="5", present="1"), "vega_lite_chart")  # a slide
+
+
+def wait_until(condition: Callable[[], bool]) -> None:
+    """Wait (bounded) until ``condition()`` holds."""
+    for _ in range(20_000):
+        if condition():
+            return
+        time.sleep(0.001)
+    raise AssertionError("condition never held")
+
+
+def test_generation_steps_take_turns_first_steps_first_then_in_arrival_order():
+    line, order = dv.Turns(), []
+
+    def step(name: str, first: bool) -> None:
+        with line.turn(first):
+            order.append(name)
+
+    arrivals = [
+        ("a later", False),
+        ("b later", False),
+        ("c first", True),
+        ("d later", False),
+        ("e first", True),
+    ]
+    threads = []
+    with line.turn(first=False):  # a step under way: everyone else waits
+        for name, first in arrivals:
+            threads.append(threading.Thread(target=step, args=(name, first)))
+            threads[-1].start()
+            wait_until(lambda: line.waiting() == len(threads))
+    for thread in threads:
+        thread.join(timeout=60)
+    assert order == ["c first", "e first", "a later", "b later", "d later"]
+    assert line.waiting() == 0
+
+
+def test_a_step_that_fails_passes_the_turn_on():
+    line = dv.Turns()
+    with pytest.raises(ValueError), line.turn(first=True):
+        raise ValueError("a failed forward pass")
+    with line.turn(first=False):  # not blocked
+        assert line.waiting() == 0
+
+
+def test_generation_times_each_step_and_stops_at_the_end_of_text_token():
+    m = model()
+    ids = tuple(smollm.encode(m, "Hello"))
+    g = dv.generate(m, dv.Settings(ids, 20, 0.0, 0), True, lambda spans: None)
+    expected = [s.token for s in llama.generate_steps(m.weights, list(ids), 20, stop=m.eos_id)]
+    assert g.tokens == expected
+    assert len(g.step_ms) == len(g.tokens) and all(ms > 0 for ms in g.step_ms)
+    assert g.stopped == (expected[-1] == m.eos_id)

@@ -3,14 +3,16 @@
 The model (SmolLM2-135M-Instruct) is read once per server process (:func:`ui.loaded.smollm2`,
 ``st.cache_resource``, never mutated); each prompt's forward pass is cached (:func:`run`,
 bounded). Generation runs only when a button is pressed and is kept in the session (the
-last run per mode), so moving a slider does not start it again. Every number comes from
+last run per mode), so moving a slider does not start it again; the sessions of a process
+take turns, one token at a time (:class:`Turns`). Every number comes from
 :mod:`core.llama`, which runs the concept pages' ``scaled_dot_product_attention``.
 """
 
+import threading
 import time
 import unicodedata
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 
 import altair as alt
@@ -577,10 +579,61 @@ def gen_controls(ctx: PageContext, p: Prompt, temperature: float) -> tuple[Setti
     return Settings(p.ids, int(n), temperature if sample else 0.0, int(seed)), bool(cache)
 
 
+class Turns:
+    """Whose turn it is to run one step of a generation (a forward pass) in this process.
+
+    A class that presses Generate together starts one generation per student in one server
+    process (a replica has one core). Left to the operating system, all of them would run
+    their forward passes at once, each at a thirtieth of the speed: everyone would wait for
+    every prompt to be read before seeing a first token. Here a step waits for its turn:
+    a generation's first step (it reads the prompt and gives the first token) before the
+    later steps of generations already under way, each kind first come, first served. So
+    every student sees a first token once the prompts ahead of theirs are read, and then
+    the tokens arrive in turn for everyone. A session runs one generation at a time
+    (Streamlit queues at most one more run per session), so one student who presses
+    Generate again and again holds one place in the line, like everyone else."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._lines: tuple[list[object], list[object]] = ([], [])  # first steps, later steps
+        self._busy = False
+
+    def waiting(self) -> int:
+        """How many steps wait for their turn."""
+        with self._changed:
+            return sum(len(line) for line in self._lines)
+
+    @contextmanager
+    def turn(self, first: bool) -> Iterator[None]:
+        """Wait for this step's turn (``first``: a generation's first step), hold it for
+        the ``with`` block, then pass it on."""
+        me, line = object(), self._lines[0 if first else 1]
+        with self._changed:
+            line.append(me)
+            self._changed.notify_all()  # waiting() changed
+            while self._busy or (self._lines[0] or self._lines[1])[0] is not me:
+                self._changed.wait()
+            line.pop(0)
+            self._busy = True
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._busy = False
+                self._changed.notify_all()
+
+
+@st.cache_resource(show_spinner=False)
+def turns() -> Turns:
+    """The one line of generation steps of this server process (shared by every session)."""
+    return Turns()
+
+
 def generate(
     m: smollm.SmolLM, s: Settings, use_cache: bool, show: Callable[[list[str]], None]
 ) -> Generation:
-    """Generate token by token, calling ``show`` with the text so far after every step."""
+    """Generate token by token, calling ``show`` with the text so far after every step.
+    Each step waits for its turn (:class:`Turns`); its time is that of the step itself."""
     steps = llama.generate_steps(
         m.weights,
         list(s.ids),
@@ -590,16 +643,19 @@ def generate(
         seed=s.seed,
         stop=m.eos_id,
     )
+    line = turns()
     tokens, ms, lens, sizes = [], [], [], []
-    start = time.perf_counter()
-    for step in steps:
-        now = time.perf_counter()
-        ms.append((now - start) * 1000)
-        start = now
+    for k in range(s.n_tokens):  # generate_steps yields n_tokens steps, or stops at eos_id
+        with line.turn(first=k == 0):
+            start = time.perf_counter()
+            step = next(steps)
+            ms.append((time.perf_counter() - start) * 1000)
         tokens.append(step.token)
         lens.append(step.cache_len)
         sizes.append(step.cache_bytes)
         show(smollm.text_spans(m, tokens))
+        if step.token == m.eos_id:
+            break
     stopped = bool(tokens) and tokens[-1] == m.eos_id
     kept = tokens[:-1] if stopped else tokens
     return Generation(
