@@ -247,11 +247,9 @@ def explain_weight(
     q, k, v = head_projections(hidden, layer, h)  # (h, n, d_k) each
     scores = attention_scores(q[head, i : i + 1], k[head])[0]  # (n,)
     weights = softmax(scores)  # (n,)
-    dot = float(q[head, i] @ k[head, j])
-    return WeightExplained(
-        q[head, i], k[head, j], dot, float(np.sqrt(q.shape[-1])), scores, weights,
-        mix_row(weights, v[head]),
-    )  # fmt: skip
+    q_i, k_j = q[head, i], k[head, j]
+    dot, scale = float(q_i @ k_j), float(np.sqrt(q.shape[-1]))
+    return WeightExplained(q_i, k_j, dot, scale, scores, weights, mix_row(weights, v[head]))
 
 
 def head_ranking(

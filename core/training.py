@@ -380,9 +380,14 @@ def loss_at(history: History, step: int) -> float | None:
 
 
 def _snapshot(
-    step: int, fw: Forward, seq: np.ndarray, batch: Batch, params: Params, probe: Batch,
+    step: int,
+    fw: Forward,
+    seq: np.ndarray,
+    batch: Batch,
+    params: Params,
+    probe: Batch,
     config: TrainConfig,
-) -> Snapshot:  # fmt: skip
+) -> Snapshot:
     """Measure the model on a batch's forward pass ``fw`` (``seq``: per-sequence gradient
     norms of W_Q, (B,)) and on the probe."""
     rows = config.rows
@@ -421,10 +426,8 @@ def train_live(config: TrainConfig, every: int = 10) -> Iterator[History]:
     diverged = None
 
     def history(done: bool) -> History:
-        return History(
-            config, np.array(loss), np.array(acc), np.array(focus), tuple(snaps), probe,
-            diverged, done, params,
-        )  # fmt: skip
+        curves = (np.array(loss), np.array(acc), np.array(focus))
+        return History(config, *curves, tuple(snaps), probe, diverged, done, params)
 
     def measure(step: int, batch: Batch) -> tuple[Forward, Params]:
         fw = forward(params, batch.x, batch.y, config.rows, config.scaled, mask)

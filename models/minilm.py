@@ -53,18 +53,19 @@ def _linear(t: dict[str, np.ndarray], name: str) -> tuple[np.ndarray, np.ndarray
 
 def _layer(t: dict[str, np.ndarray], i: int) -> BertLayer:
     p = f"encoder.layer.{i}"
-    w_q, b_q = _linear(t, f"{p}.attention.self.query")
-    w_k, b_k = _linear(t, f"{p}.attention.self.key")
-    w_v, b_v = _linear(t, f"{p}.attention.self.value")
-    w_o, b_o = _linear(t, f"{p}.attention.output.dense")
-    w_1, b_1 = _linear(t, f"{p}.intermediate.dense")
-    w_2, b_2 = _linear(t, f"{p}.output.dense")
     ln1 = f"{p}.attention.output.LayerNorm"
     ln2 = f"{p}.output.LayerNorm"
-    return BertLayer(
-        w_q, b_q, w_k, b_k, w_v, b_v, w_o, b_o, t[f"{ln1}.weight"], t[f"{ln1}.bias"],
-        w_1, b_1, w_2, b_2, t[f"{ln2}.weight"], t[f"{ln2}.bias"],
-    )  # fmt: skip
+    pairs = (  # BertLayer's fields two at a time: a Linear's (W, b), a LayerNorm's (gain, bias)
+        _linear(t, f"{p}.attention.self.query"),
+        _linear(t, f"{p}.attention.self.key"),
+        _linear(t, f"{p}.attention.self.value"),
+        _linear(t, f"{p}.attention.output.dense"),
+        (t[f"{ln1}.weight"], t[f"{ln1}.bias"]),
+        _linear(t, f"{p}.intermediate.dense"),
+        _linear(t, f"{p}.output.dense"),
+        (t[f"{ln2}.weight"], t[f"{ln2}.bias"]),
+    )
+    return BertLayer(*(a for pair in pairs for a in pair))
 
 
 def _read_only(weights: BertWeights) -> BertWeights:

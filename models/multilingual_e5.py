@@ -76,10 +76,20 @@ METASPACE = "▁"  # SentencePiece's word-start mark (U+2581)
 BOS, EOS = "<s>", "</s>"
 SPECIAL = (BOS, EOS)
 _HEADER = np.dtype(
-    [("magic", "S4"), ("version", "<u4"), ("d_model", "<i4"), ("layers", "<i4"),
-     ("heads", "<i4"), ("d_ff", "<i4"), ("vocab", "<i4"), ("max_positions", "<i4"),
-     ("token_types", "<i4"), ("eps", "<f4"), ("block", "<i4")]
-)  # fmt: skip
+    [
+        ("magic", "S4"),
+        ("version", "<u4"),
+        ("d_model", "<i4"),
+        ("layers", "<i4"),
+        ("heads", "<i4"),
+        ("d_ff", "<i4"),
+        ("vocab", "<i4"),
+        ("max_positions", "<i4"),
+        ("token_types", "<i4"),
+        ("eps", "<f4"),
+        ("block", "<i4"),
+    ]
+)
 _MIN_ENTRY = 23  # bytes of a directory entry with an empty name
 _UNK_PENALTY = 10.0  # an unknown character scores this much below the rarest piece
 _SURROGATE = re.compile("[\ud800-\udfff]")  # lone UTF-16 halves: not encodable text
@@ -266,8 +276,8 @@ def _vocabulary(cur: _Cursor, rows: int) -> Vocabulary:
     if not np.all(np.isfinite(scores)):
         raise ModelFileError("corrupt tokenizer: a piece score is not finite")
     entries = cur.int("<i4", "the normalisation table's length")
-    table = _Cursor(cur.take("u1", cur.int("<u4", "the normalisation table's size"),
-                             "the normalisation table"))  # fmt: skip
+    size = cur.int("<u4", "the normalisation table's size")
+    table = _Cursor(cur.take("u1", size, "the normalisation table"))
     normalisation = {}
     try:
         for _ in range(entries):
@@ -281,14 +291,24 @@ def _vocabulary(cur: _Cursor, rows: int) -> Vocabulary:
     return Vocabulary(offsets, scores, text, bos, eos, pad, unk, normalisation)
 
 
+def _linears(config: BertConfig) -> dict[str, tuple[int, int]]:
+    """A layer's linear maps: name -> (d_out, d_in) of the weight as stored."""
+    d, f = config.d_model, config.d_ff
+    return {"q": (d, d), "k": (d, d), "v": (d, d), "ao": (d, d), "fi": (f, d), "fo": (d, f)}
+
+
 def _expected(config: BertConfig, rows: int, types: int) -> dict[str, tuple[int, int]]:
     """Every tensor the forward pass needs: name -> (dtype, elements)."""
-    d, f = config.d_model, config.d_ff
-    out = {"emb.word": (Q4_0, rows * d), "emb.pos": (F32, config.max_positions * d),
-           "emb.type": (F32, types * d), "emb.ln.w": (F32, d), "emb.ln.b": (F32, d)}  # fmt: skip
+    d = config.d_model
+    out = {
+        "emb.word": (Q4_0, rows * d),
+        "emb.pos": (F32, config.max_positions * d),
+        "emb.type": (F32, types * d),
+        "emb.ln.w": (F32, d),
+        "emb.ln.b": (F32, d),
+    }
     for i in range(config.n_layers):
-        for name, (d_out, d_in) in {"q": (d, d), "k": (d, d), "v": (d, d), "ao": (d, d),
-                                    "fi": (f, d), "fo": (d, f)}.items():  # fmt: skip
+        for name, (d_out, d_in) in _linears(config).items():
             out[f"l{i}.{name}.w"] = (Q4_0, d_out * d_in)
             out[f"l{i}.{name}.b"] = (F32, d_out)
         for ln in ("aln", "oln"):
@@ -340,9 +360,13 @@ def read_model_file(path: Path | None = None) -> ModelFile:
     cur = _Cursor(np.memmap(path, dtype=np.uint8, mode="r"))
     h = _header(cur)
     config = BertConfig(
-        n_layers=int(h["layers"]), n_heads=int(h["heads"]), d_model=int(h["d_model"]),
-        d_ff=int(h["d_ff"]), max_positions=int(h["max_positions"]), eps=float(h["eps"]),
-    )  # fmt: skip
+        n_layers=int(h["layers"]),
+        n_heads=int(h["heads"]),
+        d_model=int(h["d_model"]),
+        d_ff=int(h["d_ff"]),
+        max_positions=int(h["max_positions"]),
+        eps=float(h["eps"]),
+    )
     rows, types = int(h["vocab"]), int(h["token_types"])
     vocabulary = _vocabulary(cur, rows)
     tensors = _directory(cur, size, _expected(config, rows, types))
@@ -353,12 +377,13 @@ def model_info(path: Path | None = None) -> ModelInfo:
     """The model's sizes for a one-line description, read from the file (cheap)."""
     f = read_model_file(path)
     c = f.config
+    sizes = (c.n_layers, c.n_heads, c.d_model, c.d_ff, c.max_positions)
     return ModelInfo(
-        c.n_layers, c.n_heads, c.d_model, c.d_ff, c.max_positions,
+        *sizes,
         pieces=len(f.vocabulary.scores),
         parameters=sum(t.count for t in f.tensors.values()),
         bits_per_weight=Q4_BLOCK.itemsize * 8 / QK,
-    )  # fmt: skip
+    )
 
 
 def _array(data: np.ndarray, t: Tensor) -> np.ndarray:
@@ -382,21 +407,22 @@ def load_weights(path: Path | None = None) -> BertWeights:
         w = dequantize_q4_0(_array(data, t[name])).reshape(d_out, d_in)  # (d_out, d_in)
         return np.ascontiguousarray(w.T)  # (d_in, d_out): core's x @ W (contiguous: faster)
 
+    linears = _linears(c)
+
     def layer(i: int) -> BertLayer:
-        d, ff = c.d_model, c.d_ff
-        p = f"l{i}."
-        return BertLayer(
-            matrix(p + "q.w", d, d), vector(p + "q.b"), matrix(p + "k.w", d, d),
-            vector(p + "k.b"), matrix(p + "v.w", d, d), vector(p + "v.b"),
-            matrix(p + "ao.w", d, d), vector(p + "ao.b"), vector(p + "aln.w"),
-            vector(p + "aln.b"), matrix(p + "fi.w", ff, d), vector(p + "fi.b"),
-            matrix(p + "fo.w", d, ff), vector(p + "fo.b"), vector(p + "oln.w"),
-            vector(p + "oln.b"),
-        )  # fmt: skip
+        def pair(name: str) -> tuple[np.ndarray, np.ndarray]:
+            """A linear map's (W, b) or a LayerNorm's (gain, bias)."""
+            w = f"l{i}.{name}.w"
+            weight = matrix(w, *linears[name]) if name in linears else vector(w)
+            return weight, vector(f"l{i}.{name}.b")
+
+        names = ("q", "k", "v", "ao", "aln", "fi", "fo", "oln")  # BertLayer's field order
+        return BertLayer(*(a for name in names for a in pair(name)))
 
     word = t["emb.word"]
-    blocks = np.memmap(f.path, dtype=Q4_BLOCK, mode="r", offset=word.offset,
-                       shape=(f.vocab_rows, c.d_model // QK))  # fmt: skip
+    blocks = np.memmap(
+        f.path, dtype=Q4_BLOCK, mode="r", offset=word.offset, shape=(f.vocab_rows, c.d_model // QK)
+    )
     weights = BertWeights(
         c,
         QuantizedRows(blocks),
@@ -486,10 +512,10 @@ def build_tokenizer(vocabulary: Vocabulary) -> UnigramTokenizer:
     for piece in vocab:
         if piece:  # an empty piece is never read
             longest[piece[0]] = max(longest.get(piece[0], 0), len(piece))
-    return UnigramTokenizer(
-        pieces, vocab, str.maketrans(vocabulary.normalisation), longest,
-        vocabulary.bos, vocabulary.eos, unk, vocab[METASPACE][0], min(scores) - _UNK_PENALTY,
-    )  # fmt: skip
+    normalisation = str.maketrans(vocabulary.normalisation)
+    ids = (vocabulary.bos, vocabulary.eos, unk, vocab[METASPACE][0])  # bos, eos, unk, space
+    unk_score = min(scores) - _UNK_PENALTY
+    return UnigramTokenizer(pieces, vocab, normalisation, longest, *ids, unk_score)
 
 
 def load_tokenizer(path: Path | None = None) -> UnigramTokenizer:

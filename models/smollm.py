@@ -343,9 +343,14 @@ def generate(
     if not ids:
         raise ValueError("the prompt has no tokens")
     steps = llama.generate_steps(
-        model.weights, ids, n_tokens, use_cache=use_cache, temperature=temperature,
-        seed=seed, stop=model.eos_id,
-    )  # fmt: skip
+        model.weights,
+        ids,
+        n_tokens,
+        use_cache=use_cache,
+        temperature=temperature,
+        seed=seed,
+        stop=model.eos_id,
+    )
     out = [s.token for s in steps if s.token != model.eos_id]
     return decode(model, out)
 
