@@ -45,10 +45,8 @@ def content(ctx: PageContext) -> None:
             v = rv.pair_view(toy, pair, m, n, shift)
             with slot:
                 panels = rv.pair_panels(t, v)
-                chart = charts.show_cached(
-                    ctx, rv.pair_chart, t, panels, rv.pair_extent(v), ctx.presenter,
-                    space=rv.room(ctx, 460),
-                )  # fmt: skip
+                args = (t, panels, rv.pair_extent(v), ctx.presenter)
+                chart = charts.show_cached(ctx, rv.pair_chart, *args, space=rv.room(ctx, 460))
             with f.lead:
                 intro(ctx)
                 rv.heading(ctx, titles[0])
@@ -98,10 +96,8 @@ def content(ctx: PageContext) -> None:
         elif on_screen:
             w = rv.waves(cfg, toy.base)
             with slot:
-                chart = charts.show_cached(
-                    ctx, rv.wave_chart, t, rv.wave_series(t, w), w.context, ctx.presenter,
-                    space=rv.room(ctx, 480),
-                )  # fmt: skip
+                args = (t, rv.wave_series(t, w), w.context, ctx.presenter)
+                chart = charts.show_cached(ctx, rv.wave_chart, *args, space=rv.room(ctx, 480))
             with f.lead:
                 rv.heading(ctx, titles[2])
                 if not ctx.presenter:
@@ -126,10 +122,8 @@ def content(ctx: PageContext) -> None:
             r = rv.rotation(cfg, rv.queries(prompt.ids)[layer], head)
             labels = charts.unique_labels(list(prompt.labels))
             with slot:
-                chart = charts.show_cached(
-                    ctx, rv.model_chart, t, labels, r.cos, r.shift, ctx.presenter,
-                    space=rv.room(ctx, 520),
-                )  # fmt: skip
+                args = (t, labels, r.cos, r.shift, ctx.presenter)
+                chart = charts.show_cached(ctx, rv.model_chart, *args, space=rv.room(ctx, 520))
             with f.lead:
                 rv.heading(ctx, titles[3])
                 typed.chinese_note(ctx, raw)
@@ -139,8 +133,9 @@ def content(ctx: PageContext) -> None:
                 notice(ctx, rv.model_notice(ctx, cfg, r, len(prompt.ids)))
                 link(ctx, "decoder")
                 link(ctx, "gqa")
-                export_panel(ctx, "rope_model", chart, arrays={"cos": r.cos, "shift": r.shift},
-                             caption=t("rope.model_caption", layer=layer, head=head))  # fmt: skip
+                caption = t("rope.model_caption", layer=layer, head=head)
+                arrays = {"cos": r.cos, "shift": r.shift}
+                export_panel(ctx, "rope_model", chart, arrays=arrays, caption=caption)
 
 
 fragment(ctx, content)

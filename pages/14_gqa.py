@@ -62,10 +62,8 @@ def content(ctx: PageContext) -> None:
             m = gv.memory(cfg, dtype, tokens)
             names = gv.design_names(t, m)
             with slot:
-                chart = charts.show_cached(
-                    ctx, gv.memory_chart, t, m.curve_tokens, m.curves, m.tokens, m.at_tokens,
-                    names, ctx.presenter, space=gv.room(ctx, 480),
-                )  # fmt: skip
+                args = (t, m.curve_tokens, m.curves, m.tokens, m.at_tokens, names, ctx.presenter)
+                chart = charts.show_cached(ctx, gv.memory_chart, *args, space=gv.room(ctx, 480))
             with f.lead:
                 gv.heading(ctx, titles[1])
                 if not ctx.presenter:
@@ -86,10 +84,8 @@ def content(ctx: PageContext) -> None:
             prompt = typed.prompt_or_default(ctx, raw, gv.PROMPT.default)
             tr = gv.trap(cfg, gv.qkv(prompt.ids)[layer], layer)
             with slot:
-                chart = charts.show_cached(
-                    ctx, gv.trap_chart, t, tr.h, tr.h_kv, tr.gaps, gv.trap_titles(t, layer),
-                    ctx.presenter, space=gv.room(ctx, 480),
-                )  # fmt: skip
+                args = (t, tr.h, tr.h_kv, tr.gaps, gv.trap_titles(t, layer), ctx.presenter)
+                chart = charts.show_cached(ctx, gv.trap_chart, *args, space=gv.room(ctx, 480))
             with f.lead:
                 gv.heading(ctx, titles[2])
                 typed.chinese_note(ctx, raw)
@@ -98,10 +94,14 @@ def content(ctx: PageContext) -> None:
                 st.code(gv.expansion_code(cfg.n_heads // cfg.n_kv_heads), language="python")
             with f.notes:
                 notice(ctx, gv.trap_notice(ctx, tr, toy))
-                lazy_box(t("gqa.torch_title"), "gqa_torch", lambda: gv.torch_box(ctx, prompt.ids),
-                         icon=":material/verified:")  # fmt: skip
-                export_panel(ctx, "gqa_trap", chart, arrays={"gaps": tr.gaps},
-                             caption=t("gqa.model_caption", layer=layer))  # fmt: skip
+                lazy_box(
+                    t("gqa.torch_title"),
+                    "gqa_torch",
+                    lambda: gv.torch_box(ctx, prompt.ids),
+                    icon=":material/verified:",
+                )
+                caption = t("gqa.model_caption", layer=layer)
+                export_panel(ctx, "gqa_trap", chart, arrays={"gaps": tr.gaps}, caption=caption)
 
     with steps.section(3) as on_screen:
         f = frame(ctx, gv.SHARE) if on_screen else None
@@ -116,10 +116,8 @@ def content(ctx: PageContext) -> None:
             labels = charts.unique_labels(list(prompt.labels))
             place, beside = gv.beside(ctx, f, slot)  # students: the notice right of the tall chart
             with place:
-                chart = charts.show_cached(
-                    ctx, gv.model_chart, t, labels, weights, cfg.n_kv_heads, ctx.presenter,
-                    space=gv.groups_room(ctx),
-                )  # fmt: skip
+                args = (t, labels, weights, cfg.n_kv_heads, ctx.presenter)
+                chart = charts.show_cached(ctx, gv.model_chart, *args, space=gv.groups_room(ctx))
             with f.lead:
                 gv.heading(ctx, titles[3])
                 typed.chinese_note(ctx, raw)
@@ -130,8 +128,8 @@ def content(ctx: PageContext) -> None:
             with f.notes:
                 link(ctx, "decoder")
                 link(ctx, "rope")
-                export_panel(ctx, "gqa_heads", chart, arrays={"weights": weights},
-                             caption=t("gqa.model_caption", layer=layer))  # fmt: skip
+                caption = t("gqa.model_caption", layer=layer)
+                export_panel(ctx, "gqa_heads", chart, arrays={"weights": weights}, caption=caption)
 
 
 fragment(ctx, content)

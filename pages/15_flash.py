@@ -45,10 +45,8 @@ def content(ctx: PageContext) -> None:
             tl = fv.tiles(toy)
             v = fv.row_view(tl, toy, row, tile)
             with f.chart:
-                chart = charts.show_cached(
-                    ctx, fv.tile_chart, t, v, ctx.presenter,
-                    space=fv.room(ctx, 470, 600),
-                )  # fmt: skip
+                space = fv.room(ctx, 470, 600)
+                chart = charts.show_cached(ctx, fv.tile_chart, t, v, ctx.presenter, space=space)
             with f.lead:
                 intro(ctx, **fv.intro_values())
                 fv.heading(ctx, titles[0])
@@ -57,9 +55,9 @@ def content(ctx: PageContext) -> None:
                 st.latex(UPDATE)
             with f.notes:
                 notice(ctx, fv.row_notice(ctx, v, toy))
-                export_panel(ctx, "flash_tiles", chart, arrays=fv.row_arrays(tl, v),
-                             caption=t("flash.s1_caption", n=toy.n, block=toy.block,
-                                       i=row, t=tile))  # fmt: skip
+                arrays = fv.row_arrays(tl, v)
+                caption = t("flash.s1_caption", n=toy.n, block=toy.block, i=row, t=tile)
+                export_panel(ctx, "flash_tiles", chart, arrays=arrays, caption=caption)
 
     with steps.section(1) as on_screen:
         f = frame(ctx, fv.SHARE) if on_screen else None
@@ -70,10 +68,10 @@ def content(ctx: PageContext) -> None:
         if on_screen:
             a = fv.agreement(toy, factor)
             with f.chart:
+                space = fv.room(ctx, 470, 560)
                 chart = charts.show_cached(
-                    ctx, fv.agreement_chart, t, a, ctx.presenter,
-                    space=fv.room(ctx, 470, 560),
-                )  # fmt: skip
+                    ctx, fv.agreement_chart, t, a, ctx.presenter, space=space
+                )
             with f.lead:
                 fv.heading(ctx, titles[1])
                 if not ctx.presenter:
@@ -89,10 +87,8 @@ def content(ctx: PageContext) -> None:
         if on_screen:
             v = fv.traffic(d, sram)
             with f.chart:
-                chart = charts.show_cached(
-                    ctx, fv.traffic_chart, t, v, ctx.presenter,
-                    space=fv.room(ctx, 470, 560),
-                )  # fmt: skip
+                space = fv.room(ctx, 470, 560)
+                chart = charts.show_cached(ctx, fv.traffic_chart, t, v, ctx.presenter, space=space)
             with f.lead:
                 fv.heading(ctx, titles[2])
                 if not ctx.presenter:

@@ -39,8 +39,9 @@ def content(ctx: PageContext) -> None:
         if on_screen:
             v = sv.mask_view(toy)
             with f.chart:
-                chart = charts.show_cached(ctx, sv.mask_chart, t, v, ctx.presenter,
-                                           space=sv.room(ctx, 470, 600))  # fmt: skip
+                chart = charts.show_cached(
+                    ctx, sv.mask_chart, t, v, ctx.presenter, space=sv.room(ctx, 470, 600)
+                )
             with f.lead:
                 intro(ctx)
                 sv.heading(ctx, titles[0])
@@ -49,9 +50,11 @@ def content(ctx: PageContext) -> None:
                 st.latex(MASK)
             with f.notes:
                 notice(ctx, sv.mask_notice(ctx, v))
-                export_panel(ctx, "sinks_mask", chart, arrays=sv.mask_arrays(v),
-                             caption=t("sinks.s1_caption", n=toy.n, w=toy.window, s=toy.sinks,
-                                       layers=toy.layers))  # fmt: skip
+                arrays = sv.mask_arrays(v)
+                caption = t(
+                    "sinks.s1_caption", n=toy.n, w=toy.window, s=toy.sinks, layers=toy.layers
+                )
+                export_panel(ctx, "sinks_mask", chart, arrays=arrays, caption=caption)
 
     with steps.section(1) as on_screen:
         f = frame(ctx, sv.SHARE) if on_screen else None
@@ -65,8 +68,9 @@ def content(ctx: PageContext) -> None:
             with f.chart:
                 held = sv.runs(ctx, window, sinks)
                 p = sv.predictions(t, held, window, sinks, back)
-                chart = charts.show_cached(ctx, sv.prediction_chart, t, p, ctx.presenter,
-                                           space=sv.room(ctx, 470, 600))  # fmt: skip
+                chart = charts.show_cached(
+                    ctx, sv.prediction_chart, t, p, ctx.presenter, space=sv.room(ctx, 470, 600)
+                )
             with f.lead:
                 sv.heading(ctx, titles[1])
                 if not ctx.presenter:
@@ -76,8 +80,12 @@ def content(ctx: PageContext) -> None:
                 notice(ctx, sv.prediction_notice(ctx, p, window, sinks))
             with f.chart if ctx.presenter else f.notes:  # a slide: below the chart
                 sv.text_box(ctx)
-                export_panel(ctx, "sinks_perplexity", chart,
-                             arrays=lambda: sv.prediction_arrays(held, window, sinks))  # fmt: skip
+                export_panel(
+                    ctx,
+                    "sinks_perplexity",
+                    chart,
+                    arrays=lambda: sv.prediction_arrays(held, window, sinks),
+                )
 
     with steps.section(2) as on_screen:
         f = frame(ctx, sv.SHARE) if on_screen else None
@@ -90,8 +98,9 @@ def content(ctx: PageContext) -> None:
             with f.chart:
                 held = sv.runs(ctx, window, sinks)
                 s = sv.shares(t, held, window, sinks, sv.layer_count())
-                chart = charts.show_cached(ctx, sv.share_chart, t, s, ctx.presenter,
-                                           space=sv.room(ctx, 470, 560))  # fmt: skip
+                chart = charts.show_cached(
+                    ctx, sv.share_chart, t, s, ctx.presenter, space=sv.room(ctx, 470, 560)
+                )
             with f.lead:
                 sv.heading(ctx, titles[2])
                 if not ctx.presenter:
@@ -99,8 +108,12 @@ def content(ctx: PageContext) -> None:
             with f.notes:
                 notice(ctx, sv.share_notice(ctx, s))
                 link(ctx, "decoder", t("sinks.decoder_link"))
-                export_panel(ctx, "sinks_first_share", chart,
-                             arrays=lambda: sv.prediction_arrays(held, window, sinks))  # fmt: skip
+                export_panel(
+                    ctx,
+                    "sinks_first_share",
+                    chart,
+                    arrays=lambda: sv.prediction_arrays(held, window, sinks),
+                )
 
 
 fragment(ctx, content)

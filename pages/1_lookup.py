@@ -65,11 +65,9 @@ def content(ctx: PageContext) -> None:
             cards = (t, countries, capitals, hard_value, hard_index, blended, weights)
             answers = (weights, blended, hard_index)
             with f.chart:
-                chart = charts.show_cached(
-                    ctx, views.soft_chart, t, countries, capitals, keys, values, query, *answers,
-                    ctx.presenter,
-                    space=views.chart_room(ctx, views.SOFT_HEIGHT),
-                )  # fmt: skip
+                args = (t, countries, capitals, keys, values, query, *answers, ctx.presenter)
+                space = views.chart_room(ctx, views.SOFT_HEIGHT)
+                chart = charts.show_cached(ctx, views.soft_chart, *args, space=space)
             notes = views.soft_notices(
                 t, capitals, weights, hard_index, blended, length, temperature
             )
@@ -99,10 +97,9 @@ def content(ctx: PageContext) -> None:
                 m, u = len(ids), views.num(views.uniform(len(ids)), 3)
                 st.markdown(t("lookup.sweep_text", m=m, u=u))
             with f.chart:
-                chart = charts.show_cached(
-                    ctx, views.sweep_chart, t, countries, temps, sweep, temperature,
-                    space=views.chart_room(ctx, 440),
-                )  # fmt: skip
+                args = (t, countries, temps, sweep, temperature)
+                space = views.chart_room(ctx, 440)
+                chart = charts.show_cached(ctx, views.sweep_chart, *args, space=space)
             with f.notes:
                 notice(ctx, views.sweep_notices(t, countries, temps, sweep, hard_index))
             export_panel(

@@ -122,11 +122,11 @@ def content(ctx: PageContext) -> None:
                 heading(ctx, titles[3])  # a slide: the step bar names the step
             panels, kinds = view.lesson_panels(t, s, tr)
             with f.chart:  # square cells, the lesson's 3 decimals
-                shown = charts.show_cached(
-                    ctx, charts.matrix_strip, panels, kinds=kinds, frames={p[0]: 0 for p in panels},
-                    space=view.lesson_room(ctx), largest=view.lesson_cell(ctx),
-                    **{**live, "digits": 3, "aspect": 1.0},
-                )  # fmt: skip
+                frames = {p[0]: 0 for p in panels}
+                space = view.lesson_room(ctx)
+                style = {"kinds": kinds, "frames": frames, "largest": view.lesson_cell(ctx)}
+                style |= {**live, "digits": 3, "aspect": 1.0}
+                shown = charts.show_cached(ctx, charts.matrix_strip, panels, space=space, **style)
             with f.notes:
                 if view.is_lesson(s):
                     st.success(t("qkv.lesson_match"), icon=":material/check_circle:")

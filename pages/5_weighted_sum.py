@@ -80,10 +80,8 @@ def content(ctx: PageContext) -> None:
             framed, kinds = {panels[3][0]: n - 1}, {alpha: "weights"}
             wide = charts.room(ctx, height=540)  # the whole width: its one note goes below
             with f.chart:
-                shown = charts.show_cached(
-                    ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, space=wide,
-                    **strip,
-                )  # fmt: skip
+                style = {"kinds": kinds, "frames": framed, **strip}
+                shown = charts.show_cached(ctx, charts.matrix_strip, panels, space=wide, **style)
             with f.notes:
                 st.caption(t("weighted_sum.scale_caption", i=i, last=plain(s.tokens[-1])))
                 arrays = {"v": tr.v, "weights_row": mix.weights}
@@ -99,10 +97,8 @@ def content(ctx: PageContext) -> None:
             title = t("weighted_sum.sum_chart", i=i, token=labels[i])
             left, right = f.chart, f.notes
             with left:
-                shown = charts.show_cached(
-                    ctx, view.stacked, mix.contributions, mix.output, labels, f"o_{i}", title,
-                    ctx.presenter, space=room,
-                )  # fmt: skip
+                args = (mix.contributions, mix.output, labels, f"o_{i}", title, ctx.presenter)
+                shown = charts.show_cached(ctx, view.stacked, *args, space=room)
             with right:
                 st.caption(t("weighted_sum.sum_caption", i=i))
                 folded(
@@ -144,10 +140,8 @@ def content(ctx: PageContext) -> None:
             ]
             framed, kinds = {weights_title: i, output_title: i}, {weights_title: "weights"}
             with left:
-                shown = charts.show_cached(
-                    ctx, charts.matrix_strip, panels, kinds=kinds, frames=framed, space=room,
-                    **strip,
-                )  # fmt: skip
+                style = {"kinds": kinds, "frames": framed, **strip}
+                shown = charts.show_cached(ctx, charts.matrix_strip, panels, space=room, **style)
             right.markdown(
                 t("weighted_sum.output_row", token=token, i=i, row=short_list(tr.output[i]))
             )

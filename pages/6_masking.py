@@ -40,10 +40,9 @@ def content(ctx: PageContext) -> None:
                 )
             trace = view.masked
             with f.chart:
-                chart = charts.show_cached(
-                    ctx, mv.mask_chart, t, view.tokens, view.before, trace.scaled,
-                    trace.weights, ctx.presenter, space=charts.room(ctx, height=340),
-                )  # fmt: skip
+                args = (t, view.tokens, view.before, trace.scaled, trace.weights, ctx.presenter)
+                space = charts.room(ctx, height=340)
+                chart = charts.show_cached(ctx, mv.mask_chart, *args, space=space)
             with f.notes:
                 main, side = mv.pair(ctx)
             with main:
@@ -94,10 +93,8 @@ def content(ctx: PageContext) -> None:
             row, dtype, temp = mv.fill_controls(ctx, n)
         fv = mv.fill_view(view, row, dtype, temp)
         with f.chart:
-            chart = charts.show_cached(
-                ctx, mv.fill_chart, t, view.tokens, row, fv.weights, fv.blank, ctx.presenter,
-                space=mv.chart_room(ctx),
-            )  # fmt: skip
+            args = (t, view.tokens, row, fv.weights, fv.blank, ctx.presenter)
+            chart = charts.show_cached(ctx, mv.fill_chart, *args, space=mv.chart_room(ctx))
         with f.chart if ctx.presenter else f.notes:
             folded(
                 ctx,

@@ -45,10 +45,9 @@ def content(ctx: PageContext) -> None:
                 if not ctx.presenter:  # on a slide the lecturer says it; the notes keep the numbers
                     st.markdown(t("multi_head.weights_text"))
             with f.chart:
-                weights = charts.show_cached(
-                    ctx, mh.weights_chart, t, ctx.presenter, tr.weights, view.average, tokens,
-                    space=mh.weights_room(ctx),
-                )  # fmt: skip
+                args = (t, ctx.presenter, tr.weights, view.average, tokens)
+                space = mh.weights_room(ctx)
+                weights = charts.show_cached(ctx, mh.weights_chart, *args, space=space)
                 if h > mh.MAX_HEAD_PANELS:
                     st.caption(t("multi_head.more_heads", shown=mh.MAX_HEAD_PANELS, h=h))
             with f.notes:
