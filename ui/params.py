@@ -166,8 +166,13 @@ def select(
     value = spec.parse(st.query_params.get(spec.key, spec.default)) or spec.default
     key = _choice_widget_key(spec)
     st.session_state[key] = value
-    common = {"format_func": format_func, "key": key, "on_change": _choice_changed,
-              "args": (spec,), **kw}  # fmt: skip
+    common = {
+        "format_func": format_func,
+        "key": key,
+        "on_change": _choice_changed,
+        "args": (spec,),
+        **kw,
+    }
     if widget == "segmented":
         st.segmented_control(label, spec.options, required=True, **common)
     elif widget == "radio":

@@ -112,8 +112,9 @@ def parse_upload(filename: str, data: bytes, prefer: Sequence[str] = ()) -> Pars
 def parse_text(text: str, prefer: Sequence[str] = ()) -> Parsed:
     """Pasted or uploaded text: a JSON object, a NumPy/PyTorch printout or rows of numbers."""
     if len(text.encode("utf-8")) > MAX_BYTES:
-        raise UploadError("too_big", size_kb=math.ceil(len(text.encode()) / 1000),
-                          limit_kb=MAX_BYTES // 1000)  # fmt: skip
+        raise UploadError(
+            "too_big", size_kb=math.ceil(len(text.encode()) / 1000), limit_kb=MAX_BYTES // 1000
+        )
     text = text.lstrip("\ufeff").translate(_NORMALISE).strip()
     if not text:
         raise UploadError("empty")
@@ -212,8 +213,9 @@ def _read_npy(fp: io.BufferedIOBase, name: str | None) -> np.ndarray:
     count = math.prod(shape)
     if count > MAX_NUMBERS:
         if name is not None:
-            raise UploadError("member_too_big", name=name, shape=shape_text(shape), count=count,
-                              limit=MAX_NUMBERS)  # fmt: skip
+            raise UploadError(
+                "member_too_big", name=name, shape=shape_text(shape), count=count, limit=MAX_NUMBERS
+            )
         raise UploadError("too_many", count=count, limit=MAX_NUMBERS)
     fp.seek(start)
     try:

@@ -216,20 +216,36 @@ def numpy_literal(inputs: dict[str, np.ndarray]) -> str:
 
 
 STARTERS = {
-    1: ("attention(X, W_Q, W_K, W_V)", "X, W_Q, W_K, W_V = (data[k] for k in (\"X\", \"W_Q\", "
-        "\"W_K\", \"W_V\"))", "def attention(X, W_Q, W_K, W_V, mask=None):",
-        "output, weights = attention(X, W_Q, W_K, W_V)", "output=output, weights=weights"),
-    2: ("attention(X, W_Q, W_K, W_V, mask)", "X, W_Q, W_K, W_V, mask = (data[k] for k in (\"X\", "
-        "\"W_Q\", \"W_K\", \"W_V\", \"mask\"))", "def attention(X, W_Q, W_K, W_V, mask=None):",
-        "output, weights = attention(X, W_Q, W_K, W_V, mask)", "output=output, weights=weights"),
-    3: ("multi_head(X, W_Q, W_K, W_V, W_O, h)", "X, W_Q, W_K, W_V, W_O = (data[k] for k in "
-        "(\"X\", \"W_Q\", \"W_K\", \"W_V\", \"W_O\"))\nh = int(data[\"h\"])",
+    1: (
+        "attention(X, W_Q, W_K, W_V)",
+        'X, W_Q, W_K, W_V = (data[k] for k in ("X", "W_Q", "W_K", "W_V"))',
+        "def attention(X, W_Q, W_K, W_V, mask=None):",
+        "output, weights = attention(X, W_Q, W_K, W_V)",
+        "output=output, weights=weights",
+    ),
+    2: (
+        "attention(X, W_Q, W_K, W_V, mask)",
+        'X, W_Q, W_K, W_V, mask = (data[k] for k in ("X", "W_Q", "W_K", "W_V", "mask"))',
+        "def attention(X, W_Q, W_K, W_V, mask=None):",
+        "output, weights = attention(X, W_Q, W_K, W_V, mask)",
+        "output=output, weights=weights",
+    ),
+    3: (
+        "multi_head(X, W_Q, W_K, W_V, W_O, h)",
+        "X, W_Q, W_K, W_V, W_O = (data[k] for k in "
+        '("X", "W_Q", "W_K", "W_V", "W_O"))\nh = int(data["h"])',
         "def multi_head(X, W_Q, W_K, W_V, W_O, h):",
         "output, weights = multi_head(X, W_Q, W_K, W_V, W_O, h)",
-        "output=output, weights=weights"),
-    4: ("stable_softmax(logits)", "logits = data[\"logits\"]", "def stable_softmax(logits):",
-        "probs = stable_softmax(logits)", "probs=probs"),
-}  # fmt: skip
+        "output=output, weights=weights",
+    ),
+    4: (
+        "stable_softmax(logits)",
+        'logits = data["logits"]',
+        "def stable_softmax(logits):",
+        "probs = stable_softmax(logits)",
+        "probs=probs",
+    ),
+}
 ANSWER_FILE = "my_answer.npz"
 
 
@@ -275,10 +291,9 @@ def downloads(ctx: PageContext, hw: Homework, inputs: dict[str, np.ndarray]) -> 
     ]
     for col, (label, data, file_name, mime) in zip(st.columns(4), buttons, strict=True):
         with col:
-            st.download_button(
-                label, data, file_name=file_name, mime=mime, key=f"hw_dl_{file_name}",
-                on_click="ignore", icon=":material/download:", width="stretch",
-            )  # fmt: skip
+            style = {"on_click": "ignore", "icon": ":material/download:", "width": "stretch"}
+            key = f"hw_dl_{file_name}"
+            st.download_button(label, data, file_name=file_name, mime=mime, key=key, **style)
     st.caption(t("homework.download_hint", file=f"{name}.npz", answer=ANSWER_FILE))
 
     def literal() -> None:
@@ -335,10 +350,12 @@ def _file_box(ctx: PageContext) -> UploadedFile | None:
     t, limit = ctx.t, MAX_BYTES // 1000
     hint = t("homework.upload_help", limit_kb=limit)
     uploaded = st.file_uploader(
-        t("homework.upload_label"), key=UPLOAD_KEY, max_upload_size=BROWSER_MB,
+        t("homework.upload_label"),
+        key=UPLOAD_KEY,
+        max_upload_size=BROWSER_MB,
         help=hint if ctx.presenter else None,
         label_visibility="visible" if ctx.presenter else "collapsed",  # under the box's title
-    )  # fmt: skip
+    )
     st.caption(t("homework.upload_limits", limit_kb=limit), help=None if ctx.presenter else hint)
     uploader_css(ctx)
     return uploaded
@@ -346,9 +363,13 @@ def _file_box(ctx: PageContext) -> UploadedFile | None:
 
 def _paste_box(ctx: PageContext, label: str = "visible") -> str:
     return st.text_area(
-        ctx.t("homework.paste"), key=PASTE_KEY, height=140, label_visibility=label,
-        placeholder="[[0.0969, 0.1223, …], …]", help=ctx.t("homework.paste_help"),
-    )  # fmt: skip
+        ctx.t("homework.paste"),
+        key=PASTE_KEY,
+        height=140,
+        label_visibility=label,
+        placeholder="[[0.0969, 0.1223, …], …]",
+        help=ctx.t("homework.paste_help"),
+    )
 
 
 def _css_text(text: str) -> str:
@@ -511,8 +532,10 @@ def error_chart(t: Translator, error: np.ndarray, tol: float, row_sums: np.ndarr
         panels = {title: error}
     top = float(np.nanmax(np.abs(error))) if np.isfinite(error).any() else 0.0
     top = max(top, tol)  # errors within tolerance stay (nearly) white
-    heat = charts.heatmap(panels, rows, cols, "scores", t("homework.col"), t("homework.row"),
-                          cell=cell_px, domain=[-top, top], annotate=False)  # fmt: skip
+    axes = (t("homework.col"), t("homework.row"))
+    heat = charts.heatmap(
+        panels, rows, cols, "scores", *axes, cell=cell_px, domain=[-top, top], annotate=False
+    )
     view = heat.get("spec", heat)  # one panel, or the faceted view of every head
     view["layer"][0]["encoding"]["color"]["legend"] = {"format": ".1e"}
     if error.ndim == 3:
@@ -521,9 +544,10 @@ def error_chart(t: Translator, error: np.ndarray, tol: float, row_sums: np.ndarr
         return heat
     sums = np.atleast_2d(row_sums).T if row_sums.ndim == 1 else row_sums.T  # (n, 1) or (n, h)
     labels = ["Σ"] if row_sums.ndim == 1 else [str(i + 1) for i in range(row_sums.shape[0])]
-    side = charts.heatmap({t("homework.row_sums"): sums}, rows, labels, "weights",
-                          cell=cell_px, domain=[0, max(1.0, float(np.nanmax(sums, initial=0)))],
-                          name="sums", title=t("homework.row_sums"))  # fmt: skip
+    sums_title = t("homework.row_sums")
+    domain = [0, max(1.0, float(np.nanmax(sums, initial=0)))]
+    style = {"cell": cell_px, "domain": domain, "name": "sums", "title": sums_title}
+    side = charts.heatmap({sums_title: sums}, rows, labels, "weights", **style)
     return charts.concat([heat, side])
 
 
@@ -596,10 +620,8 @@ def diagnosis(ctx: PageContext, c: Checked) -> None:
     if cmp.first_row is not None:
         row = cmp.first_row
         st.markdown(t("homework.first_row", row=cell(row)))
-        st.markdown(
-            t("homework.row_values", yours=charts.fmt_list(c.array[row], 4),
-              right=charts.fmt_list(c.expected[row], 4))
-        )  # fmt: skip
+        yours, right = (charts.fmt_list(a[row], 4) for a in (c.array, c.expected))
+        st.markdown(t("homework.row_values", yours=yours, right=right))
     if c.part == "output":
         weights = t("homework.part_weights")
         st.caption(t("homework.no_match_output", checking=t("homework.part"), weights=weights))

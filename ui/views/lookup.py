@@ -86,12 +86,8 @@ def controls(ctx: PageContext, country_names: Sequence[str]) -> tuple[float, flo
         with c2:
             length = float(slider(ctx, LENGTH, t("lookup.length"), step=0.1))
         with c3:
-            log_t = float(
-                slider(
-                    ctx, LOG_T, t("lookup.log_temperature"), step=0.05,
-                    help=t("lookup.log_temperature_help"),
-                )
-            )  # fmt: skip
+            log_label, log_help = t("lookup.log_temperature"), t("lookup.log_temperature_help")
+            log_t = float(slider(ctx, LOG_T, log_label, step=0.05, help=log_help))
     return angle, length, log_t
 
 
@@ -184,13 +180,13 @@ def key_space(
     # Each label on one line, or two when that keeps it clear (name above weight).
     lines = [(n, num(w)) for n, w in zip(country_names, weights, strict=True)]
     unit_px = KEY_VIEW / (2 * extent) * KEY_SHRINK[presenter]  # px of one unit, at the least
-    sizes = np.array(
-        [
-            [[label_width(f"{n} {w}", font), font * 1.25],
-             [max(label_width(n, font), label_width(w, font)), font * 2.4]]
-            for n, w in lines
-        ]
-    ) / unit_px  # (m, 2 forms, 2)  # fmt: skip
+
+    def forms(n: str, w: str) -> list[list[float]]:  # (2 forms, 2): "name weight", name over weight
+        one_line = [label_width(f"{n} {w}", font), font * 1.25]
+        two_lines = [max(label_width(n, font), label_width(w, font)), font * 2.4]
+        return [one_line, two_lines]
+
+    sizes = np.array([forms(n, w) for n, w in lines]) / unit_px  # (m, 2 forms, 2)
     tips = np.vstack([keys, query])  # (m + 1, 2) every arrow's tip, its dot as drawn below:
     areas = np.array([*(40 + 860 * np.asarray(weights)), 40 + 860 * 0.3])
     rings = (np.sqrt(areas / np.pi) + LABEL_GAP) / unit_px  # (m + 1,)
@@ -234,18 +230,26 @@ def key_space(
                 "data": {"name": "arrows"},
                 "encoding": {"x": x, "y": y, "color": role},
                 "layer": [
-                    {"mark": {"type": "rule", "strokeWidth": 3},
-                     "encoding": {"x2": {"datum": 0}, "y2": {"datum": 0}}},
-                    {"mark": {"type": "point", "filled": True, "opacity": 1},
-                     "encoding": {"size": size,
-                                  "tooltip": [{"field": "label", "type": "nominal", "title": ""}]}},
-                    {"mark": {"type": "text", "dy": -Q_TEXT_DY, "fontWeight": "bold"},
-                     "encoding": {"text": {"field": "text", "type": "nominal"}}},
+                    {
+                        "mark": {"type": "rule", "strokeWidth": 3},
+                        "encoding": {"x2": {"datum": 0}, "y2": {"datum": 0}},
+                    },
+                    {
+                        "mark": {"type": "point", "filled": True, "opacity": 1},
+                        "encoding": {
+                            "size": size,
+                            "tooltip": [{"field": "label", "type": "nominal", "title": ""}],
+                        },
+                    },
+                    {
+                        "mark": {"type": "text", "dy": -Q_TEXT_DY, "fontWeight": "bold"},
+                        "encoding": {"text": {"field": "text", "type": "nominal"}},
+                    },
                 ],
             },
             labels,
         ],
-    }  # fmt: skip
+    }
 
 
 def _rows(frame: pd.DataFrame) -> list[dict]:
@@ -446,20 +450,35 @@ def value_space(
         "encoding": {"x": x, "y": y},
         "layer": [
             {"data": {"name": "hard"}, "mark": ring},
-            {"data": {"name": "capitals"},
-             "mark": {"type": "circle", "color": charts.VALUE_COLOR, "opacity": 0.8},
-             "encoding": {"size": size, "tooltip": tips}},
-            *({"data": {"name": "capitals"},
-               "transform": [{"filter": f"datum.below == {below} && datum.ringed == {ringed}"}],
-               "mark": {"type": "text", "dy": _label_dy(below == "true", ringed == "true"),
-                        "color": "#222"},
-               "encoding": {"text": {"field": "text", "type": "nominal"}}}
-              for below in ("false", "true") for ringed in ("false", "true")),
+            {
+                "data": {"name": "capitals"},
+                "mark": {"type": "circle", "color": charts.VALUE_COLOR, "opacity": 0.8},
+                "encoding": {"size": size, "tooltip": tips},
+            },
+            *(
+                {
+                    "data": {"name": "capitals"},
+                    "transform": [
+                        {"filter": f"datum.below == {below} && datum.ringed == {ringed}"}
+                    ],
+                    "mark": {
+                        "type": "text",
+                        "dy": _label_dy(below == "true", ringed == "true"),
+                        "color": "#222",
+                    },
+                    "encoding": {"text": {"field": "text", "type": "nominal"}},
+                }
+                for below in ("false", "true")
+                for ringed in ("false", "true")
+            ),
             {"data": {"name": "blend"}, "mark": star},
-            {"data": {"name": "blend"}, "mark": star_text,
-             "encoding": {"text": {"field": "text", "type": "nominal"}}},
+            {
+                "data": {"name": "blend"},
+                "mark": star_text,
+                "encoding": {"text": {"field": "text", "type": "nominal"}},
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def soft_chart(
@@ -540,17 +559,27 @@ def sweep_chart(
         "width": 900,
         "height": 340,
         "layer": [
-            {"data": {"name": "sweep"}, "mark": {"type": "line", "strokeWidth": 2.5},
-             "encoding": {"x": x, "y": y, "color": color, "tooltip": tips}},
-            {"data": {"name": "rule"},
-             "mark": {"type": "rule", "strokeDash": [6, 4], "color": "#444"},
-             "encoding": {"x": {"field": "T", "type": "quantitative"}}},
-            {"data": {"name": "rule"},
-             "mark": {"type": "text", "align": "left", "dx": 6, "dy": -6, "color": "#444"},
-             "encoding": {"x": {"field": "T", "type": "quantitative"}, "y": {"datum": 1.0},
-                          "text": {"field": "text", "type": "nominal"}}},
+            {
+                "data": {"name": "sweep"},
+                "mark": {"type": "line", "strokeWidth": 2.5},
+                "encoding": {"x": x, "y": y, "color": color, "tooltip": tips},
+            },
+            {
+                "data": {"name": "rule"},
+                "mark": {"type": "rule", "strokeDash": [6, 4], "color": "#444"},
+                "encoding": {"x": {"field": "T", "type": "quantitative"}},
+            },
+            {
+                "data": {"name": "rule"},
+                "mark": {"type": "text", "align": "left", "dx": 6, "dy": -6, "color": "#444"},
+                "encoding": {
+                    "x": {"field": "T", "type": "quantitative"},
+                    "y": {"datum": 1.0},
+                    "text": {"field": "text", "type": "nominal"},
+                },
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def sweep_text_rows(

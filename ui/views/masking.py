@@ -126,9 +126,16 @@ def mask_controls(ctx: PageContext) -> tuple[bool, int, str]:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _compute(
-    x: np.ndarray, tokens: tuple[str, ...], d_model: int, d_k: int, d_v: int, seed: int,
-    causal: bool, n_pad: int, side: str,
-) -> MaskView:  # fmt: skip
+    x: np.ndarray,
+    tokens: tuple[str, ...],
+    d_model: int,
+    d_k: int,
+    d_v: int,
+    seed: int,
+    causal: bool,
+    n_pad: int,
+    side: str,
+) -> MaskView:
     w_q, w_k, w_v = core.init_projections(d_model, d_k, d_v, seed)
     xp = pad_rows(x, n_pad, side)  # (n, d_model)
     valid = padded_valid(len(tokens), n_pad, side)  # (n,)
@@ -165,8 +172,11 @@ def mask_chart(
     weights."""
     names, n = charts.unique_labels(tokens), len(tokens)
     cell = charts.fit_cell(n, n, 440 if presenter else 420, hi=70)
-    scores = {"domain": charts.symmetric_domain(before, after), "kind": "scores",
-              "live_domain": True}  # fmt: skip
+    scores = {
+        "domain": charts.symmetric_domain(before, after),
+        "kind": "scores",
+        "live_domain": True,
+    }
     common = {"cell": cell, "x_title": t("masking.keys")}
     y_title = t("masking.queries")
     return charts.concat(
@@ -191,10 +201,16 @@ def mask_arrays(view: MaskView) -> dict[str, np.ndarray]:
     """Every matrix of the mask view, for the NPZ export."""
     tr = view.masked
     return {
-        "x": tr.x, "q": tr.q, "k": tr.k, "v": tr.v, "mask": view.mask,
-        "scores_before": view.before, "scores_after": tr.scaled,
-        "weights": tr.weights, "output": tr.output,
-    }  # fmt: skip
+        "x": tr.x,
+        "q": tr.q,
+        "k": tr.k,
+        "v": tr.v,
+        "mask": view.mask,
+        "scores_before": view.before,
+        "scores_after": tr.scaled,
+        "weights": tr.weights,
+        "output": tr.output,
+    }
 
 
 def row_list(labels: list[str], rows: np.ndarray) -> str:
@@ -255,9 +271,11 @@ def lookahead_frame(t: Translator, sentence: Sentence, step: int) -> pd.DataFram
     when = [t("masking.seen") if j <= step else t("masking.future") for j in range(len(labels))]
     series = ((t("masking.with_mask"), causal), (t("masking.without_mask"), free))
     return pd.concat(
-        [pd.DataFrame({"key": labels, "weight": w[step], "series": name, "when": when})
-         for name, w in series]
-    )  # fmt: skip
+        [
+            pd.DataFrame({"key": labels, "weight": w[step], "series": name, "when": when})
+            for name, w in series
+        ]
+    )
 
 
 def lookahead_chart(t: Translator, sentence: Sentence, step: int, presenter: bool) -> dict:

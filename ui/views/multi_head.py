@@ -319,8 +319,10 @@ def notice_items(ctx: PageContext, view: MultiHeadView, tokens: list[str]) -> li
     flat = best < FLAT * (1 / n)  # random heads: no head much sharper than an even row
     one = "_one" if h == 1 else ""  # one head: nothing to compare it with, or to average
     if flat:
-        heads = t(f"multi_head.notice_heads_flat{one}", tok=labels[q], best=charts.fmt(best),
-                  even=charts.fmt(1 / n), n=n, picks=picks)  # fmt: skip
+        key = f"multi_head.notice_heads_flat{one}"
+        heads = t(
+            key, tok=labels[q], best=charts.fmt(best), even=charts.fmt(1 / n), n=n, picks=picks
+        )
     elif h == 1:
         heads = t("multi_head.notice_heads_one", tok=labels[q], picks=picks)
     elif len(set(top[:, q].tolist())) == 1:

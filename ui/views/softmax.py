@@ -193,8 +193,13 @@ def _bar_panel(
     order = list(dict.fromkeys(data["entry"]))
     scale = {"domain": domain} if domain else {"zero": True}
     rows = charts.records({k: data[k].tolist() for k in ("entry", "bar", "text")})
-    x = {"field": "entry", "type": "nominal", "sort": order, "title": None,
-         "axis": {"labelAngle": 0}}  # fmt: skip
+    x = {
+        "field": "entry",
+        "type": "nominal",
+        "sort": order,
+        "title": None,
+        "axis": {"labelAngle": 0},
+    }
     y = {"field": "bar", "type": "quantitative", "scale": scale, "title": None}
     return {
         "datasets": {name: rows},
@@ -358,8 +363,13 @@ def exponent_chart(
                 "encoding": {
                     "x": scale_x,
                     "y": arg_y,
-                    "color": {"field": "version", "type": "nominal", "scale": colors,
-                              "title": None, "legend": {"orient": "bottom"}},
+                    "color": {
+                        "field": "version",
+                        "type": "nominal",
+                        "scale": colors,
+                        "title": None,
+                        "legend": {"orient": "bottom"},
+                    },
                     "tooltip": [
                         {"field": "version", "type": "nominal", "title": ""},
                         {**scale_x},
@@ -387,7 +397,7 @@ def exponent_chart(
                 "encoding": {"x": {"field": "scale", "type": "quantitative"}},
             },
         ],
-    }  # fmt: skip
+    }
 
 
 # ---- step 4: masking ------------------------------------------------------------------------
@@ -430,11 +440,20 @@ def mask_chart(
         "width": max(320, (150 if presenter else 90) * len(order)),
         "height": 260,
         "encoding": {
-            "x": {"field": "entry", "type": "nominal", "sort": order, "title": None,
-                  "axis": {"labelAngle": 0}},
+            "x": {
+                "field": "entry",
+                "type": "nominal",
+                "sort": order,
+                "title": None,
+                "axis": {"labelAngle": 0},
+            },
             "xOffset": {"field": "version", "type": "nominal", "sort": versions},
-            "y": {"field": "p", "type": "quantitative", "scale": {"domain": [0, 1]},
-                  "title": t("softmax.kind_probability")},
+            "y": {
+                "field": "p",
+                "type": "quantitative",
+                "scale": {"domain": [0, 1]},
+                "title": t("softmax.kind_probability"),
+            },
             "tooltip": [
                 {"field": "version", "type": "nominal", "title": ""},
                 {"field": "entry", "type": "nominal", "title": "i"},
@@ -446,17 +465,26 @@ def mask_chart(
             {
                 "mark": {"type": "bar"},
                 "encoding": {
-                    "color": {"field": "version", "type": "nominal", "scale": colors,
-                              "title": None, "legend": {"orient": "bottom"}},
+                    "color": {
+                        "field": "version",
+                        "type": "nominal",
+                        "scale": colors,
+                        "title": None,
+                        "legend": {"orient": "bottom"},
+                    },
                 },
             },
             {
-                "mark": {"type": "text", "dy": -8, "color": "#222",
-                         "fontSize": 16 if presenter else 11},
+                "mark": {
+                    "type": "text",
+                    "dy": -8,
+                    "color": "#222",
+                    "fontSize": 16 if presenter else 11,
+                },
                 "encoding": {"text": {"field": "text", "type": "nominal"}},
             },
         ],
-    }  # fmt: skip
+    }
 
 
 def exact_zeros(p: np.ndarray, masked: np.ndarray) -> bool:
@@ -552,8 +580,13 @@ def stability_sweep(logits: tuple[float, ...]) -> dict[str, object]:
     # The largest exponent where it breaks: exp gives +inf (inf/inf = NaN) only above
     # EXP_OVERFLOW; below it the row broke because every term was 0 (0/0).
     top = float(largest_exp_argument(logits, SCALES[[first_bad]])[0][0]) if first_bad >= 0 else 0.0
-    return {"first_bad": first_bad, "overflow": top > EXP_OVERFLOW, "top": top,
-            "naive": naive_arg, "stable": stable_arg}  # fmt: skip
+    return {
+        "first_bad": first_bad,
+        "overflow": top > EXP_OVERFLOW,
+        "top": top,
+        "naive": naive_arg,
+        "stable": stable_arg,
+    }
 
 
 def bars_notices(

@@ -90,9 +90,14 @@ def controls(ctx: PageContext) -> Settings:
             train_button(ctx)
         step_box = st.container() if ctx.presenter else None
     config = TrainConfig(
-        task=task, d_k=int(d_k), scaled=bool(scaled), lr=float(lr), steps=int(steps),
-        seed=int(seed), snapshots=UPDATES,
-    )  # fmt: skip
+        task=task,
+        d_k=int(d_k),
+        scaled=bool(scaled),
+        lr=float(lr),
+        steps=int(steps),
+        seed=int(seed),
+        snapshots=UPDATES,
+    )
     return Settings(config, bool(twin), step_box)
 
 
@@ -102,9 +107,13 @@ _TRAIN = "_training_train"  # set by the Train button, taken by the next run of 
 def train_button(ctx: PageContext) -> None:
     """Train: the next run trains live where the student looks (:func:`train_here`)."""
     st.button(
-        ctx.t("training.train"), type="primary", icon=":material/model_training:",
-        key="train", on_click=_ask_train, width="stretch" if not ctx.presenter else "content",
-    )  # fmt: skip
+        ctx.t("training.train"),
+        type="primary",
+        icon=":material/model_training:",
+        key="train",
+        on_click=_ask_train,
+        width="stretch" if not ctx.presenter else "content",
+    )
 
 
 def _ask_train() -> None:
@@ -160,8 +169,15 @@ def finished_runs(ctx: PageContext, cfgs: tuple[TrainConfig, ...]) -> tuple[Hist
 def start(config: TrainConfig) -> History:
     """The untrained model: the run's step-0 snapshot (same weights and example), no curves."""
     h = run(replace(config, steps=1, snapshots=1))
-    return replace(h, config=config, loss=h.loss[:0], accuracy=h.accuracy[:0],
-                   focus=h.focus[:0], snapshots=h.snapshots[:1], done=False)  # fmt: skip
+    return replace(
+        h,
+        config=config,
+        loss=h.loss[:0],
+        accuracy=h.accuracy[:0],
+        focus=h.focus[:0],
+        snapshots=h.snapshots[:1],
+        done=False,
+    )
 
 
 def is_trained() -> bool:
@@ -400,10 +416,8 @@ def at_slider(ctx: PageContext, config: TrainConfig) -> int:
     if st.session_state.get(AT) is not None and st.session_state[AT] > total:
         st.session_state[AT] = total
     start = {} if AT in st.session_state else {"value": total}  # set by play: no default
-    value = st.slider(
-        ctx.t("training.at"), 0, total, step=every, key=AT, bind="query-params",
-        help=ctx.t("training.at_help"), **start,
-    )  # fmt: skip
+    label, tip = ctx.t("training.at"), ctx.t("training.at_help")
+    value = st.slider(label, 0, total, step=every, key=AT, bind="query-params", help=tip, **start)
     return int(value)
 
 
@@ -425,8 +439,9 @@ def play_button(ctx: PageContext) -> None:
     st.button(
         ctx.t("training.pause" if playing() else "training.play"),
         icon=":material/pause:" if playing() else ":material/play_arrow:",
-        on_click=toggle_play, key="play",
-    )  # fmt: skip
+        on_click=toggle_play,
+        key="play",
+    )
 
 
 def snapshot_heading(ctx: PageContext, title: str, config: TrainConfig) -> None:
@@ -540,10 +555,8 @@ def summary(ctx: PageContext, runs: tuple[History, ...]) -> list[str]:
         hit = steps_to(h)
         final = h.snapshots[-1]
         reach = t("training.never") if hit is None else t("training.reached", step=hit)
-        lines.append(
-            t("training.summary", run=label, reach=reach, loss=f"{final.loss:.3f}",
-              acc=f"{final.accuracy:.0%}", focus=f"{final.focus:.2f}")
-        )  # fmt: skip
+        loss, acc, focus = f"{final.loss:.3f}", f"{final.accuracy:.0%}", f"{final.focus:.2f}"
+        lines.append(t("training.summary", run=label, reach=reach, loss=loss, acc=acc, focus=focus))
     return lines
 
 

@@ -150,14 +150,19 @@ def stacked(
         return {
             "data": {"name": "total"},
             "transform": [{"filter": f"datum.output {sign} 0"}],
-            "mark": {"type": "text", "baseline": baseline, "dy": dy, "fontWeight": "bold",
-                     "color": "#111"},
+            "mark": {
+                "type": "text",
+                "baseline": baseline,
+                "dy": dy,
+                "fontWeight": "bold",
+                "color": "#111",
+            },
             "encoding": {
                 "x": x,
                 "y": {"field": "end", "type": "quantitative"},
                 "text": {"field": "text", "type": "nominal"},
             },
-        }  # fmt: skip
+        }
 
     numbers = [text(">=", "bottom", -4), text("<", "top", 4)] if d_v <= 12 else []
     layers = [bars, mark, *numbers]
