@@ -49,8 +49,8 @@ def test_every_step_renders_in_both_languages_and_modes(page, lang, present):
 
 
 def test_step_1_states_the_running_maximum_and_sum_of_core_s_trace(page):
-    at = page(PAGE, lang="en", step="1", keys="24", block="5", query="17", tile="3",
-              causal="true", seed="4")  # fmt: skip
+    where = {"lang": "en", "step": "1", "keys": "24", "block": "5", "query": "17"}
+    at = page(PAGE, **where, tile="3", causal="true", seed="4")
     assert not at.exception and not at.warning
     q, k, v = toy_qkv(24, fv.D, 4)
     _, trace = core.flash_attention(q, k, v, 5, core.causal_mask(24))
@@ -61,8 +61,7 @@ def test_step_1_states_the_running_maximum_and_sum_of_core_s_trace(page):
     assert "(keys 10–14)" in shown  # the third tile of 5
     assert "of this row's 24 scores" in shown
     # the last tile: the tiled output equals ordinary attention, to the stated difference
-    last = page(PAGE, lang="en", step="1", keys="24", block="5", query="17", tile="5",
-                causal="true", seed="4")  # fmt: skip
+    last = page(PAGE, **where, tile="5", causal="true", seed="4")
     out, _ = core.flash_attention(q, k, v, 5, core.causal_mask(24))
     ref, _ = core.scaled_dot_product_attention(q, k, v, core.causal_mask(24))
     diff = fv.sci(float(np.abs(out[17] - ref[17]).max()))
@@ -70,13 +69,13 @@ def test_step_1_states_the_running_maximum_and_sum_of_core_s_trace(page):
 
 
 def test_step_1_chart_colours_the_tiles_read_and_the_masked_keys(page):
-    at = page(PAGE, lang="en", step="1", keys="20", block="6", query="9", tile="2",
-              causal="true")  # fmt: skip
+    at = page(PAGE, lang="en", step="1", keys="20", block="6", query="9", tile="2", causal="true")
     tables = chart_tables(at, 0)
     bars = next(tb for tb in tables if "state" in tb.columns and "score" in tb.columns)
     states = bars.sort_values("j")["state"].tolist()
-    seen, now, ahead, hidden = (EN(f"flash.state_{k}") for k in
-                                ("seen", "current", "ahead", "hidden"))  # fmt: skip
+    seen, now, ahead, hidden = (
+        EN(f"flash.state_{k}") for k in ("seen", "current", "ahead", "hidden")
+    )
     assert states[:6] == [seen] * 6 and states[6:10] == [now] * 4
     assert states[10:12] == [hidden] * 2  # keys 10 and 11 of tile 2 come after query 9
     assert set(states[12:]) == {hidden}  # causal: every key after the query
@@ -123,8 +122,17 @@ def test_step_3_states_the_paper_model_ratios_computed_by_core(page):
 
 
 def test_url_state_restores_every_control(page):
-    params = {"keys": "33", "block": "7", "causal": "true", "seed": "9", "query": "12",
-              "tile": "2", "factor": "25", "d": "128", "sram": "250"}  # fmt: skip
+    params = {
+        "keys": "33",
+        "block": "7",
+        "causal": "true",
+        "seed": "9",
+        "query": "12",
+        "tile": "2",
+        "factor": "25",
+        "d": "128",
+        "sram": "250",
+    }
     at = page(PAGE, lang="en", step="1", **params)
     assert not at.exception and not at.warning
     assert at.slider(key="keys").value == 33 and at.slider(key="block").value == 7
@@ -168,8 +176,7 @@ def test_students_find_the_controls_in_the_sidebar_and_a_slide_in_its_step(page)
 
 
 def test_exports_offer_the_chart_and_the_arrays_of_each_step(page):
-    for step, name in zip(STEPS, ("flash_tiles", "flash_agreement", "flash_traffic"),
-                          strict=True):  # fmt: skip
+    for step, name in zip(STEPS, ("flash_tiles", "flash_agreement", "flash_traffic"), strict=True):
         at = open_exports(page(PAGE, lang="en", step=step))
         labels = {e.proto.label for e in at.get("download_button")}
         assert {"PNG", "SVG", "CSV", "NPZ"} <= labels, step

@@ -187,10 +187,9 @@ def test_generation_step_moves_the_look_ahead_share(page):
 
 
 def test_bad_url_params_warn_and_fall_back(page):
-    at = page(
-        PAGE, causal="maybe", pad="99", pad_side="middle", dtype="float8", temp="nan",
-        row="-1", gen="abc", embedding="x",
-    )  # fmt: skip
+    bad = {"causal": "maybe", "pad": "99", "pad_side": "middle", "dtype": "float8", "temp": "nan"}
+    bad |= {"row": "-1", "gen": "abc", "embedding": "x"}
+    at = page(PAGE, **bad)
     assert not at.exception
     warned = " ".join(w.value for w in at.warning)
     for key in ("causal", "pad", "pad_side", "dtype", "temp", "row", "gen", "embedding"):
@@ -213,10 +212,9 @@ def test_pad_side_is_a_raw_token_in_the_url(page):
 
 def test_extreme_values_raise_nothing(page):
     long_text = " ".join(f"w{i}" for i in range(32))
-    runs = every_step(
-        page, text=long_text, pad="8", pad_side="left", d_model="64", d_k="1", d_v="64",
-        dtype="float16", temp="0.05", row="39", gen="31",
-    )  # fmt: skip
+    sizes = {"pad": "8", "pad_side": "left", "d_model": "64", "d_k": "1", "d_v": "64"}
+    extremes = {"dtype": "float16", "temp": "0.05", "row": "39", "gen": "31"}
+    runs = every_step(page, text=long_text, **sizes, **extremes)
     for at in runs:
         assert not at.exception
         assert not at.warning

@@ -145,8 +145,15 @@ def test_moving_d_model_keeps_the_head_count_by_landing_on_its_multiples():
 def test_heads_drive_the_stage_shapes_and_the_panels():
     two, four = page(), page(heads="4")
     assert shapes(two) == [
-        "(6, 8)", "(6, 8)", "(6, 2, 4)", "(2, 6, 4)", "(2, 6, 6)", "(2, 6, 4)", "(6, 8)", "(6, 8)"
-    ]  # fmt: skip
+        "(6, 8)",
+        "(6, 8)",
+        "(6, 2, 4)",
+        "(2, 6, 4)",
+        "(2, 6, 6)",
+        "(2, 6, 4)",
+        "(6, 8)",
+        "(6, 8)",
+    ]
     assert shapes(four)[2:6] == ["(6, 4, 2)", "(4, 6, 2)", "(4, 6, 6)", "(4, 6, 2)"]
     assert "d_k = d_v = d_model / h = 8 / 4 = 2" in texts(four)
     two, four = page(step=WEIGHTS), page(heads="4", step=WEIGHTS)
@@ -352,8 +359,10 @@ def test_one_head_is_called_single_head_attention_with_nothing_to_compare(lang):
     shown = texts(page(lang=lang, heads="1", step=WEIGHTS))
     assert t("multi_head.notice_split_one", d_model=8) in shown
     assert t("multi_head.notice_average_one") in shown
-    comparing = {"en": ("most confident head", "by chance", "heads pick"),
-                 "zh": ("最确定的那个头", "偶然", "各个头最看重")}[lang]  # fmt: skip
+    comparing = {
+        "en": ("most confident head", "by chance", "heads pick"),
+        "zh": ("最确定的那个头", "偶然", "各个头最看重"),
+    }[lang]
     assert not [phrase for phrase in comparing if phrase in shown]  # one head: no comparison
     shown_two = texts(page(lang=lang, heads="2", step=WEIGHTS))
     assert t("multi_head.notice_split", d_model=8, h=2, d_k=4) in shown_two

@@ -23,8 +23,15 @@ def test_long_vectors_keep_the_first_four_and_the_last_two():
 def test_every_concept_page_says_its_weights_are_untrained():
     ids = [p.id for p in CONCEPT_PAGES]
     assert ids == [
-        "lookup", "qkv", "scaling", "softmax", "weighted_sum", "masking", "multi_head", "kv_cache"
-    ]  # fmt: skip
+        "lookup",
+        "qkv",
+        "scaling",
+        "softmax",
+        "weighted_sum",
+        "masking",
+        "multi_head",
+        "kv_cache",
+    ]
     for info in CONCEPT_PAGES[1:3]:  # two pages run here; every page's own test checks it too
         for lang in ("en", "zh"):
             at = open_page(info.file, lang=lang)

@@ -17,8 +17,11 @@ from ui.views import sinks as sv
 PAGE = "pages/16_sinks.py"
 EN, ZH = Translator("en"), Translator("zh")
 STEPS = ("1", "2", "3")
-OWN = {"1": {"n", "window", "sinks", "layers"}, "2": {"_choice_keep", "sink", "back", "sinks_run"},
-       "3": {"_choice_keep", "sink", "sinks_run"}}  # fmt: skip
+OWN = {
+    "1": {"n", "window", "sinks", "layers"},
+    "2": {"_choice_keep", "sink", "back", "sinks_run"},
+    "3": {"_choice_keep", "sink", "sinks_run"},
+}
 STEP_BAR = {"_step_choice", "step_prev", "step_next"}
 RUN_TIMEOUT = 900  # s: three forward passes of ~530 tokens on a busy 2-core machine
 
@@ -66,8 +69,8 @@ def test_every_step_renders_before_any_run(page, lang, present):
 @pytest.mark.parametrize(("n", "window", "sinks", "layers"),
                          [(24, 4, 1, 2), (64, 3, 0, 8), (12, 5, 2, 4), (8, 32, 4, 1)])  # fmt: skip
 def test_step_1_states_the_cache_and_the_reach_computed_by_core(page, n, window, sinks, layers):
-    at = page(PAGE, lang="en", step="1", n=str(n), window=str(window), sinks=str(sinks),
-              layers=str(layers))  # fmt: skip
+    toy = {"n": str(n), "window": str(window), "sinks": str(sinks), "layers": str(layers)}
+    at = page(PAGE, lang="en", step="1", **toy)
     assert not at.exception and not at.warning
     mask = core.sliding_window_mask(n, window, sinks)
     back = reach_back(reach_depth(mask, layers), n - 1, sinks)
@@ -135,8 +138,10 @@ def test_step_3_states_the_first_token_finding_from_the_run(ran):
     lines = next(tb for tb in chart_tables(ran, 0) if "share" in tb.columns)
     got = lines[lines["config"] == EN("sinks.cfg_full")].sort_values("layer")["share"]
     np.testing.assert_allclose(got, full.first_share)
-    assert "decoder" in [p.proto.page.split("/")[-1].removesuffix(".py").split("_", 1)[-1]
-                         for p in ran.main.get("page_link")]  # fmt: skip
+    assert "decoder" in [
+        p.proto.page.split("/")[-1].removesuffix(".py").split("_", 1)[-1]
+        for p in ran.main.get("page_link")
+    ]
     ran.button(key="step_prev").click().run()
 
 
@@ -161,8 +166,15 @@ def test_the_text_is_in_a_closed_box_as_plain_text(page):
 
 
 def test_url_state_restores_every_control(page):
-    params = {"n": "30", "window": "6", "sinks": "2", "layers": "5", "keep": "128",
-              "sink": "3", "back": "40"}  # fmt: skip
+    params = {
+        "n": "30",
+        "window": "6",
+        "sinks": "2",
+        "layers": "5",
+        "keep": "128",
+        "sink": "3",
+        "back": "40",
+    }
     at = page(PAGE, lang="en", step="1", **params)
     assert not at.exception and not at.warning
     assert at.slider(key="n").value == 30 and at.slider(key="window").value == 6
@@ -197,8 +209,9 @@ def test_students_find_the_controls_in_the_sidebar_and_a_slide_in_its_step(page)
 
 @pytest.mark.xdist_group("smollm2")
 def test_exports_offer_the_chart_and_the_arrays(page, ran):
-    for step, name in zip(STEPS, ("sinks_mask", "sinks_perplexity", "sinks_first_share"),
-                          strict=True):  # fmt: skip
+    for step, name in zip(
+        STEPS, ("sinks_mask", "sinks_perplexity", "sinks_first_share"), strict=True
+    ):
         at = open_exports(page(PAGE, lang="en", step=step))
         labels = {e.proto.label for e in at.get("download_button")}
         assert {"PNG", "SVG", "CSV", "NPZ"} <= labels, step

@@ -111,8 +111,11 @@ def test_why_view_measures_four_runs_and_links_the_scaling_page(page):
     assert not at.exception
     table = at.table[0].value
     assert list(table.columns[1:]) == [
-        "d_k 256, ÷√d_k", "d_k 256, no scaling", "d_k 16, ÷√d_k", "d_k 16, no scaling",
-    ]  # fmt: skip
+        "d_k 256, ÷√d_k",
+        "d_k 256, no scaling",
+        "d_k 16, ÷√d_k",
+        "d_k 16, no scaling",
+    ]
     std = table.iloc[3, 1:].astype(float).to_numpy()
     assert std[1] > 8 * std[0]  # unscaled spread at d_k 256 ≫ scaled
     assert any("scaling" in str(p.proto.page) for p in at.get("page_link"))
@@ -188,8 +191,12 @@ def test_the_comparison_notices_say_what_the_four_runs_measured(page, lang):
     grad = table.iloc[4, 1:].astype(float).to_numpy()  # median gradient of W_Q at step 0
     reached = table.iloc[0, 1:].tolist()  # steps to 95 %, or "not reached"
     shown = texts(at)
-    less = t("training.why_gradient", g_u=f"{grad[1]:.2f}", g_s=f"{grad[0]:.2f}",
-             pct=f"{100 * grad[1] / grad[0]:.0f}")  # fmt: skip
+    less = t(
+        "training.why_gradient",
+        g_u=f"{grad[1]:.2f}",
+        g_s=f"{grad[0]:.2f}",
+        pct=f"{100 * grad[1] / grad[0]:.0f}",
+    )
     assert (less in shown) == (grad[1] < grad[0])
     for cell in reached:
         phrase = (
@@ -210,8 +217,14 @@ def test_students_and_a_slide_walk_the_same_steps(page):
     the student's steps too, the last one with the slider through every snapshot."""
     student, slide = page(PAGE, **SHORT), page(PAGE, present="1", **SHORT)
     assert _bar(student) == _bar(slide)
-    assert _bar(student) == ["1 · Train", "2 · Step 0", "3 · Step 6", "4 · Step 20",
-                             "5 · Step 60", "6 · Why √d_k"]  # fmt: skip
+    assert _bar(student) == [
+        "1 · Train",
+        "2 · Step 0",
+        "3 · Step 6",
+        "4 · Step 20",
+        "5 · Step 60",
+        "6 · Why √d_k",
+    ]
 
 
 @pytest.mark.parametrize("step", SNAPSHOTS)

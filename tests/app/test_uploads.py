@@ -67,8 +67,7 @@ def test_npz_with_several_arrays_and_no_wanted_name_lists_them():
 def test_csv_with_every_separator_and_full_width_commas():
     rows = ARRAY.round(6)
     plain = "\n".join(",".join(f"{v:.6f}" for v in r) for r in rows)
-    for text in (plain, plain.replace(",", "\t"), plain.replace(",", " "),
-                 plain.replace(",", "，"), plain.replace(",", ";")):  # fmt: skip
+    for text in (plain, *(plain.replace(",", sep) for sep in ("\t", " ", "，", ";"))):
         parsed = parse_upload("out.csv", text.encode())
         np.testing.assert_allclose(parsed.array, rows)
         assert parsed.resolution == pytest.approx(5e-7)

@@ -121,9 +121,9 @@ def test_the_notice_names_the_biggest_piece_of_the_output_as_well_as_the_largest
         top, big = int(np.argmax(mix.weights)), int(np.argmax(mix.sizes))
         key = "weighted_sum.notice_top" if top == big else "weighted_sum.notice_top_other"
         branches.add(key)
-        expected = t(key, token=tokens[i], top=tokens[top], w=f"{mix.weights[top]:.3f}",
-                     big=tokens[big], size=f"{mix.sizes[big]:.3f}",
-                     top_size=f"{mix.sizes[top]:.3f}")  # fmt: skip
+        w, size, top_size = (f"{x:.3f}" for x in (mix.weights[top], mix.sizes[big], mix.sizes[top]))
+        words = {"token": tokens[i], "top": tokens[top], "big": tokens[big]}
+        expected = t(key, **words, w=w, size=size, top_size=top_size)
         assert expected in texts(page(PAGE, lang=lang, token=str(i)))
     assert len(branches) == 2  # the lesson sentence has rows of both kinds
 

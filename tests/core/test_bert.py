@@ -96,10 +96,8 @@ def test_attention_block_equals_the_per_head_loop_with_biases_folded_in():
     def fold(m: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.vstack([m, b])  # (d_model + 1, d_model)
 
-    ref_out, ref_w = multi_head_attention_loop(
-        ones, fold(layer.w_q, layer.b_q), fold(layer.w_k, layer.b_k),
-        fold(layer.w_v, layer.b_v), layer.w_o, TINY.n_heads,
-    )  # fmt: skip
+    qkv = (fold(layer.w_q, layer.b_q), fold(layer.w_k, layer.b_k), fold(layer.w_v, layer.b_v))
+    ref_out, ref_w = multi_head_attention_loop(ones, *qkv, layer.w_o, TINY.n_heads)
     np.testing.assert_allclose(weights, ref_w, atol=1e-12)
     np.testing.assert_allclose(out, ref_out + layer.b_o, atol=1e-12)
 

@@ -128,11 +128,20 @@ def test_every_mistake_names_its_step_in_its_docstring():
 def test_the_issues_mistake_ids_are_all_there():
     ids = set(hw.MISTAKE_STEPS)
     assert {
-        "no_scaling", "scaled_by_dk", "softmax_wrong_axis", "scores_transposed",
-        "weights_not_output", "mask_after_softmax", "mask_missing", "mask_upper",
-        "heads_no_transpose", "heads_wrong_order", "wo_forgotten", "linear_layout",
+        "no_scaling",
+        "scaled_by_dk",
+        "softmax_wrong_axis",
+        "scores_transposed",
+        "weights_not_output",
+        "mask_after_softmax",
+        "mask_missing",
+        "mask_upper",
+        "heads_no_transpose",
+        "heads_wrong_order",
+        "wo_forgotten",
+        "linear_layout",
         "no_max_subtraction",
-    } <= ids  # fmt: skip
+    } <= ids
 
 
 def _check_own_result(diagnosed, own, correct, results, tol):
@@ -230,8 +239,9 @@ def test_scaled_by_dk_cannot_be_told_apart_when_d_k_is_one():
     assert core.diagnose_attention(*args, out) == "correct"
 
 
-MH_SIZES = st.tuples(st.integers(2, 6), st.integers(2, 8), st.integers(1, 4), st.integers(1, 4),
-                     st.integers(0, 999))  # fmt: skip
+MH_SIZES = st.tuples(
+    st.integers(2, 6), st.integers(2, 8), st.integers(1, 4), st.integers(1, 4), st.integers(0, 999)
+)
 
 
 @settings(max_examples=30, deadline=None)

@@ -31,11 +31,13 @@ def tiny() -> llama.LlamaWeights:
         llama.LayerWeights.of(
             attn_norm=1 + w(d) * 0.1,
             qkv=(w(d, CFG.n_heads * hd), w(d, CFG.n_kv_heads * hd), w(d, CFG.n_kv_heads * hd)),
-            w_o=w(CFG.n_heads * hd, d), ffn_norm=1 + w(d) * 0.1,
-            gate_up=(w(d, f), w(d, f)), w_down=w(f, d),
+            w_o=w(CFG.n_heads * hd, d),
+            ffn_norm=1 + w(d) * 0.1,
+            gate_up=(w(d, f), w(d, f)),
+            w_down=w(f, d),
         )
         for _ in range(CFG.n_layers)
-    )  # fmt: skip
+    )
     return llama.LlamaWeights(CFG, w(CFG.vocab, d), layers, 1 + w(d) * 0.1)
 
 

@@ -51,8 +51,9 @@ def test_reach_depth_is_the_first_layer_count_whose_receptive_field_holds_the_pa
     mask = sliding_window_mask(12, 3, 1)
     depth = reach_depth(mask, 3)
     for layers in (1, 2, 3):
-        np.testing.assert_array_equal((depth > 0) & (depth <= layers),
-                                      receptive_field(mask, layers))  # fmt: skip
+        np.testing.assert_array_equal(
+            (depth > 0) & (depth <= layers), receptive_field(mask, layers)
+        )
     assert depth[11, 1] == 0  # 10 back: beyond (3 − 1) · 3 = 6, and the sink does not relay
 
 

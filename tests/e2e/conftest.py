@@ -58,12 +58,10 @@ class Server:
         LOGS.mkdir(parents=True, exist_ok=True)
         self.log = LOGS / f"streamlit-{self.port}.log"
         with self.log.open("wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "streamlit", "run", "dashboard.py",
-                 "--server.port", str(self.port), "--server.address", "127.0.0.1",
-                 "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-            )  # fmt: skip
+            options = ["--server.port", str(self.port), "--server.address", "127.0.0.1"]
+            options += ["--server.headless", "true", "--browser.gatherUsageStats", "false"]
+            command = [sys.executable, "-m", "streamlit", "run", "dashboard.py", *options]
+            self.proc = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
@@ -165,13 +163,32 @@ def no_error_on_screen(page) -> None:
     assert not re.search(r"\b(nan|inf)\b", body), "no raw nan/inf reaches the screen"
 
 
+# True once the page has not changed for ``quiet`` ms: a MutationObserver (installed on the
+# first call in each document) notes the time of the last change to the DOM.
+QUIET = """(quiet) => {
+  if (!window.__labQuiet) {
+    window.__labQuiet = {last: performance.now()};
+    new MutationObserver(() => { window.__labQuiet.last = performance.now(); }).observe(
+      document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+  }
+  return performance.now() - window.__labQuiet.last > quiet;
+}"""
+
+
 def wait_idle(page, settle: float = 0.6) -> None:
-    """Wait until the app has rendered its title, no script run is in progress and no
-    element is still a loading skeleton."""
+    """Wait until the app has rendered its title, no script run is in progress, no element
+    is still a loading skeleton, and then the page has not changed for ``settle`` seconds
+    (a chart is drawn after the run that made it)."""
     page.wait_for_selector("h1", timeout=60_000)
     page.wait_for_function(IDLE, timeout=60_000)
-    time.sleep(settle)
+    wait_quiet(page, settle)
     page.wait_for_function(IDLE, timeout=60_000)
+
+
+def wait_quiet(page, settle: float = 0.4) -> None:
+    """Wait until the page has not changed for ``settle`` seconds (a condition on the page,
+    not a fixed sleep: a page that keeps changing keeps the test waiting, up to 60 s)."""
+    page.wait_for_function(QUIET, arg=settle * 1000, timeout=60_000)
 
 
 def wait_for_url(page, fragment: str) -> None:

@@ -51,8 +51,8 @@ def test_next_token_chart_and_streamed_generation(shared_context, server, lang) 
         assert page.locator('[data-testid="stVegaLiteChart"]').count() == 1  # next token only
         page.evaluate(WATCH_STREAM)
         button.click()
-        notice = t("decoder.notice_gen", n=6, mode=t("decoder.mode_cache"),
-                   how=t("decoder.greedy"), ms="", per="")  # fmt: skip
+        mode, how = t("decoder.mode_cache"), t("decoder.greedy")
+        notice = t("decoder.notice_gen", n=6, mode=mode, how=how, ms="", per="")
         done = re.split("[:：]", notice)[0]  # the text before the timings (zh: full-width colon)
         page.get_by_text(done).wait_for(timeout=LOAD_TIMEOUT)
         body = page.locator("body").inner_text()

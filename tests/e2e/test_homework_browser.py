@@ -166,8 +166,18 @@ SEEN = """() => {
   }
   return out;
 }"""
-STREAMLIT_ENGLISH = ("Upload", "Browse", "Drag and drop", "per file", "Limit", "NPY, NPZ",
-                     "not allowed", "File must be", "Add files", "Error")  # fmt: skip
+STREAMLIT_ENGLISH = (
+    "Upload",
+    "Browse",
+    "Drag and drop",
+    "per file",
+    "Limit",
+    "NPY, NPZ",
+    "not allowed",
+    "File must be",
+    "Add files",
+    "Error",
+)
 
 
 def _english(texts: list[str], files: tuple[str, ...]) -> list[str]:
@@ -192,8 +202,10 @@ def test_in_chinese_the_uploader_shows_no_english_of_its_own(server, open_app, t
     zone = page.locator('[data-testid="stFileUploaderDropzone"]')
     seen = page.evaluate(SEEN)
     assert t("homework.upload_button") in seen
-    assert t("homework.upload_limits", limit_kb=1000) in page.locator(
-        '[data-testid="stSidebar"]').inner_text()  # fmt: skip
+    assert (
+        t("homework.upload_limits", limit_kb=1000)
+        in page.locator('[data-testid="stSidebar"]').inner_text()
+    )
     faces = {"empty": seen}
 
     drag = page.evaluate_handle(
@@ -205,8 +217,11 @@ def test_in_chinese_the_uploader_shows_no_english_of_its_own(server, open_app, t
     assert t("homework.upload_drop") in faces["dragged"]
     zone.dispatch_event("dragleave", {"dataTransfer": drag})
 
-    big = {"name": "big.npy", "mimeType": "application/octet-stream",
-           "buffer": b"0" * (11 * 1024 * 1024)}  # fmt: skip
+    big = {
+        "name": "big.npy",
+        "mimeType": "application/octet-stream",
+        "buffer": b"0" * (11 * 1024 * 1024),
+    }
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(files=[big])
     chip = page.locator('[data-testid="stFileChip"]').first
     chip.wait_for(timeout=10_000)

