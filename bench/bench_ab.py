@@ -61,8 +61,10 @@ def main() -> None:
             for page in pages:
                 a, b = runs[f"old {page}"], runs[f"new {page}"]
                 pa, pb = lb.pct(a.times, 50), lb.pct(b.times, 50)
-                print(f"{page:14s} {pa * 1e3:7.0f} {pa / base:6.2f} {pb * 1e3:7.0f} "
-                      f"{pb / base:6.2f} {a.fails}/{b.fails}")  # fmt: skip
+                print(
+                    f"{page:14s} {pa * 1e3:7.0f} {pa / base:6.2f} {pb * 1e3:7.0f} "
+                    f"{pb / base:6.2f} {a.fails}/{b.fails}"
+                )
             for run in runs.values():
                 run.close()
         finally:

@@ -65,8 +65,9 @@ def bench_apptest(repeats: int = 15) -> None:
         rows.append((info.id, med, min(times), budget))
         print(f"{info.id:14s} median {med:6.1f} ms  min {min(times):6.1f} ms  budget {budget}")
     table = ["| page | median ms | min ms | budget ms | within |", "|---|---:|---:|---:|---|"]
-    table += [f"| {p} | {m:.1f} | {lo:.1f} | {b} | {'yes' if m <= b else 'NO'} |"
-              for p, m, lo, b in rows]  # fmt: skip
+    table += [
+        f"| {p} | {m:.1f} | {lo:.1f} | {b} | {'yes' if m <= b else 'NO'} |" for p, m, lo, b in rows
+    ]
     write_section(
         "app: AppTest rerun per page (default settings)",
         f"{machine()}\n\nMedian of {repeats} reruns after two warm-up runs.\n\n" + "\n".join(table),
@@ -93,11 +94,10 @@ STEP_JS = """async () => {
 
 
 def _server(gc: bool, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "dashboard.py", "--server.port", str(port),
-         "--server.headless", "true", "--runner.postScriptGC", str(gc).lower()],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    options = ["--server.port", str(port), "--server.headless", "true"]
+    options += ["--runner.postScriptGC", str(gc).lower()]
+    command = [sys.executable, "-m", "streamlit", "run", "dashboard.py", *options]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(5)
     return proc
 
@@ -133,15 +133,19 @@ def bench_browser(path: str = "/softmax?lang=en", steps: int = 40) -> None:
                     time.sleep(0.2)
                 good = [t for t in times if t > 0]
                 rows.append((gc, statistics.median(good), len(good), _rss_mb(proc.pid)))
-                print(f"postScriptGC={gc}: median {rows[-1][1]:.0f} ms over {len(good)} steps,"
-                      f" server RSS {rows[-1][3]:.0f} MB")  # fmt: skip
+                print(
+                    f"postScriptGC={gc}: median {rows[-1][1]:.0f} ms over {len(good)} steps,"
+                    f" server RSS {rows[-1][3]:.0f} MB"
+                )
                 page.close()
             finally:
                 proc.terminate()
                 proc.wait(timeout=10)
         browser.close()
-    table = ["| runner.postScriptGC | median ms per slider step | steps | server RSS MB after |",
-             "|---|---:|---:|---:|"]  # fmt: skip
+    table = [
+        "| runner.postScriptGC | median ms per slider step | steps | server RSS MB after |",
+        "|---|---:|---:|---:|",
+    ]
     table += [f"| {gc} | {m:.0f} | {n} | {rss:.0f} |" for gc, m, n, rss in rows]
     write_section(
         "app: slider step in Chromium",

@@ -78,16 +78,20 @@ def bench_app(repeats: int = 12) -> None:
     at.switch_page("pages/9_encoder.py")
     t0 = time.perf_counter()
     at.run()
-    print(f"page, first run on step 1 (model load + forward of the sentence): "
-          f"{(time.perf_counter() - t0) * 1000:.0f} ms")  # fmt: skip
+    print(
+        f"page, first run on step 1 (model load + forward of the sentence): "
+        f"{(time.perf_counter() - t0) * 1000:.0f} ms"
+    )
     times = []
     for k in range(repeats):
         head = at.selectbox(key="_choice_head")
         t0 = time.perf_counter()
         head.set_value(str((k % 11) + 1 if k % 2 else 0)).run()
         times.append((time.perf_counter() - t0) * 1000)
-    print(f"rerun after a head change: median {statistics.median(times):.0f} ms, "
-          f"min {min(times):.0f} ms over {repeats}")  # fmt: skip
+    print(
+        f"rerun after a head change: median {statistics.median(times):.0f} ms, "
+        f"min {min(times):.0f} ms over {repeats}"
+    )
     t0 = time.perf_counter()
     at.run()
     print(f"rerun with nothing changed: {(time.perf_counter() - t0) * 1000:.0f} ms")

@@ -20,8 +20,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT.parent / "shared" / "tools"
 STEP_BAR = ".st-key-_step_choice button"
-PAGES = ("home", "lookup", "qkv", "scaling", "softmax", "weighted_sum", "masking", "multi_head",
-         "kv_cache", "decoder", "training", "homework")  # fmt: skip
+PAGES = (
+    "home",
+    "lookup",
+    "qkv",
+    "scaling",
+    "softmax",
+    "weighted_sum",
+    "masking",
+    "multi_head",
+    "kv_cache",
+    "decoder",
+    "training",
+    "homework",
+)
 VISIBLE_SLIDER = "[data-testid='stMain'] [data-testid='stSlider'] input[type='range']:visible"
 
 

@@ -116,10 +116,12 @@ def _measure(browser, name: str, link: str, repeats: int, cached: bool) -> tuple
         ctx.close()
     med = tuple(statistics.median(col) for col in zip(*warm, strict=True))
     worst = max(done for _, _, done, _ in warm)
-    print(f"{name:13s} first visit {cold[2]:6.0f} ms | fresh session median {med[2]:6.0f} "
-          f"(connected {med[0]:5.0f}, first chart {med[3]:5.0f}, script done {med[1]:5.0f}) "
-          f"max {worst:6.0f} ms",
-          flush=True)  # fmt: skip
+    print(
+        f"{name:13s} first visit {cold[2]:6.0f} ms | fresh session median {med[2]:6.0f} "
+        f"(connected {med[0]:5.0f}, first chart {med[3]:5.0f}, script done {med[1]:5.0f}) "
+        f"max {worst:6.0f} ms",
+        flush=True,
+    )
     return name, cold[2], med, worst
 
 
@@ -142,8 +144,9 @@ def main() -> None:
     (tmp / "ref_app.py").write_text('import streamlit as st\n\nst.title("reference")\n' + REF_SRC)
     where = ["--port", str(free_port()), "--run-dir", str(tmp / "deploy")]
     if args.serve:
-        subprocess.run([str(SERVE), "--replicas", "1", *where], cwd=ROOT, check=True,
-                       stdout=subprocess.DEVNULL)  # fmt: skip
+        subprocess.run(
+            [str(SERVE), "--replicas", "1", *where], cwd=ROOT, check=True, stdout=subprocess.DEVNULL
+        )
         proc, url = None, f"http://127.0.0.1:{where[1]}/"
     else:
         proc, url = start(ROOT, "dashboard.py")
@@ -166,22 +169,30 @@ def main() -> None:
         ref.terminate()
     ref_ms = rows[0][2][2]
     table = "\n".join(
-        ["| page | first visit after start, ms | fresh session: connected, ms | script done, ms "
-         "| first chart, ms | loaded, ms | × reference | max, ms | under 2 s |",
-         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
-         *(f"| {p} | {c:.0f} | {m[0]:.0f} | {m[1]:.0f} | {m[3]:.0f} | {m[2]:.0f} "
-           f"| {m[2] / ref_ms:.2f} "
-           f"| {x:.0f} | {'yes' if x < 2000 else 'NO'} |" for p, c, m, x in rows)]
-    )  # fmt: skip
+        [
+            "| page | first visit after start, ms | fresh session: connected, ms | script done, ms "
+            "| first chart, ms | loaded, ms | × reference | max, ms | under 2 s |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+            *(
+                f"| {p} | {c:.0f} | {m[0]:.0f} | {m[1]:.0f} | {m[3]:.0f} | {m[2]:.0f} "
+                f"| {m[2] / ref_ms:.2f} "
+                f"| {x:.0f} | {'yes' if x < 2000 else 'NO'} |"
+                for p, c, m, x in rows
+            ),
+        ]
+    )
     machine = (
         f"{os.cpu_count()} cores, 1-min load average {os.getloadavg()[0]:.1f} when written, "
         f"{args.repeats} new sessions per page, "
         + ("our pages through deploy/serve (nginx, 1 replica), " if args.serve else "")
         + ("in Chinese, " if args.lang == "zh" else "")
         + ("in presenter mode, " if args.present else "")
-        + ("each a new tab of a browser with the app cached" if args.cached
-           else "each in a new browser context (nothing cached)")
-    )  # fmt: skip
+        + (
+            "each a new tab of a browser with the app cached"
+            if args.cached
+            else "each in a new browser context (nothing cached)"
+        )
+    )
     print(table, machine, sep="\n")
     if args.write:
         heading = HEADING + (" through deploy/serve" if args.serve else "")

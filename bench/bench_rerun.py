@@ -72,9 +72,9 @@ def _controls(at) -> list[tuple[str, str, list]]:
             found.append(("text_input", w.key, list(SENTENCES)))
         elif w.key.startswith("logits"):
             found.append(("text_input", w.key, ["3, 1, 0.5, -1", "0.7, 0.1, 2.5, 1.5, 0.0, -0.3"]))
-    disabled = {w.key for kind in ("slider", "number_input", "toggle", "selectbox", "radio",
-                                   "segmented_control", "text_input")
-                for w in getattr(at, kind) if w.proto.disabled}  # fmt: skip
+    kinds = ("slider", "number_input", "toggle", "selectbox", "radio", "segmented_control")
+    kinds += ("text_input",)
+    disabled = {w.key for kind in kinds for w in getattr(at, kind) if w.proto.disabled}
     return [c for c in found if c[1] and c[1] not in SHELL_KEYS and c[1] not in disabled]
 
 
@@ -196,9 +196,12 @@ def _bench_step(at, info, step: int, profile: bool) -> list[tuple[str, float, fl
             _set(at, kind, key, default)
             at.run()
         rows.append((f"{step}·{key}", max(times), statistics.median(times), len(times)))
-        print(f"  {info.id:13s} {step}·{key:15s} CPU max {max(times):7.1f} median "
-              f"{statistics.median(times):7.1f} ms | wall max {max(walls):7.1f} ms "
-              f"({len(times)} values)", flush=True)  # fmt: skip
+        print(
+            f"  {info.id:13s} {step}·{key:15s} CPU max {max(times):7.1f} median "
+            f"{statistics.median(times):7.1f} ms | wall max {max(walls):7.1f} ms "
+            f"({len(times)} values)",
+            flush=True,
+        )
     if profile and worst[1]:
         prof = cProfile.Profile()
         ms, key, value = worst
@@ -212,8 +215,10 @@ def _bench_step(at, info, step: int, profile: bool) -> list[tuple[str, float, fl
         _set(at, kind, key, default)
         out = io.StringIO()
         pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(45)
-        print(f"--- profile {info.id} step {step} {key}={value!r}: {ms2:.1f} ms (caches cleared)\n"
-              + out.getvalue())  # fmt: skip
+        print(
+            f"--- profile {info.id} step {step} {key}={value!r}: {ms2:.1f} ms (caches cleared)\n"
+            + out.getvalue()
+        )
     return rows
 
 
@@ -224,16 +229,20 @@ def main() -> None:
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     load0 = os.getloadavg()
-    table = ["| page | slowest step·control | max CPU ms | median CPU ms | values | ≤ 100 ms |",
-             "|---|---|---:|---:|---:|---|"]  # fmt: skip
+    table = [
+        "| page | slowest step·control | max CPU ms | median CPU ms | values | ≤ 100 ms |",
+        "|---|---|---:|---:|---:|---|",
+    ]
     detail = ["| page | control | max ms | median ms |", "|---|---|---:|---:|"]
     for info in available_pages():
         if args.pages and info.id not in args.pages:
             continue
         rows = bench_page(info, args.profile)
         key, top, med, n = max(rows, key=lambda r: r[1])
-        table.append(f"| {info.id} | {key} | {top:.0f} | {med:.0f} | {n} | "
-                     f"{'yes' if top <= BUDGET_MS else 'NO'} |")  # fmt: skip
+        table.append(
+            f"| {info.id} | {key} | {top:.0f} | {med:.0f} | {n} | "
+            f"{'yes' if top <= BUDGET_MS else 'NO'} |"
+        )
         detail += [f"| {info.id} | {k} | {m:.0f} | {d:.0f} |" for k, m, d, _ in rows]
     load1 = os.getloadavg()
     print("\n".join(table))

@@ -105,12 +105,10 @@ def free_port() -> int:
 
 def start(cwd: Path, script: str, *extra: str) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", script, f"--server.port={port}",
-         "--server.address=127.0.0.1", "--server.headless=true",
-         "--browser.gatherUsageStats=false", "--server.fileWatcherType=none", *extra],
-        cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    options = [f"--server.port={port}", "--server.address=127.0.0.1", "--server.headless=true"]
+    options += ["--browser.gatherUsageStats=false", "--server.fileWatcherType=none", *extra]
+    command = [sys.executable, "-m", "streamlit", "run", script, *options]
+    proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/"
     for _ in range(300):
         try:
@@ -136,8 +134,9 @@ class Probe:
         )
         self.page.wait_for_function(
             "() => document.querySelector(\"[data-testid='stApp']\")"
-            ".getAttribute('data-test-script-state') === 'notRunning'", timeout=300_000
-        )  # fmt: skip
+            ".getAttribute('data-test-script-state') === 'notRunning'",
+            timeout=300_000,
+        )
         time.sleep(1.0)
         sliders = self.page.locator(
             "[data-testid='stMain'] [data-testid='stSlider'] input[type='range']"
@@ -162,8 +161,8 @@ class Probe:
         busy = (self.task_seconds() - busy) * 1000
         if record:
             total = max(last_mut, last_msg) - kd
-            self.rows.append((total, last_msg - kd, max(0.0, last_mut - last_msg), embeds,
-                              nbytes / 1024, views, busy, msgs))  # fmt: skip
+            times = (total, last_msg - kd, max(0.0, last_mut - last_msg))  # ms: all, server, client
+            self.rows.append((*times, embeds, nbytes / 1024, views, busy, msgs))
 
     def task_seconds(self) -> float:
         """The tab's main-thread task time so far (Chrome's ``TaskDuration``, seconds)."""
@@ -186,8 +185,9 @@ def main() -> None:
     ref, ref_url = start(tmp, "ref_app.py")
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium",
-                                        args=["--disable-dev-shm-usage"])  # fmt: skip
+            browser = p.chromium.launch(
+                executable_path="/usr/bin/chromium", args=["--disable-dev-shm-usage"]
+            )
             probes = {"ref": Probe(browser, ref_url, 0)}
             for name in args.pages:
                 path = "" if name == "home" else name
@@ -195,13 +195,17 @@ def main() -> None:
             for k in range(2 + args.presses):
                 for probe in probes.values():
                     probe.step(record=k >= 2)
-            print(f"{'page':14s} {'total':>6s} {'server':>6s} {'client':>6s} {'embeds':>6s} "
-                  f"{'views':>5s} {'kB':>6s} {'main':>6s} {'msgs':>5s}")  # fmt: skip
+            print(
+                f"{'page':14s} {'total':>6s} {'server':>6s} {'client':>6s} {'embeds':>6s} "
+                f"{'views':>5s} {'kB':>6s} {'main':>6s} {'msgs':>5s}"
+            )
             for name, probe in probes.items():
                 cols = list(zip(*probe.rows, strict=True))
                 med = [statistics.median(c) for c in cols]
-                print(f"{name:14s} {med[0]:6.0f} {med[1]:6.0f} {med[2]:6.0f} {med[3]:6.1f} "
-                      f"{med[5]:5.0f} {med[4]:6.1f} {med[6]:6.0f} {med[7]:5.0f}")  # fmt: skip
+                print(
+                    f"{name:14s} {med[0]:6.0f} {med[1]:6.0f} {med[2]:6.0f} {med[3]:6.1f} "
+                    f"{med[5]:5.0f} {med[4]:6.1f} {med[6]:6.0f} {med[7]:5.0f}"
+                )
             browser.close()
     finally:
         for proc in (lab, ref):

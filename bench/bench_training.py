@@ -62,9 +62,11 @@ def bench_core(repeats: int = 5) -> None:
         f"{'yes' if cmp_cpu <= 4 else 'NO'} |",
     ]
     print("\n".join(lines))
-    rows = ["| d_k | scaled | steps to 95 % (seeds 0–4) | loss @100 | entropy @0 | "
-            "score std @0 | median grad @0 | focus @end | entropy @end |",
-            "|---:|---|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    rows = [
+        "| d_k | scaled | steps to 95 % (seeds 0–4) | loss @100 | entropy @0 | "
+        "score std @0 | median grad @0 | focus @end | entropy @end |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for d in (16, 256):
         for s in (True, False):
             runs = [core.train_attention(d_k=d, scaled=s, seed=k) for k in SEEDS]
@@ -116,11 +118,10 @@ def bench_scrub(repeats: int = 15) -> None:
 
 
 def _serve(script: str, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
-         "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    options = ["--server.port", str(port), "--server.headless", "true"]
+    options += ["--browser.gatherUsageStats", "false"]
+    command = [sys.executable, "-m", "streamlit", "run", script, *options]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(6)
     return proc
 

@@ -46,8 +46,10 @@ def _row(r: StepResult) -> str:
     mark = "" if main is None or main.kind == "chart" else f" ({main.kind})"
     top, bottom = (main.box.top, main.box.bottom) if main else (None, None)
     verdict = "FAIL" if r.problems else "pass"
-    return (f"{r.page:13s} {r.step:4d} {r.lang:4s} {_y(top):>9s} {_y(bottom):>6s} "
-            f"{_y(r.layout.lowest_control):>8s}  {verdict}{mark}")  # fmt: skip
+    return (
+        f"{r.page:13s} {r.step:4d} {r.lang:4s} {_y(top):>9s} {_y(bottom):>6s} "
+        f"{_y(r.layout.lowest_control):>8s}  {verdict}{mark}"
+    )
 
 
 def _summary(results: list[StepResult], size: tuple[int, int]) -> None:
@@ -63,8 +65,10 @@ def _summary(results: list[StepResult], size: tuple[int, int]) -> None:
     for page, langs in per_page.items():
         counts = ", ".join(f"{lang} {sum(v)}/{len(v)}" for lang, v in langs.items())
         print(f"  {page:13s} failing steps: {counts}")
-    tops = sorted(((r.layout.main.box.top, r.page, r.step, r.lang) for r in results
-                   if r.layout.main), reverse=True)  # fmt: skip
+    tops = sorted(
+        ((r.layout.main.box.top, r.page, r.step, r.lang) for r in results if r.layout.main),
+        reverse=True,
+    )
     lowest = ", ".join(f"{page} {step} {lang} {top:.0f}" for top, page, step, lang in tops[:10])
     print(f"Lowest main views (top y): {lowest}")
 
@@ -86,8 +90,10 @@ def main() -> int:
     if args.shots:
         args.shots.mkdir(parents=True, exist_ok=True)
     results: list[StepResult] = []
-    print(f"{'page':13s} {'step':>4s} {'lang':4s} {'chart top':>9s} {'bottom':>6s} "
-          f"{'controls':>8s}  result  ({width}x{height})")  # fmt: skip
+    print(
+        f"{'page':13s} {'step':>4s} {'lang':4s} {'chart top':>9s} {'bottom':>6s} "
+        f"{'controls':>8s}  result  ({width}x{height})"
+    )
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
