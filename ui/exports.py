@@ -15,7 +15,6 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -24,41 +23,33 @@ from ui.charts import table
 from ui.context import PageContext
 
 
-def _json(chart: alt.TopLevelMixin | dict) -> str:
-    return json.dumps(chart) if isinstance(chart, dict) else chart.to_json()
-
-
-def with_caption(chart: alt.TopLevelMixin | dict, caption: str | None) -> alt.TopLevelMixin | dict:
+def with_caption(chart: dict, caption: str | None) -> dict:
     """The chart with ``caption`` as the subtitle of its title (or as its title if it has
     none); unchanged without a caption."""
     if not caption:
         return chart
-    spec = dict(chart) if isinstance(chart, dict) else chart.to_dict(validate=False)
-    title = spec.get("title")
+    title = chart.get("title")
     head = dict(title) if isinstance(title, dict) else {"text": title} if title else {}
     if head.get("text"):
         head["subtitle"] = caption
     else:
         head["text"] = caption
-    return {**spec, "title": {"anchor": "start", **head}}
+    return {**chart, "title": {"anchor": "start", **head}}
 
 
-def chart_png(
-    chart: alt.TopLevelMixin | dict, scale: float = 2.0, caption: str | None = None
-) -> bytes:
-    """The chart (an Altair chart or a Vega-Lite spec) as a PNG, ``scale`` × its CSS size,
-    with ``caption`` under its title."""
+def chart_png(chart: dict, scale: float = 2.0, caption: str | None = None) -> bytes:
+    """The chart (a Vega-Lite spec) as a PNG, ``scale`` × its CSS size, with ``caption``
+    under its title."""
     import vl_convert as vlc
 
-    return vlc.vegalite_to_png(_json(with_caption(chart, caption)), scale=scale)
+    return vlc.vegalite_to_png(json.dumps(with_caption(chart, caption)), scale=scale)
 
 
-def chart_svg(chart: alt.TopLevelMixin | dict, caption: str | None = None) -> str:
-    """The chart (an Altair chart or a Vega-Lite spec) as SVG text, ``caption`` under its
-    title."""
+def chart_svg(chart: dict, caption: str | None = None) -> str:
+    """The chart (a Vega-Lite spec) as SVG text, ``caption`` under its title."""
     import vl_convert as vlc
 
-    return vlc.vegalite_to_svg(_json(with_caption(chart, caption)))
+    return vlc.vegalite_to_svg(json.dumps(with_caption(chart, caption)))
 
 
 def npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
@@ -110,7 +101,7 @@ def _now(value: "Lazy[T]") -> T:
 def export_panel(
     ctx: PageContext,
     name: str,
-    chart: alt.TopLevelMixin | dict | None = None,
+    chart: dict | None = None,
     data: Lazy[pd.DataFrame] | None = None,
     arrays: Lazy[Mapping[str, np.ndarray]] | None = None,
     text: Lazy[str] | None = None,
@@ -154,7 +145,7 @@ def export_panel(
     if chart is not None:
         buttons.append(("PNG", lambda: chart_png(chart, caption=caption), "image/png"))
         buttons.append(("SVG", lambda: chart_svg(chart, caption=caption), "image/svg+xml"))
-    if table_data is not None or isinstance(chart, dict):
+    if table_data is not None or chart is not None:
         buttons.append(("CSV", csv, "text/csv"))
     if arrays:
         buttons.append(("NPZ", lambda: npz_bytes(arrays), "application/octet-stream"))

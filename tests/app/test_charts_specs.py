@@ -1,4 +1,4 @@
-"""ui.charts.specs: the chart builders (heatmaps, strips, bars, lines, histograms, arrows)."""
+"""ui.charts.specs: the chart builders (heatmaps, strips, bars, lines, histograms, layers)."""
 
 import html
 import json
@@ -110,7 +110,7 @@ def test_cells_lower_than_wide_keep_their_numbers_within_the_height() -> None:
 
 def test_log_axes_label_only_powers_of_ten() -> None:
     data = pd.DataFrame({"n": [1, 2, 2048], "y": [1.0, 4.0, 9.0], "s": ["a"] * 3})
-    enc = charts.lines(data, "n", "y", "s", log_x=True).to_dict(validate=False)["encoding"]
+    enc = charts.lines(data, "n", "y", "s", log_x=True)["encoding"]
     assert enc["x"]["axis"]["labelExpr"].endswith("? datum.label : ''")
     assert enc["x"]["axis"]["labelOverlap"] == "greedy"
     assert "labelExpr" not in enc["y"].get("axis", {}), "a linear axis keeps every label"
@@ -179,11 +179,7 @@ def test_tooltips_are_titled_with_symbols_or_given_text_not_field_names() -> Non
         charts.heatmap({"w": np.eye(2)}, list("ab"), list("ab")),
         charts.lines(data, "distance", "steps", "model"),
         charts.bars(data, "model", "steps"),
-        charts.histogram(np.arange(3.0), {"a": np.ones(2)}, "t", "x"),
-        charts.vectors_2d(
-            pd.DataFrame({"label": ["k"], "x": [1], "y": [0], "role": ["key"], "size": [1],
-                          "text": [""]}), "t", 1.0
-        ),
+        charts.histogram(charts.histogram_rows(np.arange(3.0), {"a": np.ones(2)}), ["a"], "t", "x"),
     ):  # fmt: skip
         tips = _tooltips(_spec(chart))
         assert tips and all("title" in tip and tip["title"] != tip["field"] for tip in tips)
@@ -191,13 +187,69 @@ def test_tooltips_are_titled_with_symbols_or_given_text_not_field_names() -> Non
 
 def test_histogram_overlays_series_from_zero_in_fixed_colours() -> None:
     edges = np.array([0.0, 1.0, 2.0])
-    spec = _spec(charts.histogram(edges, {"a": np.array([3, 1]), "b": np.array([1, 2])}, "t", "x"))
-    assert spec["encoding"]["y2"] == {"datum": 0}, "bars start at 0, one series over the other"
-    assert spec["encoding"]["color"]["scale"]["domain"] == ["a", "b"]
+    rows = charts.histogram_rows(edges, {"a": np.array([3, 1]), "b": np.array([1, 2])})
+    spec = _spec(charts.histogram(rows, ["a", "b"], "scores", "score", "n"))
+    assert spec["mark"] == {"type": "bar", "opacity": 0.6, "binSpacing": 0}
+    enc = spec["encoding"]
+    assert (enc["x"]["field"], enc["x2"], enc["y"]["field"]) == ("start", {"field": "end"}, "count")
+    assert enc["y2"] == {"datum": 0}, "bars start at 0, one series over the other"
+    assert enc["color"]["scale"]["domain"] == ["a", "b"]
+    assert (spec["title"], enc["x"]["title"], enc["y"]["title"]) == ("scores", "score", "n")
     rows = spec["datasets"][spec["data"]["name"]]
     assert [(r["start"], r["end"], r["count"], r["series"]) for r in rows] == [
         (0.0, 1.0, 3, "a"), (1.0, 2.0, 1, "a"), (0.0, 1.0, 1, "b"), (1.0, 2.0, 2, "b")
     ]  # fmt: skip
+    assert {"score", "a", "b", "scores"} <= set(_drawn_text(spec))
+
+
+def test_lines_draw_each_series_with_points_titles_and_dashed_theory() -> None:
+    theory = [False, False, True, True]
+    data = pd.DataFrame({"d_k": [1, 4, 1, 4], "v": [1.0, 4.0, 1.0, np.nan], "s": "raw"})
+    looks = {"title": "variance", "x_title": "d_k", "y_title": "var", "width": 300, "height": 200}
+    line = charts.lines(data.assign(theory=theory), "d_k", "v", "s", dashed="theory", **looks)
+    spec = _spec(line)
+    assert spec["mark"] == {"type": "line", "point": True}
+    assert (spec["width"], spec["height"], spec["title"]) == (300, 200, "variance")
+    enc = spec["encoding"]
+    assert [(enc[c]["field"], enc[c]["title"]) for c in "xy"] == [("d_k", "d_k"), ("v", "var")]
+    assert "scale" not in enc["x"], "linear: Vega-Lite's default"
+    assert enc["strokeDash"] == {"field": "theory", "type": "nominal", "legend": None}
+    assert enc["color"]["legend"] == {"orient": "bottom"}
+    rows = spec["datasets"]["lines"]
+    assert [r["v"] for r in rows] == [1.0, 4.0, 1.0, None], "a missing value is null, not NaN"
+    assert {"variance", "d_k", "var", "raw"} <= set(_drawn_text(spec))
+
+
+def test_a_layout_names_its_data_and_its_caller_adds_the_rows() -> None:
+    spec = charts.lines("curves", "d_k", "v", "s", log_x=True, log_y=True, y_format="~s")
+    assert spec["data"] == {"name": "curves"} and "datasets" not in spec
+    assert spec["encoding"]["x"]["scale"] == {"type": "log"}
+    assert spec["encoding"]["y"]["axis"]["format"] == "~s"
+    hist = charts.histogram("hist", ["a"], "t", "x")
+    assert hist["data"] == {"name": "hist"} and "datasets" not in hist
+    rows = [{"d_k": 1, "v": 10.0, "s": "a"}, {"d_k": 100, "v": 2000.0, "s": "a"}]
+    drawn = _drawn_text({**spec, "datasets": {"curves": rows}})
+    assert {"1", "100", "10", "1k"} <= set(drawn), "log axes labelled at powers of ten, ~s"
+
+
+def test_layers_share_one_view_each_from_its_own_data() -> None:
+    data = pd.DataFrame({"x": [1, 2], "y": [1.0, 2.0], "s": ["a", "a"]})
+    line = charts.lines(data, "x", "y", "s", width=300, height=200)
+    rule = {
+        "datasets": {"now": [{"x": 1.5}]},
+        "data": {"name": "now"},
+        "mark": {"type": "rule"},
+        "encoding": {"x": {"field": "x", "type": "quantitative"}},
+    }
+    spec = _spec(charts.layer([line, rule], title="both"))
+    assert (spec["width"], spec["height"], spec["title"]) == (300, 200, "both")
+    assert set(spec["datasets"]) == {"lines", "now"}
+    assert [layer["data"] for layer in spec["layer"]] == [{"name": "lines"}, {"name": "now"}]
+    assert all("width" not in layer and "datasets" not in layer for layer in spec["layer"])
+    assert list(charts.table(spec).columns[:3]) == ["x", "y", "s"]
+    other = charts.lines(data.assign(y=[3.0, 4.0]), "x", "y", "s")  # also dataset "lines"
+    with pytest.raises(ValueError, match="lines"):
+        charts.layer([line, other])
 
 
 def test_panels_become_one_faceted_chart() -> None:

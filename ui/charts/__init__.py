@@ -5,11 +5,12 @@ A page builds a chart with a builder, and draws it with :func:`show_cached` (or
 imports only modules listed below it:
 
 * :mod:`~ui.charts.drawing`: themed (:func:`to_spec`), fitted and drawn (:func:`show`),
-  built once per input (:func:`build`, :func:`show_cached`).
-* :mod:`~ui.charts.specs`: the builders, inputs -> Vega-Lite (:func:`heatmap`,
-  :func:`matrix_strip`, :func:`concat`, :func:`bars`, :func:`lines`, :func:`histogram`,
-  :func:`vectors_2d`) and the data behind a spec (:func:`table`). Why they build plain
-  dicts, measured, is in its docstring.
+  built once per input (:func:`show_cached`).
+* :mod:`~ui.charts.specs`: the builders, inputs -> a Vega-Lite dict (:func:`heatmap`,
+  :func:`matrix_strip`, :func:`bars`, :func:`lines`, :func:`histogram`; side by side with
+  :func:`concat`, over each other with :func:`layer`) and the data behind a spec
+  (:func:`table`). Why they build plain dicts and not Altair charts, measured, is in its
+  docstring.
 * :mod:`~ui.charts.sizing`: the room (:class:`Room`, :func:`room`), a chart fitted to it
   (:func:`fit`) and cell sizes (:func:`fit_cell`); its docstring walks through how one
   chart is sized.
@@ -21,7 +22,7 @@ imports only modules listed below it:
 Everything a caller uses is here, as ``charts.<name>``.
 """
 
-from ui.charts.drawing import build, show, show_cached, stable_names, to_spec
+from ui.charts.drawing import show, show_cached, to_spec
 from ui.charts.sizing import (
     LADDER,
     MAX_GROWTH,
@@ -44,13 +45,13 @@ from ui.charts.specs import (
     heatmap,
     histogram,
     histogram_rows,
+    layer,
     lines,
     matrix_strip,
     records,
     symmetric_domain,
     table,
     text_em,
-    vectors_2d,
 )
 from ui.charts.text import (
     SUBSCRIPTS,
@@ -92,7 +93,6 @@ __all__ = [
     "Panel",
     "Room",
     "bars",
-    "build",
     "cell_font",
     "concat",
     "data_title",
@@ -105,6 +105,7 @@ __all__ = [
     "heatmap",
     "histogram",
     "histogram_rows",
+    "layer",
     "lines",
     "matrix_strip",
     "records",
@@ -112,7 +113,6 @@ __all__ = [
     "shape_title",
     "show",
     "show_cached",
-    "stable_names",
     "symmetric_domain",
     "table",
     "text_em",
@@ -120,5 +120,4 @@ __all__ = [
     "to_spec",
     "unique_labels",
     "vector_tex",
-    "vectors_2d",
 ]

@@ -1,76 +1,39 @@
 """From a chart to the screen: themed, fitted to its room, drawn, and cached per input.
 
-:func:`show` draws a chart (a dict or an Altair chart) in the house theme
-(:func:`to_spec`), fitted to its room (:func:`ui.charts.sizing.fit`), with
-``st.vega_lite_chart``. :func:`show_cached` does the same for ``builder(*args,
-**kwargs)`` and builds, fits and converts its data for the browser once per distinct input
-(Streamlit's data cache, keyed on the pickled inputs, the presenter flag and the room:
-each caller gets its own copy, so sessions share nothing mutable); :func:`build` only
-builds, once per input. The spec they return carries the chart's data, so the exports
-(PNG/SVG, and :func:`ui.charts.specs.table` for the CSV) are made from the very chart on
-screen.
-
-Altair charts are converted with ``to_dict(validate=False)`` (the builders are tested to
-produce valid specs) and their datasets renamed by order (:func:`stable_names`). Nothing
-here switches Altair's global theme or data transformer (``st.altair_chart`` does, under a
-lock): charts are converted with the defaults and drawn with ``st.vega_lite_chart``.
+:func:`show` draws a chart (a Vega-Lite dict) in the house theme (:func:`to_spec`), fitted
+to its room (:func:`ui.charts.sizing.fit`), with ``st.vega_lite_chart``.
+:func:`show_cached` does the same for ``builder(*args, **kwargs)`` and builds, fits and
+converts its data for the browser once per distinct input (Streamlit's data cache, keyed on
+the pickled inputs, the presenter flag and the room: each caller gets its own copy, so
+sessions share nothing mutable). The spec they return carries the chart's data, so the
+exports (PNG/SVG, and :func:`ui.charts.specs.table` for the CSV) are made from the very
+chart on screen.
 """
 
 import hashlib
 import io
 import pickle
-import re
 from collections.abc import Callable
 
-import altair as alt
 import pyarrow as pa
 import streamlit as st
 from streamlit import dataframe_util
 
-from ui.charts.sizing import Room, fit, has_nodes, room
+from ui.charts.sizing import Room, fit, room
 from ui.charts.theme import theme_config
 from ui.context import PageContext
 from ui.i18n import Translator
 
-_HASHED = re.compile(r"data-[0-9a-f]{32}")  # Altair's name for a dataset: a hash of its rows
+# The Vega-Lite major version Streamlit's frontend and vl-convert (the exports) draw.
+SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
 
 
-def stable_names(spec: dict) -> dict:
-    """``spec`` with Altair's dataset names (a hash of the rows) replaced by their order,
-    ``data-0``, ``data-1``, …: new values under the old name leave the spec unchanged, so
-    the chart on screen swaps its data instead of being compiled and drawn again."""
-    old = [name for name in spec.get("datasets", {}) if _HASHED.fullmatch(name)]
-    if not old:
-        return spec
-    taken = set(spec["datasets"]) - set(old)
-    free = (f"data-{k}" for k in range(len(spec["datasets"]) + 1) if f"data-{k}" not in taken)
-    new = dict(zip(old, free, strict=False))
-
-    def walk(node: object) -> object:
-        if isinstance(node, list):
-            return [walk(x) for x in node] if has_nodes(node) else node
-        if not isinstance(node, dict):
-            return node
-        if isinstance(node.get("name"), str) and node["name"] in new:
-            return {**node, "name": new[node["name"]]}  # a reference: {"name": …}
-        return {k: v if k == "datasets" else walk(v) for k, v in node.items()}
-
-    out = walk(spec)
-    out["datasets"] = {new.get(k, k): v for k, v in spec["datasets"].items()}
-    return out
-
-
-def to_spec(chart: alt.TopLevelMixin | dict, presenter: bool) -> dict:
-    """A finished Vega-Lite spec (a dict) in the house theme, sized by its own width and
-    height (axes and legends come on top: ``autosize: pad``).
-
-    Altair charts are converted without validating them against the schema, which about
-    doubles a conversion (measured: a line chart ~4 -> ~15 ms, a 64 × 64 heatmap ~70 ->
-    ~120 ms); the builders here are tested to produce valid specs.
-    """
-    spec = stable_names(dict(chart) if isinstance(chart, dict) else chart.to_dict(validate=False))
+def to_spec(chart: dict, presenter: bool) -> dict:
+    """A finished Vega-Lite spec in the house theme, sized by its own width and height (axes
+    and legends come on top: ``autosize: pad``)."""
+    spec = dict(chart)
     spec["config"] = {**spec.get("config", {}), **theme_config(presenter)}
-    spec.setdefault("$schema", alt.SCHEMA_URL)
+    spec.setdefault("$schema", SCHEMA)
     spec.setdefault("autosize", {"type": "pad", "contains": "padding"})
     return spec
 
@@ -97,7 +60,7 @@ def _draw(spec: dict, key: str | None, presenter: bool) -> None:
 
 def show(
     ctx: PageContext,
-    chart: alt.TopLevelMixin | dict,
+    chart: dict,
     key: str | None = None,
     *,
     space: Room | None = None,
@@ -109,7 +72,7 @@ def show(
     return spec
 
 
-Builder = Callable[..., dict | alt.TopLevelMixin]  # a chart builder: inputs -> chart
+Builder = Callable[..., dict]  # a chart builder: inputs -> a Vega-Lite dict
 
 
 class _KeyPickler(pickle.Pickler):
@@ -136,22 +99,6 @@ def _input_key(builder: Builder, *inputs: object) -> str:
     return f"{_key(builder)}:{hashlib.blake2b(buf.getbuffer(), digest_size=20).hexdigest()}"
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def _built(key: str, _job: tuple[Builder, tuple, dict]) -> tuple[dict, dict]:
-    """``builder(*args, **kwargs)`` of ``_job`` as a Vega-Lite dict, once per ``key`` (the
-    builder and its inputs, :func:`_input_key`), and the same spec with its datasets already
-    in the Arrow form ``st.vega_lite_chart`` sends (it passes bytes through instead of
-    converting every dataset on every rerun)."""
-    return _make(*_job)
-
-
-def _make(builder: Builder, args: tuple, kwargs: dict) -> tuple[dict, dict]:
-    chart = builder(*args, **kwargs)
-    spec = stable_names(chart if isinstance(chart, dict) else chart.to_dict(validate=False))
-    arrow = {key: _arrow(values) for key, values in spec.get("datasets", {}).items()}
-    return spec, {**spec, "datasets": arrow} if arrow else spec
-
-
 def _arrow(values: object) -> bytes:
     """A dataset in the Arrow form ``st.vega_lite_chart`` sends. Records go straight to
     Arrow (~2 ms for a 64 × 64 heatmap; through pandas, Streamlit's default, ~100×
@@ -166,14 +113,15 @@ def _arrow(values: object) -> bytes:
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def _fitted(key: str, _job: tuple[Builder, tuple, dict, bool, Room]) -> tuple[dict, dict]:
-    """The chart of :func:`_built` themed and :func:`fit` to the room (the spec as drawn,
-    data inline, for the exports) and the same with its datasets in Arrow form (what is
-    sent): once per ``key`` (builder, inputs, presenter flag and room), as fitting a chart
-    cost as much as building it (~10 ms)."""
+    """``builder(*args, **kwargs)`` of ``_job`` themed and :func:`fit` to the room (the spec
+    as drawn, data inline, for the exports) and the same with its datasets already in the
+    Arrow form ``st.vega_lite_chart`` sends (it passes bytes through instead of converting
+    every dataset on every rerun): once per ``key`` (builder, inputs, presenter flag and
+    room, :func:`_input_key`), so a rerun with the same inputs skips all three."""
     builder, args, kwargs, presenter, space = _job
-    spec, arrow = _make(builder, args, kwargs)
-    fitted = fit(to_spec(spec, presenter), space)
-    return fitted, {**fitted, "datasets": arrow["datasets"]} if "datasets" in arrow else fitted
+    fitted = fit(to_spec(builder(*args, **kwargs), presenter), space)
+    arrow = {name: _arrow(values) for name, values in fitted.get("datasets", {}).items()}
+    return fitted, {**fitted, "datasets": arrow} if arrow else fitted
 
 
 def _key(builder: Builder) -> str:
@@ -183,16 +131,6 @@ def _key(builder: Builder) -> str:
     return name
 
 
-def build(builder: Builder, *args: object, **kwargs: object) -> dict:
-    """``builder(*args, **kwargs)`` as a Vega-Lite dict, built once per distinct input.
-
-    ``builder`` is a module-level function (its module and name identify it in the cache)
-    of picklable inputs: arrays, tables, labels, translated titles, a :class:`Translator`.
-    Each call returns a fresh copy, so callers may change it.
-    """
-    return _built(_input_key(builder, args, kwargs), (builder, args, kwargs))[0]
-
-
 def show_cached(
     ctx: PageContext,
     builder: Builder,
@@ -200,10 +138,15 @@ def show_cached(
     space: Room | None = None,
     **kwargs: object,
 ) -> dict:
-    """:func:`show` the chart ``builder(*args, **kwargs)``, built (and its data converted
-    for the browser) once per input: see :func:`build`. ``space`` is where it must fit
-    (default: :func:`room`, the page width). Returns the themed spec as drawn, data inline,
-    for the exports."""
+    """:func:`show` the chart ``builder(*args, **kwargs)``, built, fitted and its data
+    converted for the browser once per distinct input. ``space`` is where it must fit
+    (default: :func:`room`, the page width).
+
+    ``builder`` is a module-level function (its module and name identify it in the cache)
+    of picklable inputs: arrays, tables, labels, translated titles, a :class:`Translator`.
+    Returns the themed spec as drawn, data inline, for the exports: a fresh copy on every
+    call, so callers may change it.
+    """
     job = (builder, args, kwargs, ctx.presenter, space or room(ctx))
     fitted, drawn = _fitted(_input_key(builder, *job[1:]), job)
     _draw(drawn, None, ctx.presenter)

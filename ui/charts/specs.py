@@ -1,20 +1,28 @@
-"""The chart builders: inputs (arrays, labels, tables) -> one Vega-Lite chart.
+"""The chart builders: inputs (arrays, labels, tables) -> one Vega-Lite chart, a plain dict.
 
-* **Heatmaps** (:func:`heatmap`, :func:`matrix_strip`, side by side with :func:`concat`)
-  and **bars** (:func:`bars`) are plain Vega-Lite dicts with inline data (a named dataset;
-  a heatmap's cells are its records, null where a cell has no value).
-* **Lines, histograms, arrows** (:func:`lines`, :func:`histogram`, :func:`vectors_2d`) are
-  still Altair charts: the views layer and combine them with Altair's operators
-  (``.encode``, ``alt.layer``, ``alt.hconcat``), so they change together with the views.
+* **Heatmaps** (:func:`heatmap`; matrices of different shapes side by side:
+  :func:`matrix_strip`), **bars** (:func:`bars`), **lines** (:func:`lines`) and
+  **histograms** (:func:`histogram`), with their data inline as a named dataset (a
+  heatmap's cells are its records, null where a cell has no value). Lines and histograms
+  also take the name of a dataset instead of rows: a layout built without its data, to
+  which its caller adds the rows of each new input (the browser then swaps the rows into
+  the chart on screen).
+* Charts combine as dicts too: side by side or stacked (:func:`concat`), drawn over each
+  other in one view (:func:`layer`).
 
-Why dicts: building a chart through Altair is what cost the time, not drawing it. Measured
-on this 2-core machine (2026-12-04, best of 15): an annotated heatmap through Altair cost
-~10–20 ms to construct its objects and, in all, 25–70 ms with ``to_dict(validate=False)``
-(copies of the objects, the data through pandas, a hash of the rows to name the dataset),
-15–120 ms validated, from 6 × 6 to 64 × 64 cells; the same heatmap as a dict 0.1–5 ms.
-Under a loaded server the Altair figures were larger (bench/RESULTS.md: ~50 ms for ten
-bars, 50–200 ms a chart on /scaling's sliders). Altair's data transformer also refuses
-more than 5000 rows (9 heads of 40 × 40 cells are 14 400); a dict has no row limit.
+Why dicts and not Altair: building the chart is what costs, not the dict it ends as.
+Measured on this 2-core machine (2026-12-04, Altair 6.3, median CPU time of 30 builds;
+bench/RESULTS.md, "Building a chart: Altair vs dicts"), the same chart built with Altair
+and converted with ``to_dict(validate=False)``, against its builder here: an annotated
+30 × 30 heatmap 28–31 ms against 0.9 ms, a line chart of 40 points 3.6–4.7 ms against
+0.09, a histogram of 80 bars 8–11 ms against 0.4, ten bars 8–10 ms against 0.04
+(validated, Altair's default: 6–40 ms). Altair copies its objects, passes the data through
+pandas and hashes the rows to name the dataset. A slider step is a new input, so its
+charts are built again on every step: tens of ms per chart are a large share of a rerun's
+100 ms budget, and while other processes shared the cores the same builds took 2–7× as
+long on the clock. Altair's data transformer also refuses more than 5000 rows (9 heads
+of 40 × 40 cells are 14 400); a dict has no row limit. And a server whose charts are all
+dicts never imports Altair (~180 ms, once per process).
 
 Builders size their views in px before any room is known (a heatmap by its cell size,
 :func:`ui.charts.sizing.fit_cell`); :func:`ui.charts.sizing.fit` then scales the chart to
@@ -25,13 +33,12 @@ import math
 from collections.abc import Mapping, Sequence
 from itertools import repeat
 
-import altair as alt
 import numpy as np
 import pandas as pd
 
 from ui.charts.sizing import fit_cell
 from ui.charts.text import chars, data_title, fmt_cells, unique_labels
-from ui.charts.theme import FRAME, KEY_COLOR, MASKED, QUERY_COLOR
+from ui.charts.theme import FRAME, KEY_COLOR, MASKED
 
 MAX_ANNOTATED = 30  # print numbers in heatmap cells only up to this many rows/columns…
 MIN_ANNOTATED_CELL = 22  # …and only in cells at least this many px wide (else they overlap)
@@ -272,7 +279,7 @@ def heatmap(
 
 
 def concat(
-    charts: Sequence[dict | alt.TopLevelMixin],
+    charts: Sequence[dict],
     direction: str = "hconcat",
     spacing: int = 18,
     resolve: Mapping | None = None,
@@ -283,8 +290,7 @@ def concat(
     datasets: dict[str, list] = {}
     parts = []
     for chart in charts:
-        part = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
-        part = {k: v for k, v in part.items() if k not in ("$schema", "config")}
+        part = {k: v for k, v in chart.items() if k not in ("$schema", "config")}
         for name, values in part.pop("datasets", {}).items():
             unique, k = name, 1
             while unique in datasets and datasets[unique] != values:
@@ -381,6 +387,28 @@ def table(spec: Mapping) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
+Data = pd.DataFrame | str  # a chart's rows, or the name of a dataset its caller adds later
+
+
+def _rows(data: pd.DataFrame) -> list[dict]:
+    """A table as inline records, JSON-ready: a missing value is null (JSON has no NaN)."""
+    rows = records({c: data[c].to_numpy() for c in data.columns})
+    for row in rows:
+        for k, v in row.items():
+            if isinstance(v, float) and not math.isfinite(v):
+                row[k] = None
+    return rows
+
+
+def _data(data: Data, name: str) -> dict:
+    """A chart's data: the rows of ``data`` as the dataset ``name``, or, given a name, the
+    dataset of that name that its caller adds (a layout whose rows change with every input,
+    while the spec stays: the browser swaps the rows into the chart on screen)."""
+    if isinstance(data, str):
+        return {"data": {"name": data}}
+    return {"datasets": {name: _rows(data)}, "data": {"name": name}}
+
+
 def _series_encoding(
     field: str, domain: Sequence[str] | None, colors: Sequence[str] | None = None
 ) -> dict:
@@ -392,11 +420,24 @@ def _series_encoding(
             "legend": {"orient": "bottom"}}  # fmt: skip
 
 
-def _series_color(
-    field: str, domain: Sequence[str] | None, colors: Sequence[str] | None = None
-) -> alt.Color:
-    """:func:`_series_encoding` for an Altair chart."""
-    return alt.Color(**_series_encoding(field, domain, colors))
+def layer(charts: Sequence[dict], title: str | None = None) -> dict:
+    """Charts drawn over each other in one view, each from its own data: the view takes the
+    first size given (``width``, ``height``) and ``title``; the datasets go to the top (a
+    name used twice for different data is an error)."""
+    datasets: dict[str, list] = {}
+    size: dict = {}
+    layers = []
+    for chart in charts:
+        part = dict(chart)
+        for name, values in part.pop("datasets", {}).items():
+            if datasets.setdefault(name, values) != values:
+                raise ValueError(f"dataset {name!r} is used twice for different data")
+        for key in ("width", "height"):
+            if key in part:
+                size.setdefault(key, part.pop(key))
+        layers.append(part)
+    spec = {"layer": layers, **size, **({"title": title} if title else {})}
+    return {**spec, "datasets": datasets} if datasets else spec
 
 
 def bars(
@@ -416,17 +457,11 @@ def bars(
     color_domain: Sequence[str] | None = None,
     colors: Sequence[str] | None = None,
 ) -> dict:
-    """Bar chart of ``y`` per category ``x``, as a plain Vega-Lite dict (through Altair a
-    chart of ten bars cost ~50 ms to build, as much as the rest of a rerun).
+    """Bar chart of ``y`` per category ``x`` (the dataset "bars").
 
     Optional: a colour series ``color`` (``color_domain`` fixes its order, so colours do not
     swap with the language; ``colors`` picks them) and one panel per value of ``column``.
     """
-    rows = records({c: data[c].to_numpy() for c in data.columns})
-    for row in rows:  # JSON has no NaN: a missing value is null
-        for k, v in row.items():
-            if isinstance(v, float) and not math.isfinite(v):
-                row[k] = None
     tooltip = [
         {"field": x, "type": "nominal", "title": x_title or ""},
         {"field": y, "type": "quantitative", "title": y_title or "y", "format": ".4f"},
@@ -453,7 +488,7 @@ def bars(
             }
         )
     view = {"layer": layers, "width": width, "height": height}
-    spec: dict = {"datasets": {"bars": rows}, "data": {"name": "bars"}}
+    spec = _data(data, "bars")
     if column:
         facet = {"field": column, "type": "nominal", "title": None, "sort": None}
         return {**spec, "facet": {"column": facet}, "spec": view}
@@ -471,8 +506,17 @@ def _log_labels(log: bool) -> dict:
     return {"labelExpr": _POWER_OF_TEN, "labelOverlap": "greedy"} if log else {}
 
 
+def _quantitative(field: str, title: str | None, log: bool = False, **axis: object) -> dict:
+    """A quantitative position channel: on a ``log`` scale (labelled at its powers of ten,
+    :data:`_POWER_OF_TEN`) or a linear one, with ``axis`` properties."""
+    scale = {"scale": {"type": "log"}} if log else {}
+    channel = {"field": field, "type": "quantitative", **scale, "title": title}
+    axis = {**axis, **_log_labels(log)}
+    return {**channel, "axis": axis} if axis else channel
+
+
 def lines(
-    data: pd.DataFrame,
+    data: Data,
     x: str,
     y: str,
     color: str,
@@ -487,40 +531,34 @@ def lines(
     color_domain: Sequence[str] | None = None,
     colors: Sequence[str] | None = None,
     y_format: str | None = None,
-) -> alt.Chart:
-    """Line chart with points, one series per ``color`` value; optional log axes.
+) -> dict:
+    """Line chart with points, one series per ``color`` value; optional log axes. ``data``
+    is the rows (the dataset "lines") or the name of a dataset the caller adds later.
 
     ``dashed`` names a boolean column whose True rows are drawn dashed (e.g. theory lines);
     ``color_domain``/``colors`` fix each series' colour; ``y_format`` formats the y labels
     (e.g. ``"~s"``: 1e10 -> "10G").
     """
-    y_axis = {"format": y_format} if y_format else {}
     enc = {
-        "x": alt.X(
-            f"{x}:Q",
-            scale=alt.Scale(type="log" if log_x else "linear"),
-            title=x_title,
-            axis=alt.Axis(**_log_labels(log_x)),
-        ),
-        "y": alt.Y(
-            f"{y}:Q",
-            scale=alt.Scale(type="log" if log_y else "linear"),
-            title=y_title,
-            axis=alt.Axis(**y_axis, **_log_labels(log_y)),
-        ),
-        "color": _series_color(color, color_domain, colors),
+        "x": _quantitative(x, x_title, log_x),
+        "y": _quantitative(y, y_title, log_y, **({"format": y_format} if y_format else {})),
+        "color": _series_encoding(color, color_domain, colors),
         "tooltip": [
-            alt.Tooltip(f"{color}:N", title=""),
-            alt.Tooltip(f"{x}:Q", title=x_title or "x"),
-            alt.Tooltip(f"{y}:Q", title=y_title or "y", format=".4g"),
+            {"field": color, "type": "nominal", "title": ""},
+            {"field": x, "type": "quantitative", "title": x_title or "x"},
+            {"field": y, "type": "quantitative", "title": y_title or "y", "format": ".4g"},
         ],
     }
     if dashed:
-        enc["strokeDash"] = alt.StrokeDash(f"{dashed}:N", legend=None)
-    chart = (
-        alt.Chart(data).mark_line(point=True).encode(**enc).properties(width=width, height=height)
-    )
-    return chart.properties(title=title) if title else chart
+        enc["strokeDash"] = {"field": dashed, "type": "nominal", "legend": None}
+    return {
+        **_data(data, "lines"),
+        "mark": {"type": "line", "point": True},
+        "encoding": enc,
+        "width": width,
+        "height": height,
+        **({"title": title} if title else {}),
+    }
 
 
 def histogram_rows(edges: np.ndarray, counts: Mapping[str, np.ndarray]) -> pd.DataFrame:
@@ -537,54 +575,39 @@ def histogram_rows(edges: np.ndarray, counts: Mapping[str, np.ndarray]) -> pd.Da
 
 
 def histogram(
-    edges: np.ndarray,
-    counts: Mapping[str, np.ndarray],
+    data: Data,
+    series: Sequence[str],
     title: str,
     x_title: str,
     y_title: str | None = None,
     colors: Sequence[str] | None = None,
     width: int = 420,
     height: int = 260,
-) -> alt.Chart:
-    """Counts per bin of one or more series on the same bins (``edges``: one more than each
-    ``counts``), overlaid half-transparent; colours follow the order of ``counts``."""
-    return (
-        alt.Chart(histogram_rows(edges, counts))
-        .mark_bar(opacity=0.6, binSpacing=0)
-        .encode(
-            x=alt.X("start:Q", title=x_title),
-            x2="end:Q",
-            # the counts change with the data and the layout does not: a taller peak gives more
-            # ticks, which on a slide's large type would touch; Vega then drops every other one
-            y=alt.Y(
-                "count:Q", title=y_title, axis=alt.Axis(labelOverlap="parity", labelSeparation=8)
-            ),
-            y2=alt.datum(0),  # bars from 0: overlaid, not stacked
-            color=_series_color("series", list(counts), colors),
-            tooltip=[
-                alt.Tooltip("series:N", title=""),
-                alt.Tooltip("start:Q", title=x_title, format=".2f"),
-                alt.Tooltip("count:Q", title=y_title or "n"),
+) -> dict:
+    """Counts per bin of one or more ``series``, overlaid half-transparent, each bar from 0
+    (not stacked); colours follow the order of ``series``. ``data`` is the rows of
+    :func:`histogram_rows` (the dataset "histogram"; each series may have its own bins) or
+    the name of a dataset of such rows that the caller adds later."""
+    # the counts change with the data and the layout does not: a taller peak gives more
+    # ticks, which on a slide's large type would touch; Vega then drops every other one
+    count_axis = {"labelOverlap": "parity", "labelSeparation": 8}
+    return {
+        **_data(data, "histogram"),
+        "mark": {"type": "bar", "opacity": 0.6, "binSpacing": 0},
+        "encoding": {
+            # the first label is set flush with the axis's start: keep the next one apart
+            "x": _quantitative("start", x_title, labelSeparation=8),
+            "x2": {"field": "end"},
+            "y": _quantitative("count", y_title, **count_axis),
+            "y2": {"datum": 0},
+            "color": _series_encoding("series", series, colors),
+            "tooltip": [
+                {"field": "series", "type": "nominal", "title": ""},
+                {"field": "start", "type": "quantitative", "title": x_title, "format": ".2f"},
+                {"field": "count", "type": "quantitative", "title": y_title or "n"},
             ],
-        )
-        .properties(title=title, width=width, height=height)
-    )
-
-
-def vectors_2d(data: pd.DataFrame, title: str, extent: float) -> alt.Chart:
-    """Arrows from the origin in 2-D: columns ``label, x, y, role`` (``query``/``key``), and
-    ``size`` (e.g. each key's attention weight) and ``text`` for the label drawn at the tip."""
-    domain = [-extent, extent]
-    colors = alt.Scale(domain=["query", "key"], range=[QUERY_COLOR, KEY_COLOR])
-    base = alt.Chart(data).encode(
-        x=alt.X("x:Q", scale=alt.Scale(domain=domain), title=None),
-        y=alt.Y("y:Q", scale=alt.Scale(domain=domain), title=None),
-        color=alt.Color("role:N", scale=colors, legend=None),
-    )
-    shafts = base.mark_rule(strokeWidth=3).encode(x2=alt.datum(0), y2=alt.datum(0))
-    tips = base.mark_point(filled=True, opacity=1).encode(
-        size=alt.Size("size:Q", scale=alt.Scale(domain=[0, 1], range=[40, 900]), legend=None),
-        tooltip=[alt.Tooltip("label:N", title="")],
-    )
-    text = base.mark_text(dy=-16, fontWeight="bold").encode(text="text:N")
-    return alt.layer(shafts, tips, text).properties(title=title, width=440, height=440)
+        },
+        "title": title,
+        "width": width,
+        "height": height,
+    }

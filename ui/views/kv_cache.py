@@ -6,7 +6,6 @@ Only wiring, charts and formatting live here; every number comes from :mod:`core
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -330,16 +329,15 @@ COST_PANELS = ("per_step", "cumulative", "memory")  # the cost chart's panels (a
 
 def cost_layout(t: Translator, log: bool, presenter: bool) -> dict:
     """Per step | cumulative (with vs without the cache) | cache memory, without their data
-    (built once per language and axis type; :func:`cost_chart` adds the data, so a new size
-    only swaps the data in the browser): lines with SI-prefixed y labels (1e10 -> "10G")
-    and the same colours in both languages."""
+    (:func:`cost_chart` adds it, so a new size only swaps the data in the browser): lines
+    with SI-prefixed y labels (1e10 -> "10G") and the same colours in both languages."""
     with_, without = t("kv_cache.with"), t("kv_cache.without")
     panels = []
     for key in COST_PANELS:
         memory = key == "memory"
         panels.append(
             charts.lines(
-                alt.NamedData(key),
+                key,
                 "tokens",
                 "value",
                 "series",
@@ -357,15 +355,14 @@ def cost_layout(t: Translator, log: bool, presenter: bool) -> dict:
                 y_format="~s",
             )
         )
-    chart = alt.hconcat(*panels, spacing=30).resolve_scale(color="independent")
-    return chart.to_dict(validate=False)
+    return charts.concat(panels, spacing=30)  # each panel its own colours
 
 
 def cost_chart(t: Translator, n: int, width: int, layers: int, log: bool, presenter: bool) -> dict:
     """:func:`cost_layout` with the curves of ``n`` tokens at this model size."""
     data = cost_frame(t, cost_view(n, width, layers))
     sets = {k: data[data["panel"] == t(f"kv_cache.{k}")].to_dict("records") for k in COST_PANELS}
-    return {**charts.build(cost_layout, t, log, presenter), "datasets": sets}
+    return {**cost_layout(t, log, presenter), "datasets": sets}
 
 
 def cost_notice(ctx: PageContext, cv: CostView, n: int, width: int, layers: int) -> list[str]:

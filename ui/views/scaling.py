@@ -3,7 +3,6 @@
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -44,6 +43,7 @@ N_KEYS = Int("n_keys", 8, 2, 64)
 HIST_DK = Choice("hist_dk", "64", options_of(D_KS))
 BINS = 40  # per series: ~50 samples a bin on average at the default sample count
 RAW_COLOR, SCALED_COLOR = charts.QUERY_COLOR, charts.KEY_COLOR
+SHARED_LEGEND = {"legend": {"color": "shared"}}  # two charts side by side, one colour legend
 SHARE = 0.6  # presenter mode: the chart column's share of the width (ui.blocks.frame)
 SCORES_HEIGHT = 400  # presenter px for step 1's four heatmaps (the notes go below them)
 # Students: the share of charts.PAGE_WIDTH (a 1366 px laptop's main column) that also fits
@@ -245,30 +245,26 @@ def variance_frame(t: Translator, exp: VarianceExperiment) -> pd.DataFrame:
 
 
 def variance_layout(t: Translator, presenter: bool) -> dict:
-    """The variance chart without its data (built once per language): histogram of the
-    samples (dataset "hist", left; :func:`variance_chart` titles it) and variance vs d_k on
-    log axes (dataset "variance"), theory dashed, the histogram's d_k marked (dataset "now",
-    right). The data change with every setting, this layout does not: the browser only
-    swaps the data."""
+    """The variance chart without its data: histogram of the samples (dataset "hist", left;
+    :func:`variance_chart` titles it) and variance vs d_k on log axes (dataset "variance"),
+    theory dashed, the histogram's d_k marked (dataset "now", right). The data change with
+    every setting, this layout does not: the browser only swaps the data."""
     w, h = _size(presenter, 520)
     series = [t("scaling.series_raw"), t("scaling.series_scaled")]
-    none = {name: np.zeros(1) for name in series}  # names both series: one colour scale
-    hist = charts.histogram(
-        np.arange(2.0), none, t("scaling.hist_title", d_k="d_k"), t("scaling.hist_x"),
-        t("scaling.hist_y"), colors=[RAW_COLOR, SCALED_COLOR], width=w, height=h,
-    ).properties(data=alt.NamedData("hist"))  # fmt: skip
+    look = {"colors": [RAW_COLOR, SCALED_COLOR], "width": w, "height": h}
+    titles = (t("scaling.hist_title", d_k="d_k"), t("scaling.hist_x"), t("scaling.hist_y"))
+    hist = charts.histogram("hist", series, *titles, **look)
+    log = {"log_x": True, "log_y": True, "x_title": "d_k", "y_title": t("scaling.var_y")}
     curves = charts.lines(
-        alt.NamedData("variance"), "d_k", "variance", "series", log_x=True, log_y=True,
-        x_title="d_k", y_title=t("scaling.var_y"), dashed="theory", width=w, height=h,
-        color_domain=series, colors=[RAW_COLOR, SCALED_COLOR],
-    )  # fmt: skip
-    now = alt.Chart(alt.NamedData("now")).mark_rule(color="#888").encode(x="d_k:Q")
-    variance = alt.layer(curves, now).properties(title=t("scaling.var_title"))
-    chart = alt.hconcat(hist, variance, spacing=36).resolve_legend(color="shared")
-    spec = chart.to_dict(validate=False)
-    # the histogram's first label is set flush with the axis's start: keep the next one apart
-    spec["hconcat"][0]["encoding"]["x"]["axis"] = {"labelSeparation": 8}
-    return spec
+        "variance", "d_k", "variance", "series", dashed="theory", color_domain=series, **log, **look
+    )
+    now = {
+        "data": {"name": "now"},
+        "mark": {"type": "rule", "color": "#888"},
+        "encoding": {"x": {"field": "d_k", "type": "quantitative"}},
+    }
+    variance = charts.layer([curves, now], title=t("scaling.var_title"))
+    return charts.concat([hist, variance], spacing=36, resolve=SHARED_LEGEND)
 
 
 def variance_chart(t: Translator, presenter: bool, samples: int, seed: int, index: int) -> dict:
@@ -287,7 +283,7 @@ def variance_chart(t: Translator, presenter: bool, samples: int, seed: int, inde
         "variance": variance_frame(t, variance_data(samples, seed)).to_dict("records"),
         "now": [{"d_k": D_KS[index]}],
     }
-    spec = charts.build(variance_layout, t, presenter)
+    spec = variance_layout(t, presenter)
     spec["hconcat"][0]["title"] = t("scaling.hist_title", d_k=D_KS[index])  # the histogram
     return {**spec, "datasets": data}
 
@@ -309,14 +305,12 @@ def _size(presenter: bool, width: int) -> tuple[int, int]:
     return (int(width * 1.4), 380) if presenter else (width, 280)
 
 
-def _row_lines(t: Translator, presenter: bool, y: str, title: str, width: int = 560) -> alt.Chart:
+def _row_lines(t: Translator, presenter: bool, y: str, title: str, width: int = 560) -> dict:
     """One statistic of the saturation curves vs d_k (dataset "curves")."""
     w, h = _size(presenter, width)
     series = [t("scaling.series_raw_row"), t("scaling.series_scaled_row")]
-    return charts.lines(
-        alt.NamedData("curves"), "d_k", y, "series", title=title, log_x=True, x_title="d_k",
-        width=w, height=h, color_domain=series, colors=[RAW_COLOR, SCALED_COLOR],
-    )  # fmt: skip
+    look = {"color_domain": series, "colors": [RAW_COLOR, SCALED_COLOR], "width": w, "height": h}
+    return charts.lines("curves", "d_k", y, "series", title, log_x=True, x_title="d_k", **look)
 
 
 def saturation_frame(t: Translator, raw: SaturationCurve, scaled: SaturationCurve) -> pd.DataFrame:
@@ -327,15 +321,14 @@ def saturation_frame(t: Translator, raw: SaturationCurve, scaled: SaturationCurv
 
 def saturation_layout(t: Translator, presenter: bool) -> dict:
     """Mean top weight (left) and mean entropy (right) of a softmax row vs d_k, without
-    their data (built once per language)."""
-    return (
-        alt.hconcat(
+    their data (dataset "curves")."""
+    return charts.concat(
+        [
             _row_lines(t, presenter, "max_weight", t("scaling.max_title")),
             _row_lines(t, presenter, "entropy", t("scaling.entropy_title")),
-            spacing=36,
-        )
-        .resolve_legend(color="shared")
-        .to_dict(validate=False)
+        ],
+        spacing=36,
+        resolve=SHARED_LEGEND,
     )
 
 
@@ -343,7 +336,7 @@ def saturation_chart(t: Translator, presenter: bool, n_keys: int, seed: int) -> 
     """:func:`saturation_layout` with the curves for ``n_keys`` keys per row."""
     data = saturation_frame(t, *saturation_data(n_keys, seed))
     return {
-        **charts.build(saturation_layout, t, presenter),
+        **saturation_layout(t, presenter),
         "datasets": {"curves": data.to_dict("records")},
     }
 
@@ -355,15 +348,14 @@ def gradient_frame(t: Translator, raw: SaturationCurve, scaled: SaturationCurve)
 
 def gradient_layout(t: Translator, presenter: bool) -> dict:
     """Mean softmax Jacobian norm (gradient size) vs d_k, without its data."""
-    chart = _row_lines(t, presenter, "jacobian_norm", t("scaling.grad_title"), width=720)
-    return chart.to_dict(validate=False)
+    return _row_lines(t, presenter, "jacobian_norm", t("scaling.grad_title"), width=720)
 
 
 def gradient_chart(t: Translator, presenter: bool, n_keys: int, seed: int) -> dict:
     """:func:`gradient_layout` with the curves for ``n_keys`` keys per row."""
     data = gradient_frame(t, *saturation_data(n_keys, seed))
     return {
-        **charts.build(gradient_layout, t, presenter),
+        **gradient_layout(t, presenter),
         "datasets": {"curves": data.to_dict("records")},
     }
 
