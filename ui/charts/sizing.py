@@ -62,6 +62,27 @@ How one chart is sized, in order (the numbers are this module's constants):
 Every spec here gives its views' sizes in px and lets Vega-Lite add the axes, legends and
 titles around them (``autosize: pad``, :func:`ui.charts.drawing.to_spec`): the estimate
 predicts that total, which Vega-Lite knows only once it draws.
+
+**Why predict, when Vega-Lite can size a chart itself.** It can, but only for some charts
+(Vega-Lite's "Customizing Size" page, and its ``normalizeAutoSize``): ``width:
+"container"`` makes a view as wide as the element around it, and ``autosize: "fit"``
+(``"fit-x"``, ``"fit-y"``; a container width implies ``"fit-x"``) shrinks the plotting
+area so that axes, legends and titles fit a total size. Both work for a single view or a
+layer only: for ``facet``, ``hconcat``, ``vconcat``, ``concat`` and ``repeat`` Vega-Lite
+drops a container width and turns ``fit`` into ``pad``, with a warning; and an axis sized
+per discrete ``step`` keeps its step, fit or not. Here that rules out the heatmaps (cells
+sized by ``{"step": cell}``, several panels as a facet), the matrix strips and every chart
+of side-by-side or stacked parts (/kv_cache's cost panels, /scaling's variance and
+saturation charts, /training's curves and probe); and how many parts go in a row
+(Vega-Lite wraps after a given number of ``columns``, never by width) needs the predicted
+widths too. What could size itself are the single
+views on continuous or bar axes, such as home's path-length lines, /scaling's gradient
+curve, /decoder's timing chart and top-10 bars. They keep the estimate as well, as a
+container width would replace only half of it: the height must still fit the room (and
+grow with the width on a slide, :data:`MAX_GROWTH`), the element would have to stretch
+(``st.vega_lite_chart(width="stretch")``: Streamlit's frontend then sets the width) and
+the exports, drawn by vl-convert where there is no container, would fall back to a
+default width (300 px) unless given the px width that the estimate computes anyway.
 """
 
 import math
