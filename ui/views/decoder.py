@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 
-import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -764,7 +763,7 @@ def timing_frame(t: Translator, runs: list[Generation]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def timing_chart(t: Translator, frame: pd.DataFrame) -> object:
+def timing_chart(t: Translator, frame: pd.DataFrame) -> dict:
     """Time per step with and without the cache (the first step reads the whole prompt);
     before any run, its empty axes say how to fill them."""
     chart = charts.lines(
@@ -779,14 +778,18 @@ def timing_chart(t: Translator, frame: pd.DataFrame) -> object:
         colors=[charts.KEY_COLOR, charts.QUERY_COLOR],
         width=560,
         height=240,
-    ).encode(  # whole steps on the axis, not 1.1, 1.2, …
-        x=alt.X("step:Q", title=t("decoder.step_axis"), axis=alt.Axis(tickMinStep=1, format="d"))
     )
+    chart["encoding"]["x"]["axis"] = {"tickMinStep": 1, "format": "d"}  # whole steps, not 1.1
     if len(frame):
         return chart
-    middle = {"expr": "width / 2"}, {"expr": "height / 2"}
-    hint = alt.Chart(pd.DataFrame({"hint": [t("decoder.timing_empty")]}))
-    return chart + hint.mark_text(x=middle[0], y=middle[1], color="#808495").encode(text="hint")
+    middle = {"x": {"expr": "width / 2"}, "y": {"expr": "height / 2"}}
+    hint = {
+        "datasets": {"hint": [{"hint": t("decoder.timing_empty")}]},
+        "data": {"name": "hint"},
+        "mark": {"type": "text", **middle, "color": "#808495"},
+        "encoding": {"text": {"field": "hint", "type": "nominal"}},
+    }
+    return charts.layer([chart, hint])
 
 
 def cache_box(ctx: PageContext, m: smollm.SmolLM, g: Generation) -> None:

@@ -264,7 +264,7 @@ def _curve(
         height=h,
         color_domain=[s[0] for s in series],
         colors=[s[1] for s in series],
-    ).to_dict(validate=False)
+    )
     enc = spec.pop("encoding")
     if len(series) == 1:  # one run: its label is in the example's title, no legend needed
         enc["color"]["legend"] = None
