@@ -143,7 +143,8 @@ def test_a_chart_too_wide_shrinks_by_a_step_of_the_ladder() -> None:
 def test_room_is_the_page_column_for_students_and_the_projector_in_presenter_mode() -> None:
     student, presenter = SimpleNamespace(presenter=False), SimpleNamespace(presenter=True)
     assert charts.room(student) == charts.Room(charts.PAGE_WIDTH, charts.PAGE_HEIGHT)
-    assert charts.room(student, 0.5, height=900) == charts.Room(440, 480), "never taller"
-    assert charts.room(student, 1.0, height=300) == charts.Room(880, 300)
+    half = charts.Room(charts.PAGE_WIDTH // 2, charts.PAGE_HEIGHT)
+    assert charts.room(student, 0.5, height=900) == half, "never taller"
+    assert charts.room(student, 1.0, height=300) == charts.Room(charts.PAGE_WIDTH, 300)
     assert charts.room(presenter) == charts.Room(1660, 520, grow=True)
     assert charts.room(presenter, 0.5, 300) == charts.Room(830, 300, grow=True)

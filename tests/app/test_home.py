@@ -3,6 +3,7 @@
 import json
 
 from tests.app.conftest import open_page, texts, visible_of
+from ui import charts
 from ui.i18n import Translator
 
 
@@ -42,4 +43,4 @@ def test_students_move_the_sizes_in_the_sidebar_and_find_where_to_start():
 def test_the_first_steps_chart_fits_a_laptops_column():
     at = open_page(None, lang="en")
     view = json.loads(at.get("vega_lite_chart")[0].proto.spec)
-    assert view["width"] <= 880 and view["height"] <= 480
+    assert view["width"] <= charts.PAGE_WIDTH and view["height"] <= charts.PAGE_HEIGHT

@@ -3,7 +3,7 @@
 How one chart is sized, in order (the numbers are this module's constants):
 
 1. **The room.** The page asks :func:`room` for the px its chart may take, a :class:`Room`.
-   Students: ``share`` × :data:`PAGE_WIDTH` (880, the main column of a 1366 × 768 laptop
+   Students: ``share`` × :data:`PAGE_WIDTH` (820, the main column of a 1280 × 720 laptop
    with the sidebar open) wide and at most :data:`PAGE_HEIGHT` (480, what a 1280 × 720
    laptop leaves below the title and the step bar) high; a chart keeps its own size when
    it fits. Presenter mode: ``share`` × :data:`PRESENTER_WIDTH` (1660) by ``height`` or
@@ -94,11 +94,11 @@ import numpy as np
 from ui.charts.estimate import data_rows, distinct, extent, remembering
 from ui.context import PageContext
 
-# The room a chart may take, in CSS px. Normal mode: the main column of a 1366 x 768 laptop
-# with the sidebar open (~905 px; at 1920 the same chart simply has room to spare).
+# The room a chart may take, in CSS px. Normal mode: the main column of a 1280 x 720 laptop
+# with the sidebar open (~820 px; 1366 x 768 gives ~905, 1920 simply has room to spare).
 # Presenter mode: a 1920 x 1080 projector with the sidebar closed (~1700 px), and a height
 # that leaves the step's title, a line of text and the "what to notice" box on screen.
-PAGE_WIDTH = 880
+PAGE_WIDTH = 820
 # Students: the height left on a 1280 x 720 laptop below the title and the step bar, so a
 # chart is on the first screen together with the sidebar's controls that change it.
 PAGE_HEIGHT = 480

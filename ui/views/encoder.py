@@ -483,7 +483,7 @@ def grid_chart(
     on a laptop, all six on a projector; a model of twelve layers in two rows of six.
     """
     k, L, H, n = rows.shape  # noqa: N806
-    width = 1660 if presenter else 880
+    width = charts.PRESENTER_WIDTH if presenter else charts.PAGE_WIDTH
     # one row of panels on a projector, three a row on a laptop; twelve layers: two rows
     columns = -(-L // 2) if L > GRID_ROW else (L if presenter else 3)
     cell = int(np.clip((width - 90 - 24 * columns) / (columns * n), 3, 22))  # axis: ~90 px
@@ -559,7 +559,8 @@ def compare_chart(
     same = len(tokens_a) == len(tokens_b)
     n = max(len(tokens_a), len(tokens_b))
     wide = presenter and same  # three panels in one row
-    width = 1660 - 410 if wide else (1660 if presenter else 880) - 240  # px after axes, legends
+    room = charts.PRESENTER_WIDTH if presenter else charts.PAGE_WIDTH
+    width = room - 410 if wide else room - 240  # px after axes, legends
     cell = charts.fit_cell(n * (3 if wide else 2), n, width, 560, lo=4, hi=34)
     la, lb = charts.unique_labels(tokens_a), charts.unique_labels(tokens_b)
     keys = t("encoder.keys")

@@ -89,7 +89,7 @@ def projection_strip(
     """Step 1's chart of :func:`matrix_panels` (X, W and their product P), laid out as the
     product is computed: W above P and X left of it, so P[i, j] sits where X's row i meets
     W's column j. For students the cells are sized for the page (:func:`charts.fit_cell`, up
-    to 26 px while d_model ≲ 21), so a d_model slider swaps the data of the chart on screen
+    to 26 px while d_model ≲ 19), so a d_model slider swaps the data of the chart on screen
     instead of building a new one; a slide's grow into its room (:func:`charts.fit`)."""
     if presenter:  # lower cells: the grid is as tall as d_model + n rows, and the slide low
         options = {**options, "aspect": SLIDE_GRID_ASPECT}

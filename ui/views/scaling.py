@@ -46,9 +46,6 @@ RAW_COLOR, SCALED_COLOR = charts.QUERY_COLOR, charts.KEY_COLOR
 SHARED_LEGEND = {"legend": {"color": "shared"}}  # two charts side by side, one colour legend
 SHARE = 0.6  # presenter mode: the chart column's share of the width (ui.blocks.frame)
 SCORES_HEIGHT = 400  # presenter px for step 1's four heatmaps (the notes go below them)
-# Students: the share of charts.PAGE_WIDTH (a 1366 px laptop's main column) that also fits
-# the main column of a 1280 x 720 one (~820 px): these charts fill their room.
-LAPTOP_SHARE = 0.92
 
 
 @dataclass(frozen=True)
@@ -161,7 +158,7 @@ def hist_place(ctx: PageContext, variance: Step) -> AbstractContextManager:
 def chart_room(ctx: PageContext, height: int = 600) -> charts.Room:
     """A step's chart room: the chart column of a slide (at most ``height`` px), the page
     width for students."""
-    return charts.room(ctx, SHARE if ctx.presenter else LAPTOP_SHARE, height)
+    return charts.room(ctx, SHARE if ctx.presenter else 1.0, height)
 
 
 def metrics(ctx: PageContext, items: list[tuple[str, str]]) -> None:
@@ -469,7 +466,7 @@ def show_scores(ctx: PageContext, f: Frame, s: Sentence, unit: bool) -> None:
     raw, scaled = summarize_rows(c.raw, c.raw_weights), summarize_rows(c.scaled, c.scaled_weights)
     matrices = (c.raw, c.scaled, c.raw_weights, c.scaled_weights)
     # a slide: the four panels in one row, the whole width
-    space = charts.room(ctx, 1.0 if ctx.presenter else LAPTOP_SHARE, height=SCORES_HEIGHT)
+    space = charts.room(ctx, height=SCORES_HEIGHT)
     with f.chart:
         shown = charts.show_cached(
             ctx, score_chart, t, matrices, tuple(s.tokens), s.d_k, ctx.presenter, space=space
