@@ -10,6 +10,7 @@ from core.lookup import (
     polar_query,
     soft_lookup,
     temperature_sweep,
+    uniform_weight,
 )
 from ui import charts
 from ui.blocks import fragment, frame, header, heading, intro, link, notice
@@ -94,7 +95,7 @@ def content(ctx: PageContext) -> None:
             temps, sweep = temperature_sweep(query, keys)
             with f.lead:
                 heading(ctx, t("lookup.step_temperature"))
-                m, u = len(ids), views.num(views.uniform(len(ids)), 3)
+                m, u = len(ids), views.num(uniform_weight(len(ids)), 3)
                 st.markdown(t("lookup.sweep_text", m=m, u=u))
             with f.chart:
                 args = (t, countries, temps, sweep, temperature)

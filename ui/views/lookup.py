@@ -1,6 +1,7 @@
 """Presentation helpers for the database-lookup page: names, the table, the charts.
 
-No maths here beyond picking and formatting numbers that :mod:`core.lookup` computed.
+No maths here: the numbers and what the notes point out (which row, how much weight) come
+from :mod:`core.lookup`; this module lays them out and words them.
 """
 
 import math
@@ -11,7 +12,7 @@ import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
 
-from core.lookup import CAPITALS
+from core.lookup import CAPITALS, row_share, soft_finding, sweep_ends
 from ui import charts
 from ui.context import PageContext
 from ui.i18n import Translator
@@ -590,22 +591,6 @@ def sweep_text_rows(
     return rows, [f"T={temperature:.3g}" for temperature in temperatures[::every]]
 
 
-def pick(weights: np.ndarray) -> tuple[int, float, float]:
-    """The row with the largest weight, that weight, and the weight left for all others."""
-    index = int(np.argmax(weights))
-    return index, float(weights[index]), rest(weights, index)
-
-
-def rest(weights: np.ndarray, index: int) -> float:
-    """Total weight of every row but ``index``."""
-    return float(np.sum(np.delete(weights, index)))
-
-
-def uniform(m: int) -> float:
-    """The weight each of ``m`` rows gets when the blend is uniform."""
-    return 1.0 / m
-
-
 # px of the hard-vs-soft charts on a slide: their column's height but for the note under
 # them (the notice goes beside them, under the cards): the key chart's labels (18 px and up)
 # need a large plot to stay clear of the arrows
@@ -631,7 +616,7 @@ def result_cards(
 ) -> None:
     """The hard and the soft lookup's answers, side by side (``stacked``: one below the
     other, in a narrow column), each with its formula."""
-    top, top_w, _ = pick(weights)
+    top = row_share(weights)  # the row the soft lookup leans on most
     hard_col, soft_col = (st.container(), st.container()) if stacked else st.columns(2)
     with hard_col, st.container(border=True):
         st.markdown(f"**{t('lookup.hard_title')}**")
@@ -653,8 +638,8 @@ def result_cards(
                 "lookup.soft_result",
                 lat=num(blended[0]),
                 lon=num(blended[1]),
-                w=num(top_w, 3),
-                country=country_names[top],
+                w=num(top.weight, 3),
+                country=country_names[top.index],
             )
         )
 
@@ -666,24 +651,23 @@ def sweep_notices(
     weights: np.ndarray,
     hard_index: int,
 ) -> list[str]:
-    """The "what to notice" items of the temperature sweep: its coldest and hottest rows."""
-    cold, cold_w, _ = pick(weights[0])
-    _, hot_w, _ = pick(weights[-1])
-    m = len(country_names)
+    """The "what to notice" items of the temperature sweep: its coldest and hottest rows
+    (:func:`core.lookup.sweep_ends`)."""
+    ends = sweep_ends(weights)
     return [
         t(
-            "lookup.notice_cold" + ("" if cold_w > 0.99 else "_tie"),
+            "lookup.notice_cold" + ("" if ends.cold.one_hot else "_tie"),
             T=f"{temperatures[0]:.3g}",
-            country=country_names[cold],
-            w=num(cold_w, 4),
+            country=country_names[ends.cold.index],
+            w=num(ends.cold.weight, 4),
             hard=country_names[hard_index],
         ),
         t(
             "lookup.notice_hot",
             T=f"{temperatures[-1]:.3g}",
-            w=num(hot_w, 3),
-            m=m,
-            u=num(uniform(m), 3),
+            w=num(ends.hot.weight, 3),
+            m=len(country_names),
+            u=num(ends.uniform, 3),
         ),
     ]
 
@@ -697,10 +681,11 @@ def soft_notices(
     length: float,
     temperature: float,
 ) -> list[str]:
-    """The "what to notice" items of the hard-vs-soft step, phrased for the weights shown."""
-    w, left = num(weights[hard_index], 3), num(rest(weights, hard_index), 3)
-    sharp = "_sharp" if rest(weights, hard_index) < 0.01 else ""
-    ratio = f"{length / temperature:.3g}"
+    """The "what to notice" items of the hard-vs-soft step, phrased for the weights shown
+    (:func:`core.lookup.soft_finding`)."""
+    found = soft_finding(weights, hard_index, length, temperature)
+    w, left = num(found.hard.weight, 3), num(found.hard.rest, 3)
+    sharp = "_sharp" if found.hard.sharp else ""
     return [
         t(f"lookup.notice_hard{sharp}", capital=capital_names[hard_index], w=w, rest=left),
         t(
@@ -709,5 +694,10 @@ def soft_notices(
             lon=num(blended[1]),
             capital=capital_names[hard_index],
         ),
-        t("lookup.notice_length", L=num(length, 1), T=f"{temperature:.3g}", r=ratio),
+        t(
+            "lookup.notice_length",
+            L=num(length, 1),
+            T=f"{temperature:.3g}",
+            r=f"{found.stretch:.3g}",
+        ),
     ]
