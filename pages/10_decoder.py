@@ -4,6 +4,7 @@ token, generation and a real KV cache."""
 import streamlit as st
 
 from ui import charts
+from ui import prompt as typed
 from ui.blocks import Frame, folded, fragment, frame, header, intro, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
@@ -24,7 +25,7 @@ def content(ctx: PageContext) -> None:
     step on screen is drawn and runs the model; the others draw just their controls, hidden,
     so every control stays in the URL. A step's text names where its chart's parts went, so
     it is written (into the lead above or below the chart) once the chart is drawn."""
-    model = dv.model_or_stop(ctx)
+    model = typed.model_or_stop(ctx)
     sz = dv.sizes(model)
     with settings_box(ctx, t("decoder.controls")):
         prompt = dv.prompt_input(ctx, dv.PROMPT, t("decoder.prompt"))

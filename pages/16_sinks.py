@@ -5,6 +5,7 @@ attention sink) repairs most of it."""
 import streamlit as st
 
 from ui import charts
+from ui import prompt as typed
 from ui.blocks import fragment, frame, header, intro, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
@@ -64,7 +65,7 @@ def content(ctx: PageContext) -> None:
             back = sv.back_control(ctx)
             if on_screen:
                 sv.run_button(ctx, window, sinks)
-        if on_screen and sv.model_or_stop(ctx):
+        if on_screen and typed.loaded_model(ctx):
             with f.chart:
                 held = sv.runs(ctx, window, sinks)
                 p = sv.predictions(t, held, window, sinks, back)
@@ -94,7 +95,7 @@ def content(ctx: PageContext) -> None:
                 window, sinks = sv.model_controls(ctx)
             if on_screen:
                 sv.run_button(ctx, window, sinks)
-        if on_screen and sv.model_or_stop(ctx):
+        if on_screen and typed.loaded_model(ctx):
             with f.chart:
                 held = sv.runs(ctx, window, sinks)
                 s = sv.shares(t, held, window, sinks, sv.layer_count())

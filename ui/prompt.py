@@ -1,6 +1,7 @@
-"""A prompt a student types for SmolLM2 on a page that looks inside the model (/rope, /gqa):
-the model behind a spinner, the prompt as the model reads it (capped), and the page's own
-messages (``<page>.loading``, ``<page>.empty``, ``<page>.capped``, ``<page>.chinese``)."""
+"""SmolLM2 on a page that looks inside it (/decoder, /rope, /gqa, /sinks): the model behind
+a spinner, a prompt a student types as the model reads it (capped), and the page's own
+messages (``<page>.loading``, ``<page>.missing``, ``<page>.empty``, ``<page>.capped``,
+``<page>.chinese``)."""
 
 import unicodedata
 
@@ -32,10 +33,23 @@ def missing(ctx: PageContext) -> None:
     st.error(ctx.t(f"{ctx.page}.missing"), icon=":material/error:")
 
 
+def loaded_model(ctx: PageContext) -> smollm.SmolLM | None:
+    """The loaded model (once per server process, behind a spinner), or None after the
+    page's message that it is not installed."""
+    try:
+        with st.spinner(ctx.t(f"{ctx.page}.loading")):
+            return loaded.smollm2()
+    except smollm.ModelNotInstalledError:
+        missing(ctx)
+        return None
+
+
 def model_or_stop(ctx: PageContext) -> smollm.SmolLM:
-    """The loaded model (once per server process, behind a spinner)."""
-    with st.spinner(ctx.t(f"{ctx.page}.loading")):
-        return loaded.smollm2()
+    """The loaded model; if it is not installed, the page's message and the page stops."""
+    model = loaded_model(ctx)
+    if model is None:
+        st.stop()
+    return model
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -55,7 +69,8 @@ def prompt_or_default(ctx: PageContext, raw: str, default: str) -> PromptTokens:
     return p
 
 
-def chinese_note(ctx: PageContext, raw: str) -> None:
-    """Say what this model can read when the prompt holds Chinese (or other wide) text."""
-    if any(unicodedata.east_asian_width(c) in "WF" for c in raw):
+def chinese_note(ctx: PageContext, raw: str, pieces: bool = False) -> None:
+    """Say what this model can read when the prompt holds Chinese (or other wide) text, or
+    its tokens split characters into byte ``pieces`` (emoji too)."""
+    if pieces or any(unicodedata.east_asian_width(c) in "WF" for c in raw):
         st.info(ctx.t(f"{ctx.page}.chinese"), icon=":material/translate:")

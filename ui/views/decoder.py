@@ -10,7 +10,6 @@ take turns, one token at a time (:class:`Turns`). Every number comes from
 
 import threading
 import time
-import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ import core.llama as llama
 from core.masks import future_blank
 from models import smollm
 from ui import charts, loaded
+from ui import prompt as typed
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Float, Int, Text, number, select, slider, text, toggle
@@ -43,17 +43,6 @@ USE_CACHE = Flag("cache", True)
 TOP_K = 10
 WHY = ("it", "animal", "street")  # the lesson's question: what does "it" refer to?
 RUNS_KEY = "_decoder_runs"
-
-
-def model_or_stop(ctx: PageContext) -> smollm.SmolLM:
-    """The loaded model; a translated error (and the page stops) if it is not installed."""
-    try:
-        with st.spinner(ctx.t("decoder.loading")):
-            return loaded.smollm2()
-    except smollm.ModelNotInstalledError:
-        st.error(ctx.t("decoder.missing"), icon=":material/error:")
-        st.stop()
-        raise
 
 
 def step_box(ctx: PageContext, label: str | None, place: DeltaGenerator) -> AbstractContextManager:
@@ -145,11 +134,6 @@ def run(ids: tuple[int, ...]) -> Run:
     return Run(out.attention, out.logits[-1])
 
 
-def has_cjk(text_: str) -> bool:
-    """Whether the text holds Chinese/Japanese/Korean characters."""
-    return any(unicodedata.east_asian_width(c) in "WF" for c in text_)
-
-
 def prompt_input(ctx: PageContext, spec: Text, label: str) -> Prompt:
     """A URL-bound prompt box; empty text falls back to the default, long text is capped."""
     raw = text(ctx, spec, label)
@@ -171,8 +155,7 @@ def fixed_pair_note(ctx: PageContext, p: Prompt) -> None:
 
 def chinese_note(ctx: PageContext, p: Prompt) -> None:
     """Say plainly what this model can read when the prompt is not English."""
-    if p.pieces or has_cjk(p.text):
-        st.info(ctx.t("decoder.chinese"), icon=":material/translate:")
+    typed.chinese_note(ctx, p.text, pieces=p.pieces)
 
 
 def token_box(ctx: PageContext, p: Prompt) -> None:

@@ -379,18 +379,6 @@ def token_texts(ids: tuple[int, ...]) -> tuple[str, ...]:
     return tuple(smollm.token_labels(loaded.smollm2(), list(ids)))
 
 
-def model_or_stop(ctx: PageContext) -> bool:
-    """Load the model (once per process, behind a spinner); False, with a message, if it is
-    not installed."""
-    try:
-        with st.spinner(ctx.t("sinks.loading")):
-            loaded.smollm2()
-        return True
-    except smollm.ModelNotInstalledError:
-        st.error(ctx.t("sinks.missing"), icon=":material/error:")
-        return False
-
-
 def runs(ctx: PageContext, window: int, sinks: int) -> dict[Config, SinkRun]:
     """This session's runs, after doing the pending request (if any) behind a spinner."""
     held = dict(st.session_state.get(RUNS_KEY, {}))
