@@ -1,5 +1,7 @@
 """Token inputs and the Q/K/V projections, reproducing lesson 002 exactly."""
 
+from dataclasses import dataclass
+
 import numpy as np
 
 
@@ -75,3 +77,32 @@ def fused_differences(
         float(np.max(np.abs(a - b), initial=0.0)) for a, b in zip(separate, fused, strict=True)
     )
     return q, k, v
+
+
+@dataclass(frozen=True)
+class FusedCheck:
+    """How far the fused projection lands from the three separate ones (largest absolute
+    differences): 0 when the two ways add the same products in the same order, else a few
+    units in the last place."""
+
+    q: float
+    k: float
+    v: float
+
+    @property
+    def largest(self) -> float:
+        """The largest of the three differences."""
+        return max(self.q, self.k, self.v)
+
+    @property
+    def exact(self) -> bool:
+        """Whether the fused Q, K and V equal the separate ones to the last bit."""
+        return self.largest == 0
+
+
+def fused_check(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray) -> FusedCheck:
+    """:func:`fused_differences` as a :class:`FusedCheck`.
+
+    Shapes: ``x`` ``(..., n, d_model)``, weights as in :func:`project_qkv` -> :class:`FusedCheck`.
+    """
+    return FusedCheck(*fused_differences(x, w_q, w_k, w_v))

@@ -3,7 +3,7 @@
 import streamlit as st
 
 import core
-from core.projections import fused_differences
+from core.projections import fused_check
 from ui import charts
 from ui.blocks import fragment, frame, header, heading, intro, link, notice
 from ui.context import PageContext
@@ -34,8 +34,7 @@ def content(ctx: PageContext) -> None:
         s = sentence_controls(ctx)
     w_q, w_k, w_v = s.projections()
     tr = core.self_attention_trace(s.x, w_q, w_k, w_v)
-    diff_q, diff_k, diff_v = fused_differences(s.x, w_q, w_k, w_v)
-    largest_diff = view.difference_text(max(diff_q, diff_k, diff_v))
+    check = fused_check(s.x, w_q, w_k, w_v)  # the fused projection against the separate ones
     # new values: data swapped, no redraw; a slide: numbers, 1 decimal
     live = view.strip_options(ctx)
     matrices, follow, fused, lesson = (steps.section(k) for k in range(4))
@@ -66,7 +65,7 @@ def content(ctx: PageContext) -> None:
             shown = charts.show_cached(
                 ctx, view.projection_strip, panels, frames=framed, space=room, **live
             )
-        notes = view.matrix_notes(ctx, s, out, i, which, largest_diff)
+        notes = view.matrix_notes(ctx, s, out, i, which, check)
         arrays = {"x": tr.x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "q": tr.q, "k": tr.k, "v": tr.v}
         with f1.notes:
             if ctx.presenter:  # the text is what the lecturer says; the slide keeps the formulas
@@ -109,10 +108,10 @@ def content(ctx: PageContext) -> None:
                 )
             with f.notes:
                 cols = st.columns(3)
-                for col, name, value in zip(cols, "QKV", (diff_q, diff_k, diff_v), strict=True):
+                for col, name, value in zip(cols, "QKV", (check.q, check.k, check.v), strict=True):
                     col.metric(t("qkv.fused_metric", name=name), view.difference_text(value))
                 if not ctx.presenter:  # the metrics above say it on a slide
-                    st.caption(t("qkv.fused_caption", diff=largest_diff))
+                    st.caption(t("qkv.fused_caption", diff=view.difference_text(check.largest)))
                 export_panel(ctx, "qkv_fused", shown, arrays=fused_arrays)
 
     with lesson as on_screen:

@@ -7,7 +7,7 @@ import numpy as np
 from streamlit.delta_generator import DeltaGenerator
 
 import core
-from core.projections import fuse_qkv, fused_project
+from core.projections import FusedCheck, fuse_qkv, fused_project
 from ui import charts
 from ui import sentence as shared
 from ui.blocks import Frame
@@ -106,17 +106,18 @@ def projection_strip(
 
 
 def matrix_notes(
-    ctx: PageContext, s: Sentence, out: np.ndarray, i: int, which: str, largest_diff: str
+    ctx: PageContext, s: Sentence, out: np.ndarray, i: int, which: str, check: FusedCheck
 ) -> list[str]:
     """Step 1's "what to notice": the shapes, token ``i``'s row of the product ``out``
-    (projection ``which``) and the fused projection."""
+    (projection ``which``) and how far the fused projection lands from the separate ones
+    (:func:`core.projections.fused_check`)."""
     t = ctx.t
-    fused = "qkv.notice_fused" if largest_diff != "0" else "qkv.notice_fused_exact"
+    fused = "qkv.notice_fused_exact" if check.exact else "qkv.notice_fused"
     row = short_list(out[i], digits(ctx))
     return [
         t("qkv.notice_shapes", n=len(s.tokens), d_model=s.d_model, d_k=s.d_k, d_v=s.d_v),
         t("qkv.notice_rows", token=plain(s.tokens[i]), i=i, name=which, row=row),
-        t(fused, diff=largest_diff),
+        t(fused, diff=difference_text(check.largest)),
     ]
 
 
