@@ -16,19 +16,15 @@ from core.masks import (
     LARGE_NEGATIVE,
     MASK_FILL,
     SMALL_NEGATIVE,
+    FillComparison,
     combine_masks,
-    fill_comparison,
+    compare_fills,
     fully_masked_rows,
-    lookahead_weight,
-    masked_weight_max,
-    max_row_spread,
-    overflow_temperature,
+    lookahead,
+    mask_findings,
     pad_rows,
     padded_valid,
     row_sums,
-    stored_fill,
-    undefined_rows,
-    vector_norms,
 )
 from ui import charts
 from ui.context import PageContext
@@ -232,27 +228,27 @@ def mask_intro(ctx: PageContext) -> str:
 
 
 def mask_notice(ctx: PageContext, view: MaskView) -> list[str]:
-    """Live "what to notice" items for the mask view."""
-    t, w = ctx.t, view.masked.weights
-    sums = row_sums(w)[~view.empty]
-    if view.mask.all():  # no hidden cell (no causal mask and no [PAD], or a single token)
+    """Live "what to notice" items for the mask view, worded from
+    :func:`core.masks.mask_findings`."""
+    t = ctx.t
+    found = mask_findings(view.masked.weights, view.mask)
+    if not found.hidden:  # no hidden cell (no causal mask and no [PAD], or a single token)
         items = [t("masking.notice_none")]
     else:
-        top = masked_weight_max(w, view.mask)
+        top = found.leak
         items = [t("masking.notice_masked", top="0" if top == 0 else sci(top))]
-    if sums.size:
-        dev = float(np.abs(sums - 1.0).max())
+    if found.row_sum_error is not None:
+        dev = found.row_sum_error
         items.append(
             t("masking.notice_rowsum", dev=sci(dev)) if dev else t("masking.notice_rowsum_exact")
         )
     if view.causal:  # the simple picture holds only without padding
         items.append(t("masking.notice_causal" if not view.n_pad else "masking.notice_causal_pad"))
-    if view.n_pad:
-        pad = ~view.mask.any(axis=0)  # the [PAD] tokens: keys that no query may see
-        key = "masking.notice_pad_empty" if view.empty[pad].all() else "masking.notice_pad"
+    if view.n_pad:  # the [PAD] tokens: keys that no query may see
+        key = "masking.notice_pad_empty" if found.unseen_keys_blind else "masking.notice_pad"
         items.append(t(key, p=view.n_pad))
-    if view.empty.any():
-        items.append(t("masking.notice_empty", rows=row_list(view.tokens, view.empty)))
+    if found.blind.any():
+        items.append(t("masking.notice_empty", rows=row_list(view.tokens, found.blind)))
     return items
 
 
@@ -304,8 +300,8 @@ def lookahead_notice(ctx: PageContext, sentence: Sentence, step: int) -> list[st
     """Live "what to notice" items: the weight the unmasked query ``step`` puts on later
     tokens, and why the causal row equals the generation-time row."""
     free, _ = _generation(sentence)
-    later = len(sentence.tokens) - step - 1
-    leak = float(lookahead_weight(free)[step])
+    ahead = lookahead(free, step)
+    later, leak = ahead.later, ahead.leak
     word = plain(sentence.tokens[step], 20)
     if later == 0:
         first = ctx.t("masking.notice_leak_last", q=word)
@@ -334,39 +330,10 @@ def _generation(sentence: Sentence) -> tuple[np.ndarray, np.ndarray]:
     return _generation_cached(s.x, s.d_model, s.d_k, s.d_v, s.seed)
 
 
-@dataclass(frozen=True)
-class FillView:
-    """One query under the three fill values, with its own mask and with every key masked."""
-
-    row: int
-    weights: np.ndarray  # (3, n) with the page's mask
-    blank: np.ndarray  # (3, n) with every key masked
-    blank_out: np.ndarray  # (3,) output norms with every key masked
-    masked_max: list[float]  # per fill, largest weight on a masked key (page's mask)
-    stored: list[float]  # per fill, the masked score as the softmax sees it
-    undefined: np.ndarray  # (3,) bool, textbook softmax would compute 0/0 (every key masked)
-    spread: float  # largest difference between fills with the page's mask
-    overflow: float  # temperature below which −1e4 overflows in this dtype
-
-
-def fill_view(view: MaskView, row: int, dtype: str, temperature: float) -> FillView:
+def fill_view(view: MaskView, row: int, dtype: str, temperature: float) -> FillComparison:
     """Compare −∞, −1e9 and −1e4 for query ``row`` in ``dtype`` at ``temperature``."""
-    tr, fills = view.masked, list(FILLS)
-    scores = view.before[row]  # (n,)
-    mask_row, none = view.mask[row], np.zeros_like(view.mask[row])
-    w, _ = fill_comparison(scores, mask_row, tr.v, fills, temperature, dtype)
-    blank, blank_out = fill_comparison(scores, none, tr.v, fills, temperature, dtype)
-    return FillView(
-        row,
-        w,
-        blank,
-        vector_norms(blank_out),
-        [masked_weight_max(wi, mask_row) for wi in w],
-        [stored_fill(f, dtype, temperature) for f in fills],
-        np.array([undefined_rows(scores, none, f, temperature, dtype) for f in fills]),
-        max_row_spread(w),
-        overflow_temperature(SMALL_NEGATIVE, dtype),
-    )
+    tr = view.masked
+    return compare_fills(view.before, view.mask, tr.v, row, FILLS, dtype, temperature)
 
 
 def fill_chart(
@@ -409,14 +376,14 @@ def _spread_text(ctx: PageContext, w: np.ndarray) -> str:
     return ctx.t("masking.each", w=f"{hi:.4f}") if lo == hi else f"{lo:.4f} … {hi:.4f}"
 
 
-def fill_details(ctx: PageContext, fv: FillView) -> None:
+def fill_details(ctx: PageContext, fv: FillComparison) -> None:
     """Step 3's secondary details: the row's numbers (:func:`fill_table`) and the app's
     policy for a fully masked row."""
     st.table(fill_table(ctx, fv), hide_index=True)
     st.markdown(ctx.t("masking.app_policy"))
 
 
-def fill_table(ctx: PageContext, fv: FillView) -> pd.DataFrame:
+def fill_table(ctx: PageContext, fv: FillComparison) -> pd.DataFrame:
     """One line per fill value: how it is stored and what the softmax makes of it."""
     t = ctx.t
     blank_sums = row_sums(fv.blank)
@@ -436,16 +403,16 @@ def fill_table(ctx: PageContext, fv: FillView) -> pd.DataFrame:
 
 
 def fill_notice(
-    ctx: PageContext, view: MaskView, fv: FillView, dtype: str, temp: float
+    ctx: PageContext, view: MaskView, fv: FillComparison, dtype: str, temp: float
 ) -> list[str]:
     """Live "what to notice" items for the −∞ / −1e9 comparison."""
     t, n = ctx.t, len(view.tokens)
     name = plain(charts.unique_labels(view.tokens)[fv.row], 20)
-    if fv.blank[1].any():  # −1e9 still finite in this dtype: a uniform row
+    if fv.blank_weight[1]:  # −1e9 still finite in this dtype: a uniform row
         first = t(
             "masking.notice_blank",
             n=n,
-            u=f"{fv.blank[1].max():.4f}",
+            u=f"{fv.blank_weight[1]:.4f}",
             norm_inf=f"{fv.blank_out[0]:.4f}",
             norm_big=f"{fv.blank_out[1]:.4f}",
         )
@@ -454,20 +421,20 @@ def fill_notice(
     if view.empty[fv.row]:
         second = t("masking.notice_same_empty", q=name)
     else:
-        same = "masking.notice_same" if fv.spread < 1e-12 else "masking.notice_differ"
+        same = "masking.notice_same" if fv.agree else "masking.notice_differ"
         second = t(same, q=name, spread=sci(fv.spread))
-    facts = {"dtype": dtype, "top": f"{np.finfo(dtype).max:.5g}", "big": sci(fv.stored[1])}
+    facts = {"dtype": dtype, "top": f"{fv.dtype_max:.5g}", "big": sci(fv.stored[1])}
     if fv.overflow < TEMPERATURE.lo:  # no temperature on the slider can make −1e4 overflow
         third = t("masking.notice_dtype", tau=sci(fv.overflow), **facts)
     else:
-        state = t("masking.overflowed" if temp < fv.overflow else "masking.finite")
+        state = t("masking.overflowed" if fv.overflows(temp) else "masking.finite")
         third = t(
             "masking.notice_dtype_near", tau=sci(fv.overflow), T=f"{temp:.2f}", state=state, **facts
         )
     return [first, second, third]
 
 
-def fill_arrays(view: MaskView, fv: FillView) -> dict[str, np.ndarray]:
+def fill_arrays(view: MaskView, fv: FillComparison) -> dict[str, np.ndarray]:
     """The comparison's matrices for the NPZ export (rows: −inf, −1e9, −1e4)."""
     return {
         "fills": np.array(FILLS),
