@@ -196,3 +196,41 @@ def torch_layout(
     """
     in_proj = np.concatenate([w_q, w_k, w_v], axis=1).T  # (3*d_model, d_model)
     return in_proj, w_o.T  # (3*d_model, d_model), (d_model, d_model)
+
+
+@dataclass(frozen=True)
+class HeadPicks:
+    """Where each head looks from one query (the one they dispute most), against their average."""
+
+    query: int  # the query (:func:`most_disputed_query`)
+    keys: np.ndarray  # (h,) each head's favourite key from it
+    weights: np.ndarray  # (h,) the weight each head puts there
+    average_key: int  # the average's favourite key from it
+    average_weight: float  # and its weight there
+    flat: bool  # no head puts much more than an even share (1/n) on any key
+
+    @property
+    def best(self) -> float:
+        """The largest weight any head puts on its favourite key."""
+        return float(self.weights.max())
+
+    @property
+    def agree(self) -> bool:
+        """Whether every head picks the same key."""
+        return len(set(self.keys.tolist())) == 1
+
+
+def head_picks(weights: np.ndarray, flat: float = 2.0) -> HeadPicks:
+    """Each head's favourite key from the query the heads dispute most, and the average's.
+
+    ``flat``: the heads are called nearly flat when even the sharpest puts less than
+    ``flat`` × 1/n on its favourite (random heads do). Shapes: ``weights`` ``(h, n, n)``.
+    """
+    q = most_disputed_query(weights)
+    top, top_w = head_focus(weights)  # (h, n), (h, n)
+    avg_top, avg_w = head_focus(average_heads(weights))  # (n,), (n,)
+    n = weights.shape[-1]
+    best = float(top_w[:, q].max())
+    return HeadPicks(
+        q, top[:, q], top_w[:, q], int(avg_top[q]), float(avg_w[q]), best < flat * (1 / n)
+    )

@@ -19,10 +19,9 @@ from streamlit.delta_generator import DeltaGenerator
 from core.multihead import (
     MultiHeadTrace,
     average_heads,
-    head_focus,
+    head_picks,
     init_multihead,
     max_abs_difference,
-    most_disputed_query,
     multi_head_attention_loop,
     multi_head_trace,
     torch_layout,
@@ -307,16 +306,14 @@ def notice_items(ctx: PageContext, view: MultiHeadView, tokens: list[str]) -> li
     """The live "what to notice" sentences about the heads and their average."""
     t, tr = ctx.t, view.trace
     labels = charts.unique_labels(tokens)
-    q = most_disputed_query(tr.weights)
-    top, top_w = head_focus(tr.weights)
-    avg_top, avg_w = head_focus(view.average[None])
-    shown = range(min(len(top), MAX_HEAD_PANELS))
+    found = head_picks(tr.weights, FLAT)
+    q, shown = found.query, range(min(len(found.keys), MAX_HEAD_PANELS))
     picks = t("multi_head.list_sep").join(
-        t("multi_head.pick", i=i, tok=labels[top[i, q]], w=charts.fmt(top_w[i, q])) for i in shown
+        t("multi_head.pick", i=i, tok=labels[found.keys[i]], w=charts.fmt(found.weights[i]))
+        for i in shown
     )
     h, d_k, n = tr.q_heads.shape[0], tr.q_heads.shape[-1], len(tokens)
-    best = float(top_w[:, q].max())
-    flat = best < FLAT * (1 / n)  # random heads: no head much sharper than an even row
+    best, flat = found.best, found.flat  # flat: random heads, none much sharper than even
     one = "_one" if h == 1 else ""  # one head: nothing to compare it with, or to average
     if flat:
         key = f"multi_head.notice_heads_flat{one}"
@@ -325,14 +322,14 @@ def notice_items(ctx: PageContext, view: MultiHeadView, tokens: list[str]) -> li
         )
     elif h == 1:
         heads = t("multi_head.notice_heads_one", tok=labels[q], picks=picks)
-    elif len(set(top[:, q].tolist())) == 1:
+    elif found.agree:
         heads = t("multi_head.notice_heads_agree", tok=labels[q], picks=picks)
     else:
         heads = t("multi_head.notice_heads", tok=labels[q], picks=picks)
     average = {
         "tok": labels[q],
-        "avg_tok": labels[avg_top[0, q]],
-        "avg": charts.fmt(avg_w[0, q]),
+        "avg_tok": labels[found.average_key],
+        "avg": charts.fmt(found.average_weight),
         "best": charts.fmt(best),
     }
     if h == 1:
