@@ -86,6 +86,17 @@ def softmax_jacobian_norm(p: np.ndarray) -> np.ndarray:
     return np.sqrt(diag + off)
 
 
+def even_row_norms(n_keys: int) -> tuple[float, float]:
+    """:func:`softmax_jacobian_norm` of an even row over ``n_keys`` keys, ``√(n−1)/n``, and
+    of a 50/50 row over two keys, ``1/2``: what a row that favours no key passes back.
+
+    Shapes: -> two floats.
+    """
+    even = softmax_jacobian_norm(np.full(n_keys, 1.0 / n_keys))
+    half = softmax_jacobian_norm(np.array([0.5, 0.5]))
+    return float(even), float(half)
+
+
 @dataclass(frozen=True)
 class SaturationCurve:
     """Mean statistics of one softmax row of random scores, per ``d_k``."""

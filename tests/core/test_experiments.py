@@ -21,6 +21,7 @@ from core import (
 from core.experiments import (
     compare_scaling,
     entry_variance,
+    even_row_norms,
     prefix_scores,
     saturation_curves,
     scaled_histograms,
@@ -232,3 +233,10 @@ def test_jacobian_norm_equals_the_norm_of_the_full_matrix(values):
 def test_jacobian_norm_of_a_nearly_one_hot_row_keeps_its_tiny_size():
     eps = 1e-10  # p = (1 − ε, ε): ‖J‖ = 2 ε (1 − ε) exactly; no cancellation to ~1e-8
     assert softmax_jacobian_norm(np.array([1 - eps, eps])) == pytest.approx(2 * eps, rel=1e-6)
+
+
+@pytest.mark.parametrize("n_keys", [2, 8, 64])
+def test_even_row_norms_are_root_n_minus_one_over_n_and_one_half(n_keys):
+    even, half = even_row_norms(n_keys)
+    assert even == pytest.approx(np.sqrt(n_keys - 1) / n_keys) and half == pytest.approx(0.5)
+    assert isinstance(even, float) and isinstance(half, float)

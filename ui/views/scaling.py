@@ -15,14 +15,14 @@ from core.experiments import (
     ScoreComparison,
     VarianceExperiment,
     compare_scaling,
-    entry_variance,
+    even_row_norms,
     saturation_curves,
     scaled_histograms,
-    softmax_jacobian_norm,
     summarize_rows,
     unit_variance_projections,
     variance_experiment,
 )
+from core.scaling_findings import gradient_finding, score_finding, variance_finding
 from ui import charts
 from ui.blocks import Frame, frame, intro, link, notice
 from ui.context import PageContext
@@ -376,9 +376,6 @@ def variance_arrays(exp: VarianceExperiment, index: int) -> dict:
     }
 
 
-PEAKED = 0.9  # a row that gives more than this to one key counts as "almost one-hot"
-
-
 def score_notices(
     t: Translator,
     d_k: int,
@@ -388,9 +385,11 @@ def score_notices(
     scaled: RowSummary,
     short: bool = False,
 ) -> list[str]:
-    """The score step's "what to notice", phrased for the numbers on screen (``short``, for
-    presenter mode: without the remark on the initialisation switch, folded there, nor the
-    one that no row is one-hot yet)."""
+    """The score step's "what to notice", phrased for the numbers on screen
+    (:func:`core.scaling_findings.score_finding`; ``short``, for presenter mode: without the
+    remark on the initialisation switch, folded there, nor the one that no row is one-hot
+    yet)."""
+    found = score_finding(c, raw, scaled)
     std = {"d_k": d_k, "raw": charts.fmt(raw.score_std), "scaled": charts.fmt(scaled.score_std)}
     peak = {
         "raw": charts.fmt(raw.max_weight, 3),
@@ -401,59 +400,48 @@ def score_notices(
     if d_k == 1:
         items = [t("scaling.n_spread_one", raw=std["raw"]), t("scaling.n_peak_one", **peak)]
     else:
-        sure = raw.max_weight - scaled.max_weight >= 0.1
         items = [
             t("scaling.n_spread", **std),
-            t(f"scaling.n_peak{'' if sure else '_mild'}", **peak),
+            t(f"scaling.n_peak{'' if found.surer else '_mild'}", **peak),
         ]
-    n_raw = int((c.raw_weights.max(axis=-1) > PEAKED).sum())
-    n_scaled = int((c.scaled_weights.max(axis=-1) > PEAKED).sum())
-    rows = len(c.raw_weights)
-    if n_raw or n_scaled:
-        items.append(t("scaling.n_onehot", raw=n_raw, n=rows, scaled=n_scaled))
+    if found.peaked_raw or found.peaked_scaled:
+        counts = {"raw": found.peaked_raw, "n": found.rows, "scaled": found.peaked_scaled}
+        items.append(t("scaling.n_onehot", **counts))
     elif not short:  # a slide names only what there is to see
         items.append(t("scaling.n_onehot_none"))
     if short:
         return items
-    var = charts.fmt(entry_variance(c.q))
+    var = charts.fmt(found.q_variance)
     items.append(t(f"scaling.n_init_{'unit' if unit else 'xavier'}", var=var))
     return items
 
 
 def variance_notices(t: Translator, exp: VarianceExperiment, index: int, samples: int) -> list[str]:
-    """The variance step's "what to notice": "close to the theory" only when it is (10 %)."""
-    d_k, var, var_s = D_KS[index], exp.raw_var[index], exp.scaled_var[index]
-    close = abs(var / d_k - 1) <= 0.1
-    close_s = abs(var_s - 1) <= 0.1
+    """The variance step's "what to notice": "close to the theory" only when it is
+    (:func:`core.scaling_findings.variance_finding`)."""
+    found = variance_finding(exp, index)
+    rough, rough_s = ("" if close else "_rough" for close in (found.close, found.close_scaled))
     return [
-        t(f"scaling.n_var{'' if close else '_rough'}", d_k=d_k, n=samples, var=charts.fmt(var)),
-        t(f"scaling.n_var_scaled{'' if close_s else '_rough'}", var=charts.fmt(var_s, 3)),
-        t("scaling.n_var_max", d_k=D_KS[-1], var=charts.fmt(exp.raw_var[-1], 1)),
+        t(f"scaling.n_var{rough}", d_k=D_KS[index], n=samples, var=charts.fmt(found.raw)),
+        t(f"scaling.n_var_scaled{rough_s}", var=charts.fmt(found.scaled, 3)),
+        t("scaling.n_var_max", d_k=D_KS[-1], var=charts.fmt(found.widest, 1)),
     ]
-
-
-def even_row_norms(n_keys: int) -> tuple[float, float]:
-    """Softmax Jacobian norm of an even row over ``n_keys`` keys and of a 50/50 row."""
-    even = softmax_jacobian_norm(np.full(n_keys, 1.0 / n_keys))
-    half = softmax_jacobian_norm(np.array([0.5, 0.5]))
-    return float(even), float(half)
 
 
 def gradient_notices(
     t: Translator, raw: SaturationCurve, scaled: SaturationCurve, n_keys: int, short: bool = False
 ) -> list[str]:
     """The gradient step's "what to notice", with the even-row value for comparison
-    (``short``, for presenter mode: only the comparisons, without the d_k = 1 remark and the
-    closing summary)."""
-    g_raw, g_scaled = raw.jacobian_norm, scaled.jacobian_norm
-    nums = {"d_k": D_KS[-1], "raw": charts.fmt(g_raw[-1], 4), "scaled": charts.fmt(g_scaled[-1], 4)}
-    weak = g_raw[-1] < 0.25 * g_scaled[-1]
-    items = [t(f"scaling.n_grad{'' if weak else '_mild'}", **nums)]
+    (:func:`core.scaling_findings.gradient_finding`; ``short``, for presenter mode: only the
+    comparisons, without the d_k = 1 remark and the closing summary)."""
+    found = gradient_finding(raw, scaled, n_keys)
+    nums = {"d_k": D_KS[-1], "raw": charts.fmt(found.raw, 4), "scaled": charts.fmt(found.scaled, 4)}
+    items = [t(f"scaling.n_grad{'' if found.weak else '_mild'}", **nums)]
     if not short:
-        items.append(t("scaling.n_grad_one", value=charts.fmt(g_raw[0], 3)))
-    even, _ = even_row_norms(n_keys)
-    if g_scaled[-1] > even:
-        items.append(t("scaling.n_grad_even", scaled=nums["scaled"], uniform=charts.fmt(even, 3)))
+        items.append(t("scaling.n_grad_one", value=charts.fmt(found.first, 3)))
+    if found.above_even:
+        even = charts.fmt(found.even, 3)
+        items.append(t("scaling.n_grad_even", scaled=nums["scaled"], uniform=even))
     return items if short else [*items, t("scaling.n_grad_story")]
 
 
