@@ -10,7 +10,7 @@ control's bottom y, pass or FAIL; then each failing step's violations and a summ
 With ``--shots DIR`` it saves a screenshot of each step's first screen there
 (``<page>_<lang>_step<k>_<WxH>.png``).
 
-The rule and its measurement live in ``tests/e2e/test_layout.py`` (the browser test that
+The rule and its measurement live in ``tests/e2e/layout.py`` (``tests/e2e/test_layout.py``
 enforces it); this script imports them from there, so the table and the test cannot
 disagree. Exit status: 0 when every step passes, 1 otherwise.
 """
@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))  # run as a script from anywhere: the tests packag
 streamlit.logger.set_log_level("error")  # ui's caches warn that no server runs here
 
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.e2e.test_layout import PAGES, StepResult, walk  # noqa: E402  (the rule, measured)
+from tests.e2e.layout import PAGES, StepResult, walk  # noqa: E402  (the rule, measured)
 
 
 def _size(text: str) -> tuple[int, int]:

@@ -6,7 +6,7 @@ import pytest
 
 from core.today_flash import traffic_curves
 from tests.e2e.conftest import no_error_on_screen, shot, wait_for_url, wait_idle
-from tests.e2e.test_layout import CHART_PRINT, LAPTOP, measure, wait_drawn
+from tests.e2e.layout import CHART_PRINT, LAPTOP, measure, wait_drawn
 from ui.i18n import Translator
 
 ZH = Translator("zh")

@@ -5,7 +5,7 @@ context length and the layer each redraw their chart; the PyTorch check opens on
 from playwright.sync_api import Page
 
 from tests.e2e.conftest import Server, no_error_on_screen, shot, wait_for_url, wait_idle
-from tests.e2e.test_layout import CHART_PRINT, LAPTOP, measure, wait_drawn
+from tests.e2e.layout import CHART_PRINT, LAPTOP, measure, wait_drawn
 
 
 def _open(server: Server, open_app, query: str) -> Page:

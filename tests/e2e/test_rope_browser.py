@@ -7,7 +7,7 @@ import re
 from playwright.sync_api import Page
 
 from tests.e2e.conftest import Server, href, no_error_on_screen, shot, wait_for_url, wait_idle
-from tests.e2e.test_layout import CHART_PRINT, LAPTOP, measure, wait_drawn
+from tests.e2e.layout import CHART_PRINT, LAPTOP, measure, wait_drawn
 
 # "(m, n) = (5, 2) 时分数为 −2.274；(105, 102) 时为 −2.274": the scores before and after the shift
 SCORES = re.compile(r"\) 时(?:分数)?为 (−?[\d.]+)")
