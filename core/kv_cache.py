@@ -171,6 +171,58 @@ def cache_bytes(cache_floats: np.ndarray, layers: int, bytes_per_float: int) -> 
     return np.asarray(cache_floats, dtype=np.int64) * layers * bytes_per_float
 
 
+@dataclass(frozen=True)
+class StepWork:
+    """One decoding step's work, with and without the cache, and the cache's size after it."""
+
+    with_cache: int  # multiply-adds
+    without_cache: int  # multiply-adds
+    ratio: float  # without / with (1.0 on the first step: nothing is cached yet)
+    cache_floats: int  # numbers the cache holds after the step
+
+    @property
+    def saves(self) -> bool:
+        """Whether the cache saves work on this step (not on the first: nothing to reuse)."""
+        return self.with_cache != self.without_cache
+
+
+def step_work(curve: CostCurve, t: int) -> StepWork:
+    """Step ``t``'s entries of a :class:`CostCurve` (from :func:`decode_costs`)."""
+    return StepWork(
+        int(curve.with_cache[t]),
+        int(curve.without_cache[t]),
+        float(cost_ratio(curve)[t]),
+        int(curve.cache_floats[t]),
+    )
+
+
+@dataclass(frozen=True)
+class CostSummary:
+    """Decoding ``n`` tokens at one model size: work per step and in total, cache memory."""
+
+    per_step: CostCurve  # (n,) each
+    total: CostCurve  # (n,) running totals
+    bytes32: np.ndarray  # (n,) cache memory of every layer in float32
+    bytes16: np.ndarray  # (n,) and in float16
+    step_ratio: float  # the last step: without / with
+    total_ratio: float  # all steps: without / with
+
+
+def cost_summary(n: int, d_model: int, layers: int) -> CostSummary:
+    """The work of one attention layer with all its heads (``d_k = d_v = d_model``) over
+    ``n`` decoding steps, and the memory of the cache of ``layers`` layers."""
+    per = decode_costs(n, d_model, d_model, d_model)
+    total = cumulative_costs(per)
+    return CostSummary(
+        per,
+        total,
+        cache_bytes(per.cache_floats, layers, 4),
+        cache_bytes(per.cache_floats, layers, 2),
+        float(cost_ratio(per)[-1]),
+        float(cost_ratio(total)[-1]),
+    )
+
+
 def sample_steps(n: int, count: int = 64) -> np.ndarray:
     """About ``count`` step indices spread evenly on a log scale, always with 0 and ``n - 1``.
 

@@ -7,6 +7,7 @@ from ui.blocks import fragment, frame, header, intro, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.notes import untrained
+from ui.sentence import step_box
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import kv_cache as kv
@@ -32,7 +33,7 @@ def decode_step(ctx: PageContext, on_screen: bool) -> None:
         return
     view = kv.compute(sentence)
     f = frame(ctx, kv.CHART_SHARE)
-    with kv.step_box(ctx, t("kv_cache.s1_controls"), f.chart):
+    with step_box(ctx, on_screen, t("kv_cache.s1_controls"), f.chart):
         step = kv.step_control(ctx, len(view.tokens))
     strip = t("kv_cache.strip", strip=kv.token_strip(view.tokens, step))
     with f.chart:
@@ -74,7 +75,8 @@ def cost_step(ctx: PageContext, on_screen: bool) -> None:
         kv.cost_controls(ctx)
         return
     f = kv.stacked(ctx)
-    with kv.step_box(ctx, t("kv_cache.s2_controls"), f.lead):  # a slide: the row above the chart
+    # a slide: the row above the chart
+    with step_box(ctx, on_screen, t("kv_cache.s2_controls"), f.lead):
         n, width, layers, log = kv.cost_controls(ctx)
     with f.lead:
         kv.heading(ctx, titles[1], "kv_cache.s2_text")

@@ -29,9 +29,11 @@ from core import (
 from core.kv_cache import (
     cache_bytes,
     cost_ratio,
+    cost_summary,
     cumulative_costs,
     sample_steps,
     step_vs_full_diff,
+    step_work,
 )
 from tests.core.conftest import optional_module
 
@@ -191,6 +193,27 @@ def test_cumulative_costs_and_ratio_by_hand():
     np.testing.assert_array_equal(c.without_cache, [8, 26, 56])
     np.testing.assert_array_equal(c.cache_floats, [2, 4, 6])
     np.testing.assert_allclose(cost_ratio(decode_costs(3, 2, 1, 1)), [1.0, 1.8, 2.5])
+
+
+def test_step_work_by_hand_saves_nothing_on_the_first_step():
+    # decode_costs(3, 2, 1, 1): with 8, 10, 12; without 8, 18, 30; cache 2, 4, 6 numbers.
+    c = decode_costs(3, 2, 1, 1)
+    first, last = step_work(c, 0), step_work(c, 2)
+    assert (first.with_cache, first.without_cache, first.cache_floats) == (8, 8, 2)
+    assert not first.saves and first.ratio == 1.0
+    assert (last.with_cache, last.without_cache, last.cache_floats) == (12, 30, 6)
+    assert last.saves and last.ratio == 2.5
+
+
+def test_cost_summary_of_gpt2_small_at_1024_tokens():
+    cv = cost_summary(1024, 768, 12)  # d_k = d_v = d_model for all the heads together
+    per = decode_costs(1024, 768, 768, 768)
+    np.testing.assert_array_equal(cv.per_step.with_cache, per.with_cache)
+    np.testing.assert_array_equal(cv.total.without_cache, np.cumsum(per.without_cache))
+    assert cv.bytes32[-1] == 75_497_472 == 2 * cv.bytes16[-1]  # 72 MiB in float32
+    assert cv.step_ratio == per.without_cache[-1] / per.with_cache[-1]
+    assert cv.total_ratio == per.without_cache.sum() / per.with_cache.sum()
+    assert cv.total_ratio < cv.step_ratio  # the early steps save less
 
 
 def test_cache_bytes_of_gpt2_small_at_1024_tokens():

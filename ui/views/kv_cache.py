@@ -3,25 +3,24 @@
 Only wiring, charts and formatting live here; every number comes from :mod:`core`.
 """
 
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 import core
 from core.kv_cache import (
     CostCurve,
+    CostSummary,
     DecodeStep,
-    cache_bytes,
-    cost_ratio,
-    cumulative_costs,
+    cost_summary,
     decode_costs,
     decode_trace,
     sample_steps,
     step_vs_full_diff,
+    step_work,
 )
 from ui import charts
 from ui.blocks import Frame, notice
@@ -73,13 +72,6 @@ def stacked(ctx: PageContext) -> Frame:
         return Frame(st.container(), st.container(), st.container())
     chart = st.container()
     return Frame(st.container(), chart, st.container())
-
-
-def step_box(ctx: PageContext, label: str, place: DeltaGenerator) -> AbstractContextManager:
-    """Where the controls of the step on screen go: for students the sidebar under ``label``
-    (beside the chart they change); on a slide ``place``, in the step, where the lecturer
-    drags them. (A step off screen draws its controls in its hidden container.)"""
-    return place if ctx.presenter else settings_box(ctx, label)
 
 
 def room(ctx: PageContext, share: float, height: int, student: int | None = None) -> charts.Room:
@@ -248,18 +240,15 @@ def step_notice(ctx: PageContext, view: KVView, t: int) -> list[str]:
     equal = tr("kv_cache.notice_equal", q=word, diff=diff_text, t=t)
     if t < n - 1:  # later tokens exist in the full matrix, but not in the cache
         equal += tr("kv_cache.notice_after", q=word)
-    with_, without = view.costs.with_cache[t], view.costs.without_cache[t]
-    if with_ == without:  # nothing cached yet: both ways do the same work
-        work = tr("kv_cache.notice_work_first", with_=count(with_))
+    work = step_work(view.costs, t)
+    if not work.saves:  # nothing cached yet: both ways do the same work
+        text = tr("kv_cache.notice_work_first", with_=count(work.with_cache))
     else:
-        work = tr("kv_cache.notice_work", with_=count(with_), without=count(without),
-                  r=f"{without / with_:.1f}")  # fmt: skip
-    return [
-        tr("kv_cache.notice_grow" + ("_first" if t == 0 else ""), t=t, rows=t + 1, q=word,
-           floats=int(view.costs.cache_floats[t]), d_k=d_k, d_v=d_v),
-        equal,
-        work,
-    ]  # fmt: skip
+        with_, without = count(work.with_cache), count(work.without_cache)
+        text = tr("kv_cache.notice_work", with_=with_, without=without, r=f"{work.ratio:.1f}")
+    grow = "kv_cache.notice_grow" + ("_first" if t == 0 else "")
+    floats = work.cache_floats
+    return [tr(grow, t=t, rows=t + 1, q=word, floats=floats, d_k=d_k, d_v=d_v), equal, text]
 
 
 def cost_controls(ctx: PageContext) -> tuple[int, int, int, bool]:
@@ -281,29 +270,14 @@ def cost_controls(ctx: PageContext) -> tuple[int, int, int, bool]:
     return int(n), int(width), int(layers), bool(log)
 
 
-@dataclass(frozen=True)
-class CostView:
-    """Per-step and cumulative multiply-adds, and cache memory, for one model size."""
-
-    per_step: CostCurve
-    total: CostCurve
-    bytes32: np.ndarray  # (n,)
-    bytes16: np.ndarray  # (n,)
-    step_ratio: float  # last step, without / with
-    total_ratio: float  # all steps, without / with
-
-
 @st.cache_data(max_entries=32, show_spinner=False)
-def cost_view(n: int, width: int, layers: int) -> CostView:
-    """Costs of one attention layer with all heads (d_k = d_v = d_model), memory of all layers."""
-    per = decode_costs(n, width, width, width)
-    total = cumulative_costs(per)
-    b32 = cache_bytes(per.cache_floats, layers, 4)
-    b16 = cache_bytes(per.cache_floats, layers, 2)
-    return CostView(per, total, b32, b16, float(cost_ratio(per)[-1]), float(cost_ratio(total)[-1]))
+def cost_view(n: int, width: int, layers: int) -> CostSummary:
+    """Costs of one attention layer with all heads (d_k = d_v = d_model), memory of all
+    layers (:func:`core.kv_cache.cost_summary`, cached)."""
+    return cost_summary(n, width, layers)
 
 
-def cost_frame(tr: Translator, cv: CostView) -> pd.DataFrame:
+def cost_frame(tr: Translator, cv: CostSummary) -> pd.DataFrame:
     """Sampled points of every curve (at most ~80 per line), one line per point."""
     idx = sample_steps(len(cv.per_step.with_cache), 80)
     length = idx + 1
@@ -365,7 +339,7 @@ def cost_chart(t: Translator, n: int, width: int, layers: int, log: bool, presen
     return {**cost_layout(t, log, presenter), "datasets": sets}
 
 
-def cost_notice(ctx: PageContext, cv: CostView, n: int, width: int, layers: int) -> list[str]:
+def cost_notice(ctx: PageContext, cv: CostSummary, n: int, width: int, layers: int) -> list[str]:
     """Live "what to notice" items for the cost chart."""
     tr = ctx.t
     return [
