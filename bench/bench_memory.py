@@ -10,16 +10,17 @@ sessions at once, each moving the first slider ``--steps`` times to a new value
 every ``st.cache_data`` bounded (``max_entries``) and sessions closed, later identical
 runs must not keep adding memory.
 
-    python bench/bench_memory.py --cycle 200,1000 [--concurrency 5] [--write]
+    python bench/bench_memory.py --cycle 200,1000 [--concurrency 5] [--changes 4]
 
 With ``--cycle``: one server as a replica runs it (``OPENBLAS_NUM_THREADS=1``), its RSS
 with every real model loaded (SmolLM2, MiniLM, multilingual-e5: each model page opened
 once), then script reruns spread across every page of ``ui/pages.py`` until the counts
 given: ``--concurrency`` sessions at a time, each opening the next page in turn and making
-``--changes`` changes to it, each to a new value (a numeric slider in the main area or the
+``--changes`` changes to it, each to a new value (one numeric slider, in the main area or the
 sidebar; on /encoder a new sentence, alternately English/MiniLM and Chinese/e5; on /decoder
 also one press of Generate). RSS 15 s after each count (closed sessions dropped): issue 33
-asks for <= 1.2 GB, and <= 5 % growth between 200 and 1,000 reruns.
+asks for <= 1.2 GB, and <= 5 % growth between 200 and 1,000 reruns. It prints the figures
+as markdown (``--write`` is for the per-page runs only).
 """
 
 import argparse
@@ -80,7 +81,7 @@ def cycle_sentence(k: int, chinese: bool) -> str:
     return f"The {a} didn't chase the {b} because it was too tired, time {k}."
 
 
-async def visit(url: str, k: int, changes: int, counter: list[int]) -> None:
+async def visit(url: str, k: int, changes: int, counter: list) -> None:
     """One session: open page ``k`` of the cycle and change it ``changes`` times."""
     import load_models as lm
 
@@ -92,6 +93,7 @@ async def visit(url: str, k: int, changes: int, counter: list[int]) -> None:
         counter[0] += 1
         if out.exceptions:
             counter[1] += 1
+            counter[2].add(f"{page} ({query}): {out.exceptions[0]}"[:300])
         for c in range(changes):
             if page == "encoder":
                 text = cycle_sentence(k * changes + c, "zh" in query)
@@ -102,17 +104,21 @@ async def visit(url: str, k: int, changes: int, counter: list[int]) -> None:
                 sliders = sorted(sim.any_sliders.values(), key=lambda s: s.path)
                 if not sliders:
                     break
-                s = sliders[(k + c) % len(sliders)]
+                s = sliders[k % len(sliders)]  # one slider a visit, as st_load moves one
                 golden = (k * 0.37 + c * 0.6180339887498949) % 1.0
                 value = lm.sl.snap(s.lo + golden * (s.hi - s.lo), s.lo, s.hi, s.step)
                 out = await sim.set_slider(s, [value])
-                runs = [out] if not out.exceptions else []
-                counter[1] += bool(out.exceptions)
+                runs = [out]
+                if out.exceptions:
+                    counter[1] += 1
+                    counter[2].add(
+                        f"{page} ({query}) {s.label} = {value}: {out.exceptions[0]}"[:300]
+                    )
             counter[0] += 1
             del runs
     except Exception as e:
         counter[1] += 1
-        counter[2] = f"{page}: {type(e).__name__}: {e}"[:200]
+        counter[2].add(f"{page} ({query}): {type(e).__name__}: {e}"[:300])
     finally:
         await sim.close()
 
@@ -143,7 +149,7 @@ def cycle(args: argparse.Namespace) -> None:
     t_start = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     proc, url = start(ROOT, "dashboard.py", "--server.disconnectedSessionTTL=5")
     marks: list[tuple[str, float, float]] = []
-    counter: list = [0, 0, ""]  # reruns, errors, last error
+    counter: list = [0, 0, set()]  # reruns, errors, what the errors were
     try:
         time.sleep(2)
         marks.append(("started, no page", rss_mb(proc.pid), float("nan")))
@@ -157,14 +163,18 @@ def cycle(args: argparse.Namespace) -> None:
             time.sleep(15)
             marks.append((f"after {counter[0]} reruns", rss_mb(proc.pid), os.getloadavg()[0]))
             print(
-                f"{marks[-1][0]} ({k} page visits, errors {counter[1]} {counter[2]}): "
+                f"{marks[-1][0]} ({k} page visits, errors {counter[1]}: {sorted(counter[2])}): "
                 f"RSS {marks[-1][1]:.0f} MB",
                 flush=True,
             )
         hwm = hwm_mb(proc.pid)
     finally:
         proc.terminate()
-        proc.wait(timeout=20)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=20)
     table = ["| when | RSS MB | 1-min load average |", "|---|---:|---:|"]
     table += [f"| {w} | {m:.0f} | {'–' if la != la else f'{la:.1f}'} |" for w, m, la in marks]
     a, b = marks[-2][1], marks[-1][1]
@@ -174,23 +184,18 @@ def cycle(args: argparse.Namespace) -> None:
         f"{marks[-1][0][6:]}: {b - a:+.0f} MB ({100 * (b - a) / a:+.1f} %); "
         f"errors {counter[1]}.",
     ]
-    print("\n".join(table))
-    if args.write:
-        head = (
-            f"{t_start}; {os.cpu_count()} cores; load average {load0[0]:.1f} at start "
-            f"(shared machine).\n\n`python bench/bench_memory.py --cycle {args.cycle} "
-            f"--concurrency {args.concurrency} --changes {args.changes}`: one `streamlit run` "
-            "on 127.0.0.1 with `OPENBLAS_NUM_THREADS=1` (as deploy/serve starts a replica) and "
-            "`--server.disconnectedSessionTTL=5`; each model page opened once (SmolLM2, "
-            f"MiniLM, multilingual-e5), then page visits across all {len(available_pages())} "
-            f"pages in turn, {args.concurrency} sessions at a time, each a page load and "
-            f"{args.changes} changes to new values (sliders; new sentences on /encoder; "
-            "Generate, 4 tokens, on /decoder); RSS 15 s after each count."
-        )
-        write_section(
-            "server memory: every model loaded, after 200 and 1,000 reruns",
-            head + "\n\n" + "\n".join(table),
-        )
+    head = (
+        f"{t_start}; {os.cpu_count()} cores; load average {load0[0]:.1f} at start (shared "
+        f"machine). `python bench/bench_memory.py --cycle {args.cycle} --concurrency "
+        f"{args.concurrency} --changes {args.changes}`: one `streamlit run` on 127.0.0.1 with "
+        "`OPENBLAS_NUM_THREADS=1` (as deploy/serve starts a replica) and "
+        "`--server.disconnectedSessionTTL=5`; each model page opened once (SmolLM2, MiniLM, "
+        f"multilingual-e5), then page visits across all {len(available_pages())} pages in "
+        f"turn, {args.concurrency} sessions at a time, each a page load and {args.changes} "
+        "changes to new values (sliders; new sentences on /encoder; Generate, 4 tokens, on "
+        "/decoder); RSS 15 s after each count."
+    )
+    print("\n" + head + "\n\n" + "\n".join(table))
 
 
 def hwm_mb(pid: int) -> float:

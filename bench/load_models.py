@@ -3,6 +3,8 @@
     .venv/bin/python bench/load_models.py                      # every scenario, 2 replicas
     .venv/bin/python bench/load_models.py --scenarios generate --replicas 2
     .venv/bin/python bench/load_models.py --url http://127.0.0.1:8501 --scenarios type
+    .venv/bin/python bench/load_models.py --scenarios generate --act-within 3   # a class's "now"
+    OPENBLAS_NUM_THREADS=1 taskset -c 1 .venv/bin/python bench/load_models.py --batch-probe 15
 
 Starts ``deploy/serve --replicas N`` on loopback (or uses ``--url``), opens /decoder and
 /encoder (both models) once on every replica so each has loaded its models, and then runs
@@ -23,6 +25,9 @@ protocol (``../shared/tools/st_load.py``'s ``SimSession``, imported from its pat
   presses Generate 20 times, 0.1 s apart, and one sets a 10,000-word prompt in the box and
   generates; on /encoder one sets a 10,000-word sentence in the box and one opens the page
   with 10,000 words in the URL. The others' figures must stay within budget.
+
+``--batch-probe N`` measures only what one decoding step costs for N generations under way,
+one after the other (as the app runs them) and batched (a prototype, not in the app).
 
 Budgets (2 replicas, 2 cores): first token p95 <= 3 s, all 16 tokens p95 <= 25 s, max <=
 1.5 x p95, 0 errors; the typed sentence redrawn p95 <= 2 s, 0 errors. Only ever talks to
@@ -49,7 +54,15 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from load_class import SERVE, TOOL, Sampler, cpu_s, machine_busy_s, rss_mb
+from load_class import (
+    SERVE,
+    TOOL,
+    Sampler,
+    cpu_s,
+    machine_busy_s,
+    rss_mb,
+    sessions_per_upstream,
+)
 
 
 def _import_tool(path: Path):
@@ -365,6 +378,7 @@ async def open_page(res: Result, url: str, page: str, timeout: float, delay: flo
     await sim.connect()
     out = await sim.load()
     res.load_s = time.perf_counter() - t
+    res.warnings += sim.alerts
     if out.exceptions:
         raise sl.AppError("; ".join(out.exceptions)[:300])
     if out.page_not_found:
@@ -398,6 +412,8 @@ async def student(
             go.set()
     try:
         await asyncio.wait_for(go.wait(), args.timeout)
+        # everyone at once, or spread over --act-within s (as a class does when told "now")
+        await asyncio.sleep(args.act_within * ((res.index * 0.618034) % 1.0))
         if sim is not None and res.error is None:
             await action(sim, res)
     except Exception as e:
@@ -409,17 +425,15 @@ async def student(
 
 async def generate_action(sim: Student, res: Result, args: argparse.Namespace) -> None:
     presses = 20 if res.role == "presser" else 1
-    requests = []
     if res.role == "flood-box":  # the essay in the prompt box, then Generate
-        requests.append((0.0, sim.typed("prompt", flood())))
-        runs = await sim.drive(requests, args.timeout)
-        requests = []
-    requests += [(0.1 * k, sim.click(GENERATE)) for k in range(presses)]
+        await sim.drive([(0.0, sim.typed("prompt", flood()))], args.timeout)
+        res.warnings += sim.alerts
+    requests = [(0.1 * k, sim.click(GENERATE)) for k in range(presses)]
     runs = await sim.drive(requests, args.timeout)
     res.runs = len(runs)
     gens = [r for r in runs if r.t_first_gen is not None]
     res.generations = len(gens)
-    res.warnings = list(sim.alerts)
+    res.warnings += sim.alerts
     if not gens:
         raise sl.AppError("no generated text on screen")
     res.first_s = gens[0].t_first_gen
@@ -433,7 +447,7 @@ async def type_action(
     runs = await sim.drive([(0.0, sim.typed("text", text))], args.timeout)
     res.runs = len(runs)
     res.last_s = runs[-1].t_finished
-    res.warnings = list(sim.alerts)
+    res.warnings += sim.alerts
     res.shown = word.encode() in sim.drawn  # in the charts' data or a text
     if res.role == "student" and not res.shown:
         raise sl.AppError(f"the page does not show {word!r} after typing it")
@@ -574,65 +588,161 @@ def thread_env(pid: int) -> str:
     return ", ".join(found) or "none set"
 
 
-def run_scenario(args: argparse.Namespace, name: str, abuse: bool, pids: Sequence[int]) -> dict:
-    """One scenario with CPU, RSS and load average around it."""
+def run_scenario(
+    args: argparse.Namespace, name: str, abuse: bool, replicas: Sequence[dict], log: Path | None
+) -> dict:
+    """One scenario, with the replicas' CPU and peak RSS, the sessions nginx sent to each,
+    the machine's busy time and the load average around it."""
+    pids = [p["pid"] for p in replicas]
+    offset = log.stat().st_size if log else 0
     cpu0 = {pid: cpu_s(pid) for pid in pids}
     busy0, t0, load0 = machine_busy_s(), time.monotonic(), os.getloadavg()
+    client0 = time.process_time()
     with Sampler(pids) as sampler:
         results = asyncio.run(scenario(args, name, abuse))
     wall = time.monotonic() - t0
-    cpu = {pid: cpu_s(pid) - cpu0[pid] for pid in pids}
     busy = machine_busy_s() - busy0
-    row = {
+    client = time.process_time() - client0
+    per = sessions_per_upstream(log, offset) if log else {}
+    return {
         "scenario": name + (" + abusers" if abuse else ""),
         "summary": summary(results, name == "generate"),
         "wall_s": wall,
-        "replica_cpu_s": [cpu[p] for p in pids],
-        "replica_peak_mb": [sampler.peak.get(p, 0.0) for p in pids],
+        "replicas": [
+            {
+                "port": p["port"],
+                "sessions": per.get(str(p["port"]), 0),
+                "cpu_s": cpu_s(p["pid"]) - cpu0[p["pid"]],
+                "peak_mb": sampler.peak.get(p["pid"], 0.0),
+            }
+            for p in replicas
+        ],
         "machine_busy_pct": 100 * busy / wall,
+        "client_cpu_s": client,
         "loadavg_before": load0,
         "loadavg_after": os.getloadavg(),
         "results": [asdict(r) for r in results],
     }
-    return row
 
 
 def report(row: dict) -> str:
+    """The scenario's figures, as a person reads them in the terminal."""
     s = row["summary"]
     generate = "first" in s
-    parts = [
+    out = [
         f"== {row['scenario']}: {s['ok']}/{s['students']} students ok, errors {s['errors']}, "
-        f"load p95 {s_(s['load']['p95'])} s"
+        f"page load p50 {s_(s['load']['p50'])} / p95 {s_(s['load']['p95'])} s"
     ]
+    last = s["last"]
     if generate:
-        f, last = s["first"], s["last"]
-        parts.append(
-            f"first token p50 {s_(f['p50'])} / p95 {s_(f['p95'])} / max {s_(f['max'])} s; "
-            f"last p50 {s_(last['p50'])} / p95 {s_(last['p95'])} / max {s_(last['max'])} s; "
-            f"tokens {s['tokens']}"
+        first = s["first"]
+        out.append(
+            f"first token p50 {s_(first['p50'])} / p95 {s_(first['p95'])} / max "
+            f"{s_(first['max'])} s; all tokens p50 {s_(last['p50'])} / p95 {s_(last['p95'])} / "
+            f"max {s_(last['max'])} s; tokens per student {s['tokens']}"
         )
     else:
-        last = s["last"]
-        parts.append(
+        out.append(
             f"redrawn p50 {s_(last['p50'])} / p95 {s_(last['p95'])} / max {s_(last['max'])} s"
         )
     for a in s["abusers"]:
-        parts.append(
-            f"  {a['role']}: runs {a['runs']}, generations {a['generations']}, last "
+        out.append(
+            f"  {a['role']}: script runs {a['runs']}, generations {a['generations']}, last "
             f"{s_(a['last_s'])} s, error {a['error']}, warnings "
-            f"{[w[:90] for w in a['warnings']]}"
+            f"{sorted({w[:100] for w in a['warnings']})}"
         )
-    for e in s["sample_errors"]:
-        parts.append(f"  error: {e}")
-    parts.append("  " + "; ".join(verdict(s, generate)))
-    cpu = ", ".join(f"{c:.1f}" for c in row["replica_cpu_s"])
-    peak = ", ".join(f"{m:.0f}" for m in row["replica_peak_mb"])
-    parts.append(
-        f"  wall {row['wall_s']:.1f} s; replica CPU s {cpu}; peak RSS MB {peak}; "
+    out += [f"  error: {e}" for e in s["sample_errors"]]
+    out.append("  " + "; ".join(verdict(s, generate)))
+    reps = "; ".join(
+        f":{r['port']} {r['sessions']} sessions, CPU {r['cpu_s']:.1f} s, peak RSS "
+        f"{r['peak_mb']:.0f} MB"
+        for r in row["replicas"]
+    )
+    out.append(
+        f"  wall {row['wall_s']:.1f} s; {reps}; load generator CPU {row['client_cpu_s']:.1f} s; "
         f"machine busy {row['machine_busy_pct']:.0f}% of a core; load average "
         f"{row['loadavg_before'][0]:.2f} -> {row['loadavg_after'][0]:.2f}"
     )
-    return "\n".join(parts)
+    return "\n".join(out)
+
+
+def markdown(rows: Sequence[dict]) -> str:
+    """One table row per scenario (seconds), for bench/RESULTS.md."""
+    out = [
+        "| scenario | students ok | errors | first token p50 / p95 / max | all tokens or redrawn "
+        "p50 / p95 / max | replica CPU s | load generator CPU s | machine busy, % of a core "
+        "| load average before → after |",
+        "|---|---:|---:|---|---|---|---:|---:|---|",
+    ]
+    for row in rows:
+        s = row["summary"]
+
+        def three(key: str, s: dict = s) -> str:
+            if key not in s:
+                return "–"
+            return " / ".join(s_(s[key][q]) for q in ("p50", "p95", "max"))
+
+        cpu = " + ".join(f"{r['cpu_s']:.1f}" for r in row["replicas"]) or "–"
+        la, lb = row["loadavg_before"][0], row["loadavg_after"][0]
+        out.append(
+            f"| {row['scenario']} | {s['ok']}/{s['students']} | {s['errors']} | {three('first')} "
+            f"| {three('last')} | {cpu} | {row['client_cpu_s']:.1f} "
+            f"| {row['machine_busy_pct']:.0f} | {la:.2f} → {lb:.2f} |"
+        )
+    return "\n".join(out)
+
+
+def batch_probe(sessions: int, repeats: int = 5) -> str:
+    """What one decoding step costs for ``sessions`` generations under way: one after the
+    other, as the app runs them, and as one batched step that reads the weights once for
+    all (a prototype put together from core.llama's public pieces, not in the app), in
+    CPU seconds of this process. Run it on one core with OPENBLAS_NUM_THREADS=1."""
+    import numpy as np
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import core.llama as llama
+    from core.kv_cache import gqa_decode_step
+    from models import smollm
+
+    m = smollm.load()
+    w, cfg = m.weights, m.weights.config
+    states = []  # (the next token's input, the caches after the prompt) per generation
+    for k in range(sessions):
+        ids = smollm.encode(m, PROMPTS[k % len(PROMPTS)])
+        logits, _, caches = llama.decode(w, ids, llama.empty_caches(cfg))
+        states.append((int(np.argmax(logits[-1])), caches))
+
+    def one_by_one() -> list[int]:
+        return [int(np.argmax(llama.decode(w, [tok], c)[0][-1])) for tok, c in states]
+
+    def batched() -> list[int]:
+        x = w.embed[[tok for tok, _ in states]]  # (B, d_model)
+        positions = np.array([len(c[0]) for _, c in states])  # (B,) each its own position
+        for i, layer in enumerate(w.layers):
+            q, k, v = llama.rotated_qkv(x, layer, cfg, positions)  # (h or h_kv, B, d_head)
+            mixed = [
+                gqa_decode_step(q[:, b : b + 1], k[:, b : b + 1], v[:, b : b + 1], c[i])[0]
+                for b, (_, c) in enumerate(states)
+            ]  # each (h, 1, d_head): attention over its own cache
+            x = llama.finish_block(x, np.concatenate(mixed, axis=1), layer, cfg)
+        return [int(t) for t in np.argmax(llama.output_logits(x, w), axis=-1)]
+
+    same = one_by_one() == batched()
+
+    def cost(fn) -> float:
+        times = []
+        for _ in range(repeats):
+            start = time.process_time()
+            fn()
+            times.append(time.process_time() - start)
+        return min(times)
+
+    apart, together = cost(one_by_one), cost(batched)
+    return (
+        f"{sessions} generations, one decoding step each ({thread_env(os.getpid())}): one after "
+        f"the other {1000 * apart:.0f} ms CPU, batched {1000 * together:.0f} ms CPU "
+        f"({apart / together:.1f}x); same tokens: {same}"
+    )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -648,6 +758,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=5.0,
         help="the students open the page within this many s (%(default)s)",
     )
+    p.add_argument(
+        "--act-within",
+        type=float,
+        default=0.0,
+        help="the students press Generate / type within this many s; 0 = at the same moment",
+    )
     p.add_argument("--port", type=int, default=8861, help="nginx port (%(default)s)")
     p.add_argument(
         "--url",
@@ -660,6 +776,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--pause", type=float, default=5.0, help="s between scenarios (%(default)s)")
     p.add_argument("--json", type=Path, default=None, help="write every figure here")
+    p.add_argument(
+        "--batch-probe",
+        type=int,
+        default=0,
+        help="only measure one decoding step for this many generations, apart and batched",
+    )
     args = p.parse_args(argv)
     if args.url and not sl.is_loopback(urllib.parse.urlsplit(args.url).hostname or ""):
         p.error("--url must be a loopback address")
@@ -668,6 +790,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.batch_probe:
+        print(batch_probe(args.batch_probe))
+        return 0
     print(
         f"{os.cpu_count()} cores; load average at start "
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}",
@@ -678,7 +803,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         plan += [("generate", True), ("type", True)] if name == "abuse" else [(name, False)]
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="load_models-") as tmp:
-        run_dir, pids, deployed = Path(tmp) / "deploy", [], not args.url
+        run_dir, replicas, deployed = Path(tmp) / "deploy", [], not args.url
         try:
             if deployed:
                 replicas = start_deploy(args, run_dir)
@@ -688,14 +813,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                     asyncio.run(warm(f"http://127.0.0.1:{p['port']}", args.timeout))
                 print("replicas warm: RSS MB " + ", ".join(f"{rss_mb(p):.0f}" for p in pids))
                 args.url = f"http://127.0.0.1:{args.port}"
+            log = run_dir / "access.log" if deployed else None
             for k, (name, abuse) in enumerate(plan):
                 if k:
                     time.sleep(args.pause)
-                rows.append(run_scenario(args, name, abuse, pids))
+                rows.append(run_scenario(args, name, abuse, replicas, log))
                 print(report(rows[-1]), flush=True)
         finally:
             if deployed:
                 stop_deploy(args, run_dir)
+    print("\n" + markdown(rows))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1, default=str))
     return 0 if all(r["summary"]["errors"] == 0 for r in rows) else 1
