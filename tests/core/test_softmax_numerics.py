@@ -14,6 +14,7 @@ from core.softmax_numerics import (
     first_nonfinite_row,
     largest_exp_argument,
     mask_last,
+    naive_break,
     scale_sweep,
 )
 
@@ -183,3 +184,20 @@ def test_largest_exp_argument_grows_naively_and_stays_zero_when_stable():
     naive, stable = largest_exp_argument([-np.inf, 1.0], [3.0])
     np.testing.assert_allclose(naive, [3.0])
     np.testing.assert_array_equal(stable, [0.0])
+
+
+def test_naive_break_of_2_1_point1_is_an_overflow_at_scale_355():
+    found = naive_break([2.0, 1.0, 0.1], np.arange(1, 1001))
+    assert (found.index, found.scale) == (354, 355.0)
+    assert found.overflow and found.top == pytest.approx(710.0) and found.top > EXP_OVERFLOW
+
+
+def test_naive_break_of_very_negative_logits_is_an_underflow():
+    found = naive_break([-2.0, -3.0], [100.0, 400.0])  # at 400 every exp(-800..) is 0: 0/0
+    assert (found.index, found.scale) == (1, 400.0)
+    assert not found.overflow and found.top == pytest.approx(-800.0) and found.top < EXP_UNDERFLOW
+
+
+def test_naive_break_of_small_logits_never_happens():
+    found = naive_break([0.5, 0.1], np.arange(1, 11))
+    assert found == found.__class__(-1, 0.0, 0.0, False)

@@ -2,7 +2,9 @@
 
 Parsing what a user typed is UI work, so :func:`parse_logits` lives here. It is pure (no
 Streamlit) and returns either the numbers or a reason that the page turns into a translated
-warning.
+warning. What the notes point out (the largest probability, what a mask leaves, where the
+naive formula breaks) is computed in :mod:`core.softmax_findings` and
+:mod:`core.softmax_numerics`; this module words it.
 """
 
 import math
@@ -17,12 +19,13 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 import core
+from core.softmax_findings import mask_effect, temperature_effect
 from core.softmax_numerics import (
     EXP_OVERFLOW,
     EXP_UNDERFLOW,
-    first_nonfinite_row,
+    NaiveBreak,
     largest_exp_argument,
-    scale_sweep,
+    naive_break,
 )
 from ui import charts
 from ui.context import PageContext
@@ -487,11 +490,6 @@ def mask_chart(
     }
 
 
-def exact_zeros(p: np.ndarray, masked: np.ndarray) -> bool:
-    """Whether every masked (−∞) entry got a probability of exactly 0."""
-    return bool(np.all(p[np.isneginf(masked)] == 0.0))
-
-
 def matrix_chart(
     panels: dict[str, np.ndarray],
     tokens: Sequence[str],
@@ -511,28 +509,22 @@ def matrix_chart(
     return charts.concat(maps, spacing=30, resolve={"scale": {"color": "shared"}})
 
 
-def peak(weights: np.ndarray) -> float:
-    """The largest weight in a matrix."""
-    return float(np.max(weights))
-
-
 def mask_choice(n: int) -> Choice:
     """How many trailing entries to mask: ``0..n``; masks the last two by default."""
     return Choice("masked", str(min(2, n - 1)), tuple(str(i) for i in range(n + 1)))
 
 
 def mask_notices(t: Translator, masked: np.ndarray, after: np.ndarray) -> list[str]:
-    """The "what to notice" items of the masking step, with live numbers."""
-    count = int(np.sum(np.isneginf(masked)))
-    if count == 0:
-        return [t("softmax.notice_no_mask"), t("softmax.notice_renorm", s=num(total(after)))]
-    if count == len(masked):
-        return [t("softmax.notice_all_masked", s=num(total(after)))]
-    exact = "softmax.notice_exact_zero" if exact_zeros(after, masked) else "softmax.notice_not_zero"
-    return [
-        t(exact, k=count, zero=repr(float(np.max(after[np.isneginf(masked)])))),
-        t("softmax.notice_renorm", s=num(total(after))),
-    ]
+    """The "what to notice" items of the masking step, with live numbers
+    (:func:`core.softmax_findings.mask_effect`)."""
+    found = mask_effect(masked, after)
+    renorm = t("softmax.notice_renorm", s=num(found.total))
+    if found.none:
+        return [t("softmax.notice_no_mask"), renorm]
+    if found.all:
+        return [t("softmax.notice_all_masked", s=num(found.total))]
+    exact = "softmax.notice_exact_zero" if found.exact_zero else "softmax.notice_not_zero"
+    return [t(exact, k=found.count, zero=repr(found.largest_masked)), renorm]
 
 
 # ---- controls and cached computations ---------------------------------------------------------
@@ -573,30 +565,22 @@ def lesson_trace(temperature: float) -> tuple[list[str], dict[str, object]]:
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def stability_sweep(logits: tuple[float, ...]) -> dict[str, object]:
-    """Where the naive softmax of ``logits × s`` first breaks, and the chart's curves."""
-    naive, _ = scale_sweep(logits, SCALES)
+    """Where the naive softmax of ``logits × s`` first breaks
+    (:func:`core.softmax_numerics.naive_break`), and the chart's curves."""
     naive_arg, stable_arg = largest_exp_argument(logits, SWEEP_SCALES)
-    first_bad = first_nonfinite_row(naive)
-    # The largest exponent where it breaks: exp gives +inf (inf/inf = NaN) only above
-    # EXP_OVERFLOW; below it the row broke because every term was 0 (0/0).
-    top = float(largest_exp_argument(logits, SCALES[[first_bad]])[0][0]) if first_bad >= 0 else 0.0
-    return {
-        "first_bad": first_bad,
-        "overflow": top > EXP_OVERFLOW,
-        "top": top,
-        "naive": naive_arg,
-        "stable": stable_arg,
-    }
+    return {"break": naive_break(logits, SCALES), "naive": naive_arg, "stable": stable_arg}
 
 
 def bars_notices(
     t: Translator, sums: dict[str, float], temp: float, probs_a: np.ndarray, at_one: np.ndarray
 ) -> list[str]:
-    """The "what to notice" items of the logits -> probabilities step."""
-    p, p1 = num(peak(probs_a)), num(peak(at_one))
-    if np.ptp(at_one) == 0:  # equal logits: no temperature changes anything
+    """The "what to notice" items of the logits -> probabilities step
+    (:func:`core.softmax_findings.temperature_effect`)."""
+    found = temperature_effect(probs_a, at_one, temp)
+    p, p1 = num(found.peak), num(found.peak_at_one)
+    if found.flat:  # equal logits: no temperature changes anything
         temperature = t("softmax.notice_temperature_flat", p=p)
-    elif abs(temp - 1.0) < 1e-9:  # the slider steps in 0.05: compare with a tolerance
+    elif found.at_one:
         temperature = t("softmax.notice_temperature_one", p=p)
     else:
         temperature = t("softmax.notice_temperature", T=f"{temp:.2f}", p=p, p1=p1)
@@ -604,11 +588,13 @@ def bars_notices(
 
 
 def matrix_notices(t: Translator, mats: dict[str, np.ndarray], temp: float) -> list[str]:
-    """The "what to notice" items of the score-matrix step."""
-    p1, p = num(peak(mats["weights_t1"])), num(peak(mats["weights_t"]))
+    """The "what to notice" items of the score-matrix step
+    (:func:`core.softmax_findings.temperature_effect` over the whole matrix)."""
+    found = temperature_effect(mats["weights_t"], mats["weights_t1"], temp)
+    p1, p = num(found.peak_at_one), num(found.peak)
     first = (
         t("softmax.notice_matrix_same", p1=p1)
-        if abs(temp - 1.0) < 1e-9
+        if found.at_one
         else t("softmax.notice_matrix_peak", p1=p1, T=f"{temp:.2f}", p=p)
     )
     return [first, t("softmax.notice_matrix_rows")]
@@ -618,16 +604,16 @@ def stability_notices(t: Translator, sweep: dict[str, object], stable_p: np.ndar
     """The "what to notice" items of the naive-vs-stable step: where the naive version first
     breaks (:func:`stability_sweep`), by overflow (large logits) or by underflow (every
     logit very negative)."""
-    first_bad = int(sweep["first_bad"])
-    if first_bad < 0:
+    broken: NaiveBreak = sweep["break"]
+    if broken.index < 0:
         broke = t("softmax.notice_never")
-    elif sweep["overflow"]:
-        broke = t("softmax.notice_breaks", s=int(SCALES[first_bad]), limit=f"{EXP_OVERFLOW:.2f}")
+    elif broken.overflow:
+        broke = t("softmax.notice_breaks", s=int(broken.scale), limit=f"{EXP_OVERFLOW:.2f}")
     else:
         broke = t(
             "softmax.notice_breaks_under",
-            s=int(SCALES[first_bad]),
-            top=charts.fmt(float(sweep["top"]), 2),
+            s=int(broken.scale),
+            top=charts.fmt(broken.top, 2),
             limit=charts.fmt(EXP_UNDERFLOW, 2),
         )
     return [broke, t("softmax.notice_stable", s=num(total(stable_p)), nan=t("softmax.nan"))]

@@ -1,0 +1,58 @@
+"""core.softmax_findings: what a temperature and a mask do to a softmax row."""
+
+import numpy as np
+import pytest
+
+from core.softmax_findings import mask_effect, temperature_effect
+from core.softmax_numerics import mask_last, softmax
+
+
+def test_temperature_effect_names_the_largest_probability_at_t_and_at_one():
+    x = np.array([2.0, 1.0, 0.1])
+    found = temperature_effect(softmax(x, temperature=0.5), softmax(x), 0.5)
+    assert found.peak == pytest.approx(softmax(x / 0.5).max())
+    assert found.peak_at_one == pytest.approx(0.659, abs=1e-3)
+    assert found.peak > found.peak_at_one and not found.flat and not found.at_one
+
+
+def test_temperature_effect_at_one_within_the_slider_tolerance():
+    x = softmax(np.array([1.0, 0.0]))
+    assert temperature_effect(x, x, 1.0).at_one
+    assert temperature_effect(x, x, 1.0 + 1e-12).at_one
+    assert not temperature_effect(x, x, 1.05).at_one
+
+
+def test_equal_logits_are_flat_whatever_the_temperature():
+    even = softmax(np.zeros(4))
+    found = temperature_effect(softmax(np.zeros(4), temperature=3.0), even, 3.0)
+    assert found.flat and found.peak == found.peak_at_one == 0.25
+
+
+def test_temperature_effect_over_a_matrix_takes_the_peak_of_all_rows():
+    scores = np.array([[1.0, 0.0], [5.0, 0.0]])
+    found = temperature_effect(softmax(scores, temperature=2.0), softmax(scores), 2.0)
+    assert found.peak_at_one == pytest.approx(softmax(scores)[1, 0])
+    assert found.peak == pytest.approx(softmax(scores / 2.0)[1, 0])
+
+
+def test_mask_effect_counts_the_masked_entries_and_their_exact_zeros():
+    masked = mask_last([2.1, 0.3, 0.1, 0.8, 0.2], 2)
+    found = mask_effect(masked, softmax(masked))
+    assert (found.count, found.n) == (2, 5) and not found.none and not found.all
+    assert found.exact_zero and found.largest_masked == 0.0
+    assert found.total == pytest.approx(1.0)
+
+
+def test_mask_effect_of_no_mask_and_of_a_fully_masked_row():
+    logits = np.array([1.0, 2.0])
+    none = mask_effect(logits, softmax(logits))
+    assert none.none and none.count == 0 and none.largest_masked == 0.0 and none.exact_zero
+    masked = mask_last(logits, 2)
+    every = mask_effect(masked, softmax(masked))
+    assert every.all and every.total == 0.0  # the all-masked policy: a row of zeros
+
+
+def test_mask_effect_reports_a_masked_entry_that_is_not_exactly_zero():
+    masked = np.array([0.0, -np.inf])
+    found = mask_effect(masked, np.array([0.9, 0.1]))  # not what softmax gives: a wrong answer
+    assert not found.exact_zero and found.largest_masked == 0.1
