@@ -3,7 +3,7 @@ why the scores are divided by √d_k."""
 
 import streamlit as st
 
-from core.training import snapshot_steps
+from core.training import nearest_snapshot, snapshot_steps
 from ui import charts
 from ui.blocks import fragment, frame, header, intro, link, notice
 from ui.context import PageContext
@@ -120,7 +120,7 @@ def scrub(ctx: PageContext, on_screen: bool) -> None:
             if not ctx.presenter:
                 st.subheader(t("training.s_scrub"))
                 st.markdown(t("training.scrub_text"))
-        index = tv.snapshot_index(runs[0], at)
+        index = nearest_snapshot(runs[0], at)
         space = tv.chart_room(ctx, runs, snapshot=True)
         with f.chart:
             charts.show_cached(ctx, tv.run_chart, t, runs, index, ctx.presenter, space=space)

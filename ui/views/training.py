@@ -14,7 +14,21 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core.training import TASKS, History, Snapshot, TrainConfig, loss_at, run, steps_to, train_live
+from core.training import (
+    TASKS,
+    History,
+    Snapshot,
+    TrainConfig,
+    learns_slower,
+    loss_at,
+    probe_correct,
+    run,
+    scaling_effect,
+    sharpening,
+    snapshot_at,
+    steps_to,
+    train_live,
+)
 from ui import charts
 from ui.blocks import Frame, notice
 from ui.context import PageContext
@@ -225,8 +239,7 @@ def probe_title(t: Translator, h: History, snap: Snapshot) -> str:
             pos=right + 1,
             pred=int(snap.probe_pred[0]),
         )
-    ok = int((snap.probe_pred == p.y[0]).sum())
-    return t("training.probe_max", ok=ok, n=h.config.n)
+    return t("training.probe_max", ok=probe_correct(h, snap), n=h.config.n)
 
 
 # ---- charts ---------------------------------------------------------------------------------
@@ -332,7 +345,7 @@ def run_chart(
     (None: the latest), marked on the curves."""
     total = runs[0].config.steps
     labels = [run_label(t, h.config) for h in runs]
-    snaps = [h.snapshots[-1 if index is None else min(index, len(h.snapshots) - 1)] for h in runs]
+    snaps = [h.snapshots[-1] if index is None else snapshot_at(h, index) for h in runs]
     marker = None if index is None else snaps[0].step
     top = max(
         [np.log(runs[0].config.n_symbols) * 1.15, *(h.loss.max() for h in runs if h.completed)]
@@ -396,11 +409,6 @@ def stops(config: TrainConfig) -> tuple[int, ...]:
     indices)."""
     k = config.snapshots
     return tuple(dict.fromkeys((0, max(1, round(k / 10)), round(k / 3), k)))
-
-
-def snapshot_index(h: History, step: int) -> int:
-    """The snapshot nearest to ``step``."""
-    return int(np.argmin(np.abs(np.array(snapshot_steps(h)) - step)))
 
 
 def at_slider(ctx: PageContext, config: TrainConfig) -> int:
@@ -481,7 +489,7 @@ def metrics(ctx: PageContext, runs: tuple[History, ...], index: int) -> None:
     """Loss, accuracy, weight on the right position, entropy and score spread at a snapshot,
     one row of metrics per run (on a projector two runs share one compact table)."""
     t = ctx.t
-    snaps = [h.snapshots[min(index, len(h.snapshots) - 1)] for h in runs]
+    snaps = [snapshot_at(h, index) for h in runs]
     rows = [
         (
             (t("training.m_loss"), f"{s.loss:.3f}"),
@@ -522,8 +530,8 @@ def snapshot_notice(ctx: PageContext, runs: tuple[History, ...], index: int) -> 
     """What to notice at a snapshot (shorter on a projector: the metrics row is above)."""
     t, h = ctx.t, runs[0]
     short = "_short" if ctx.presenter else ""
-    first, s = h.snapshots[0], h.snapshots[min(index, len(h.snapshots) - 1)]
-    n_keys = h.config.n_pairs if h.config.task == "recall" else h.config.n
+    found = sharpening(h, index)
+    first, s = found.first, found.now
     items = [
         t(
             f"training.notice_sharpen{short}",
@@ -532,7 +540,7 @@ def snapshot_notice(ctx: PageContext, runs: tuple[History, ...], index: int) -> 
             f=f"{s.focus:.2f}",
             e0=f"{first.entropy:.2f}",
             e=f"{s.entropy:.2f}",
-            uniform=f"{np.log(n_keys):.2f}",
+            uniform=f"{found.uniform:.2f}",
         ),
         t(f"training.notice_spread{short}", s0=f"{first.score_std:.2f}", s=f"{s.score_std:.2f}"),
     ]
@@ -603,14 +611,7 @@ def why_table(t: Translator, runs: tuple[History, ...]) -> pd.DataFrame:
     return frame.rename_axis(t("training.w_measure")).reset_index()
 
 
-def _learns_slower(unscaled: int | None, scaled: int | None) -> str:
-    """How the unscaled run's steps to 95 % compare with the scaled one's: ``"slower"``,
-    ``"not_slower"``, or ``"neither"`` (no run got there)."""
-    if unscaled is None and scaled is None:
-        return "neither"
-    if unscaled is None or (scaled is not None and unscaled > scaled):
-        return "slower"
-    return "not_slower"
+_learns_slower = learns_slower  # its old name here (tests/app/test_training.py)
 
 
 def why_notice(ctx: PageContext, runs: tuple[History, ...]) -> list[str]:
@@ -626,9 +627,10 @@ def why_notice(ctx: PageContext, runs: tuple[History, ...]) -> list[str]:
             return t("training.reach_never", steps=h.config.steps)
         return t("training.reach_at", step=hit)
 
-    g_s, g_u = big_s.snapshots[0].grad_median, big_u.snapshots[0].grad_median
-    gradient = "why_gradient" if g_u < g_s else "why_gradient_not_less"
-    slower = _learns_slower(steps_to(big_u), steps_to(big_s))
+    effect = scaling_effect(big_s, big_u)
+    g_s, g_u = effect.grad_scaled, effect.grad_unscaled
+    gradient = "why_gradient" if effect.less_gradient else "why_gradient_not_less"
+    pct = "—" if effect.grad_percent is None else f"{effect.grad_percent:.0f}"
     return [
         t(
             f"training.why_saturated{short}",
@@ -641,10 +643,10 @@ def why_notice(ctx: PageContext, runs: tuple[History, ...]) -> list[str]:
             f"training.{gradient}{short}",
             g_s=f"{g_s:.2f}",
             g_u=f"{g_u:.2f}",
-            pct=f"{100 * g_u / g_s:.0f}" if g_s > 0 else "—",
+            pct=pct,
         ),
         t(
-            f"training.why_{slower}{short}",
+            f"training.why_{effect.slower}{short}",
             s=reach(big_s),
             u=reach(big_u),
             steps=big_s.config.steps,
