@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import core
+from core.masks import row_sums
 from ui import charts
 from ui import steps as stepbar
 from ui.blocks import frame, header, intro, link, notice
@@ -118,7 +119,7 @@ def pipeline(on_screen: bool) -> None:
             )
             st.caption(t(f"home.step_{name}_text"))
             link(ctx, target)
-    row_sum = float(trace.weights[0].sum())
+    row_sum = float(row_sums(trace.weights)[0])  # the first query's weights
     notice(
         ctx,
         [
