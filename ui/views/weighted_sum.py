@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core.attention import RowMix, other_terms, top_terms
+from core.attention import RowMix, SumTerms, row_leaders, sum_terms
 from ui import charts
 from ui.blocks import link, notice
 from ui.charts import vector_tex as vec_tex
@@ -181,10 +181,10 @@ def what_to_notice(ctx: PageContext, tokens: Sequence[str], i: int, mix: RowMix)
     longer value vector can give the bigger piece), that the weights average the values,
     and the output's width."""
     t = ctx.t
-    top = int(top_terms(mix.weights, 1)[0])
-    big = int(top_terms(mix.sizes, 1)[0])
+    lead = row_leaders(mix)  # core.attention: the largest weight, the biggest piece
+    top, big = lead.top, lead.big
     largest = t(
-        "weighted_sum.notice_top" if big == top else "weighted_sum.notice_top_other",
+        "weighted_sum.notice_top" if lead.same else "weighted_sum.notice_top_other",
         token=plain(tokens[i]),
         top=plain(tokens[top]),
         w=f"{mix.weights[top]:.3f}",
@@ -199,36 +199,36 @@ def what_to_notice(ctx: PageContext, tokens: Sequence[str], i: int, mix: RowMix)
     ]
 
 
+def shown_terms(mix: RowMix, v: np.ndarray) -> SumTerms:
+    """Which terms :func:`sum_tex` writes out (:func:`core.attention.sum_terms`): every term
+    up to :data:`ALL_TERMS_UP_TO` keys, else the :data:`TOP_TERMS` largest and the rest summed."""
+    return sum_terms(mix.weights, v, ALL_TERMS_UP_TO, TOP_TERMS)
+
+
 def sum_tex(i: int, mix: RowMix, v: np.ndarray) -> str:
     """``o_i = Σ_j α_ij v_j`` written out with the live numbers, one term per line.
 
     Short sentences show every term in token order; longer ones the largest
-    :data:`TOP_TERMS` and then the remaining terms summed into one vector.
+    :data:`TOP_TERMS` and then the remaining terms summed into one vector (:func:`shown_terms`).
     """
-    n = len(mix.weights)
-    keep = np.arange(n) if n <= ALL_TERMS_UP_TO else top_terms(mix.weights, TOP_TERMS)
+    terms = shown_terms(mix, v)
     lines = [rf"o_{{{i}}} &= \sum_{{j}} \alpha_{{{i}j}}\, v_j"]
-    for k, j in enumerate(keep):
+    for k, j in enumerate(terms.shown):
         sign = "=" if k == 0 else "+"
         term = rf"{mix.weights[j]:.3f}\cdot\underbrace{{{vec_tex(v[j])}}}_{{v_{{{j}}}}}"
         lines.append(rf"&{sign} {term}")
-    if len(keep) < n:
-        rest, _ = other_terms(mix.weights, v, keep)
-        shown = ",".join(str(j) for j in keep)
-        lines.append(
-            rf"&+ \sum_{{j\,\notin\,\{{{shown}\}}}} \alpha_{{{i}j}}\, v_j = {vec_tex(rest)}"
-        )
+    if terms.folded:
+        shown = ",".join(str(j) for j in terms.shown)
+        rest = vec_tex(terms.rest)
+        lines.append(rf"&+ \sum_{{j\,\notin\,\{{{shown}\}}}} \alpha_{{{i}j}}\, v_j = {rest}")
     lines.append(rf"&= {vec_tex(mix.output)}")
     return r"\begin{aligned}" + r"\\[2pt]".join(lines) + r"\end{aligned}"
 
 
 def rest_of_sum(mix: RowMix, v: np.ndarray) -> tuple[int, float] | None:
     """How many terms :func:`sum_tex` folded into one line, and their total weight."""
-    n = len(mix.weights)
-    if n <= ALL_TERMS_UP_TO:
-        return None
-    _, weight = other_terms(mix.weights, v, top_terms(mix.weights, TOP_TERMS))
-    return n - TOP_TERMS, weight
+    terms = shown_terms(mix, v)
+    return (terms.folded, terms.rest_weight) if terms.folded else None
 
 
 def column(values: np.ndarray) -> np.ndarray:
