@@ -13,13 +13,21 @@ def polar_query(angle_deg: float, length: float) -> np.ndarray:
     return length * np.array([np.cos(a), np.sin(a)])
 
 
+def lookup_scores(query: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """How well each key matches the query: the dot products ``k_j · q``.
+
+    Shapes: ``query`` ``(d,)``, ``keys`` ``(m, d)`` -> ``(m,)``.
+    """
+    return keys @ query
+
+
 def hard_lookup(query: np.ndarray, keys: np.ndarray, values: np.ndarray) -> tuple[int, np.ndarray]:
     """Return the single best-matching row: ``argmax_j q·k_j`` and its value.
 
     Shapes: ``query`` ``(d,)``, ``keys`` ``(m, d)``, ``values`` ``(m, d_v)`` -> ``(index,
     value (d_v,))``. Ties go to the first row.
     """
-    index = int(np.argmax(keys @ query))
+    index = int(np.argmax(lookup_scores(query, keys)))
     return index, values[index]
 
 
@@ -32,7 +40,7 @@ def soft_lookup(
     (m,), blended value (d_v,))``. As ``temperature → 0`` the weights become one-hot on the
     :func:`hard_lookup` row; as it grows they approach uniform.
     """
-    weights = softmax(keys @ query, temperature=temperature)  # (m,)
+    weights = softmax(lookup_scores(query, keys), temperature=temperature)  # (m,)
     return weights, weights @ values
 
 
@@ -63,14 +71,6 @@ def capital_table() -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
     return ids, keys, values
 
 
-def lookup_scores(query: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """How well each key matches the query: the dot products ``k_j · q``.
-
-    Shapes: ``query`` ``(d,)``, ``keys`` ``(m, d)`` -> ``(m,)``.
-    """
-    return keys @ query
-
-
 def temperature_sweep(
     query: np.ndarray, keys: np.ndarray, lo_exp: float = -2.0, hi_exp: float = 2.0, count: int = 81
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -80,7 +80,7 @@ def temperature_sweep(
     with ``t = count``, temperatures evenly spaced on a log scale.
     """
     temperatures = np.logspace(lo_exp, hi_exp, count)  # (t,)
-    scores = keys @ query  # (m,)
+    scores = lookup_scores(query, keys)  # (m,)
     weights = softmax(scores[None, :] / temperatures[:, None])  # (t, m)
     return temperatures, weights
 

@@ -21,6 +21,11 @@ def _as_float(x: np.ndarray | list) -> np.ndarray:
     return arr if np.issubdtype(arr.dtype, np.floating) else arr.astype(np.float64)
 
 
+def _scaled_rows(x: np.ndarray | list, scales: np.ndarray | list) -> np.ndarray:
+    """``x * s`` for every scale ``s``, one row each. Shapes: ``(n,)``, ``(s,)`` -> ``(s, n)``."""
+    return np.asarray(scales, dtype=float)[:, None] * _as_float(x)[None, :]  # (s, n)
+
+
 def softmax(x: np.ndarray | list, axis: int = -1, temperature: float = 1.0) -> np.ndarray:
     """Numerically stable softmax of ``x / temperature`` along ``axis``.
 
@@ -58,7 +63,7 @@ def scale_sweep(x: np.ndarray | list, scales: np.ndarray | list) -> tuple[np.nda
     Shapes: ``x`` ``(n,)``, ``scales`` ``(s,)`` -> ``(naive (s, n), stable (s, n))``. The naive
     rows turn NaN once ``exp`` overflows; the stable rows stay a distribution.
     """
-    z = np.asarray(scales, dtype=float)[:, None] * _as_float(x)[None, :]  # (s, n)
+    z = _scaled_rows(x, scales)  # (s, n)
     return softmax_naive(z), softmax(z)
 
 
@@ -115,7 +120,7 @@ def largest_exp_argument(
     one grows with ``s`` until it passes :data:`EXP_OVERFLOW`; the stable one stays 0
     (``-inf`` for an all-masked ``x``).
     """
-    z = np.asarray(scales, dtype=float)[:, None] * _as_float(x)[None, :]  # (s, n)
+    z = _scaled_rows(x, scales)  # (s, n)
     naive = np.max(z, axis=-1)  # (s,)
     shift = np.where(np.isfinite(naive), naive, 0.0)  # (s,)
     return naive, np.max(z - shift[:, None], axis=-1)
