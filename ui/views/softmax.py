@@ -19,6 +19,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 import core
+from core.masks import row_sums
 from core.softmax_findings import mask_effect, temperature_effect
 from core.softmax_numerics import (
     EXP_OVERFLOW,
@@ -134,8 +135,8 @@ def big(value: float, nan: str = "NaN") -> str:
 
 
 def total(values: np.ndarray) -> float:
-    """The sum of a probability row, as shown next to it."""
-    return float(np.sum(values))
+    """The sum of a probability row, as shown next to it (:func:`core.masks.row_sums`)."""
+    return float(row_sums(values))
 
 
 def vector(values: np.ndarray) -> str:
