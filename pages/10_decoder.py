@@ -8,7 +8,7 @@ from ui import prompt as typed
 from ui.blocks import Frame, folded, fragment, frame, header, intro, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
-from ui.sentence import settings_box
+from ui.sentence import settings_box, step_box
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import decoder as dv
@@ -45,7 +45,7 @@ def content(ctx: PageContext) -> None:
         else:
             f = frame(ctx, 2 / 3)
             lead(f, 1)
-            with dv.step_box(ctx, t("decoder.s1_controls"), f.notes):
+            with step_box(ctx, True, t("decoder.s1_controls"), f.notes):
                 layer, head, query = dv.head_controls(ctx, model, prompt)
             result = dv.run(prompt.ids)
             overview = dv.query_rows(result.attention, query)
@@ -74,7 +74,7 @@ def content(ctx: PageContext) -> None:
             with f.lead:
                 dv.step_text(ctx, 2, a=dv.LESSON, b=dv.WIDE)
                 dv.fixed_pair_note(ctx, prompt)
-            with dv.step_box(ctx, t("decoder.s2_controls"), f.lead):  # a slide: above the chart
+            with step_box(ctx, True, t("decoder.s2_controls"), f.lead):  # a slide: above the chart
                 adj_layer, adj_head = dv.adjective_controls(ctx, model)
             why = dv.why(layer, head, adj_layer, adj_head)
             rows = [
@@ -98,7 +98,7 @@ def content(ctx: PageContext) -> None:
         else:
             f = frame(ctx, 0.6)
             lead(f, 3)
-            with dv.step_box(ctx, t("decoder.s3_controls"), f.notes):
+            with step_box(ctx, True, t("decoder.s3_controls"), f.notes):
                 other = dv.prompt_input(ctx, dv.SINK_PROMPT, t("decoder.sink_prompt"))
             pairs = [(p, dv.sink(dv.run(p.ids).attention)) for p in (prompt, other)]
             shares = [(p, s) for p, s in pairs if s is not None]
@@ -124,9 +124,9 @@ def content(ctx: PageContext) -> None:
             lead(f, 4)
             with f.lead:
                 dv.step_text(ctx, 4, **sz)
-            with dv.step_box(ctx, t("decoder.s4_controls"), f.chart):
+            with step_box(ctx, True, t("decoder.s4_controls"), f.chart):
                 temperature = dv.next_controls(ctx)
-            with dv.step_box(ctx, None, f.notes):  # students: the same box
+            with step_box(ctx, True, None, f.notes):  # students: the same box
                 settings, use_cache = dv.gen_controls(ctx, prompt, temperature)
                 pressed = st.button(
                     t("decoder.generate"), type="primary", icon=":material/play_arrow:"
@@ -149,7 +149,7 @@ def content(ctx: PageContext) -> None:
             lead(f, 5)
             with f.lead:
                 dv.step_text(ctx, 5, **sz)
-            with dv.step_box(ctx, t("decoder.s5_controls"), f.lead):
+            with step_box(ctx, True, t("decoder.s5_controls"), f.lead):
                 pressed = st.button(t("decoder.compare"), icon=":material/timer:")
             with f.lead if ctx.presenter else f.chart:  # students: above the chart
                 on, off = dv.timed_runs(ctx, model, prompt, settings, pressed)

@@ -10,6 +10,7 @@ from ui.context import PageContext
 from ui.exports import export_panel
 from ui.notes import untrained
 from ui.params import Int, select, slider
+from ui.sentence import step_box
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import softmax as views
@@ -118,7 +119,7 @@ def content(ctx: PageContext) -> None:
                 st.markdown(t("softmax.stable_short", limit=f"{EXP_OVERFLOW:.2f}"))
             else:
                 st.markdown(t("softmax.stable_text"))
-        with views.step_controls(ctx, f.lead, t("softmax.stable_controls")):
+        with step_box(ctx, True, t("softmax.stable_controls"), f.lead):
             scale = slider(ctx, SCALE, t("softmax.scale"))
         naive_p, stable_p = (rows[0] for rows in scale_sweep(logits_a, [scale]))
 
@@ -165,7 +166,7 @@ def content(ctx: PageContext) -> None:
         with f.lead:
             heading(ctx, t("softmax.step_mask"))
             st.markdown(t("softmax.mask_text"))
-        with views.step_controls(ctx, f.lead, t("softmax.mask_controls")):
+        with step_box(ctx, True, t("softmax.mask_controls"), f.lead):
             count = int(select(ctx, choice, t("softmax.masked_count")))
         masked = mask_last(logits_b, count)
         after = core.softmax(masked, temperature=temp)

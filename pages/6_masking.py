@@ -7,6 +7,7 @@ from ui.blocks import folded, fragment, frame, header, intro, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.notes import untrained
+from ui.sentence import step_box
 from ui.shell import shell
 from ui.steps import stepper
 from ui.views import masking as mv
@@ -65,7 +66,7 @@ def content(ctx: PageContext) -> None:
         f = frame(ctx, mv.SHARE)
         f.lead.subheader(titles[1])
         (f.notes if ctx.presenter else f.lead).markdown(t("masking.s2_text"))
-        with mv.step_controls(ctx, f.chart, t("masking.s2_controls")):
+        with step_box(ctx, True, t("masking.s2_controls"), f.chart):
             gen = mv.generation_control(ctx, len(sentence.tokens))
         strip = t("masking.strip", strip=mv.generation_strip(ctx, sentence.tokens, gen))
         with f.chart:
@@ -89,7 +90,7 @@ def content(ctx: PageContext) -> None:
         f = frame(ctx, mv.SHARE)
         f.lead.subheader(titles[2])
         (f.chart if ctx.presenter else f.lead).markdown(t("masking.s3_text"))
-        with mv.step_controls(ctx, f.chart):  # below the folded mask switches
+        with step_box(ctx, True, None, f.chart):  # below the folded mask switches
             row, dtype, temp = mv.fill_controls(ctx, n)
         fv = mv.fill_view(view, row, dtype, temp)
         with f.chart:

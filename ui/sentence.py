@@ -175,16 +175,16 @@ def settings_box(ctx: PageContext, label: str) -> Iterator[None]:
 
 
 def step_box(
-    ctx: PageContext, on_screen: bool, label: str, place: DeltaGenerator | None
+    ctx: PageContext, on_screen: bool, label: str | None, place: DeltaGenerator | None
 ) -> AbstractContextManager:
-    """Where a step's controls go: for students the sidebar under ``label``, beside the chart
-    they change; on a slide ``place``, beside the chart; off screen the step's hidden
-    container (the controls stay in the URL)."""
+    """Where a step's controls go: for students the sidebar under ``label`` (None: in the
+    box opened just before), beside the chart they change; on a slide ``place``, beside the
+    chart; off screen the step's hidden container (the controls stay in the URL)."""
     if not on_screen:
         return nullcontext()
     if ctx.presenter and place is not None:
         return place
-    return settings_box(ctx, label)
+    return ctx.controls if label is None else settings_box(ctx, label)
 
 
 def more_box(ctx: PageContext, label: str) -> AbstractContextManager:

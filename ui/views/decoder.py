@@ -11,13 +11,12 @@ take turns, one token at a time (:class:`Turns`). Every number comes from
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 import core.llama as llama
 from core.masks import future_blank
@@ -28,7 +27,7 @@ from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Float, Int, Text, number, select, slider, text, toggle
 from ui.safe import plain
-from ui.sentence import more_box, settings_box
+from ui.sentence import more_box
 
 LESSON = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
@@ -43,16 +42,6 @@ USE_CACHE = Flag("cache", True)
 TOP_K = 10
 WHY = ("it", "animal", "street")  # the lesson's question: what does "it" refer to?
 RUNS_KEY = "_decoder_runs"
-
-
-def step_box(ctx: PageContext, label: str | None, place: DeltaGenerator) -> AbstractContextManager:
-    """Where the controls of the step on screen go: for students the sidebar, under
-    ``label`` (None: in the box opened just before), beside the chart they change; on a
-    slide ``place``, in the step, where the lecturer drags them. (A step off screen draws
-    its controls in its hidden container, so they stay in the URL.)"""
-    if ctx.presenter:
-        return place
-    return ctx.controls if label is None else settings_box(ctx, label)
 
 
 def step_text(ctx: PageContext, step: int, variant: str = "", **values: object) -> None:

@@ -3,7 +3,6 @@
 Only wiring, charts and formatting live here; every number comes from :mod:`core`.
 """
 
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,16 +72,6 @@ def pair(ctx: PageContext, share: float = SHARE) -> tuple[DeltaGenerator, DeltaG
         return left, right
     box = st.container()
     return box, box
-
-
-def step_controls(
-    ctx: PageContext, place: DeltaGenerator, label: str | None = None
-) -> AbstractContextManager:
-    """Where the controls of the step on screen go: for students the sidebar (under
-    ``label``, if any), beside the chart they change; on a slide ``place``, above the chart."""
-    if ctx.presenter:
-        return place
-    return settings_box(ctx, label) if label else ctx.controls
 
 
 def controls(ctx: PageContext, step: int) -> tuple[Sentence, tuple[bool, int, str] | None]:

@@ -10,13 +10,11 @@ naive formula breaks) is computed in :mod:`core.softmax_findings` and
 import math
 import re
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 import core
 from core.masks import row_sums
@@ -148,13 +146,6 @@ def chart_room(ctx: PageContext, height: int, share: float = 0.6) -> charts.Room
     """The room of a chart: ``share`` of the width (its column of :func:`ui.blocks.frame`)
     and ``height`` px in presenter mode, the page width for students."""
     return charts.room(ctx, share=share if ctx.presenter else 1.0, height=height)
-
-
-def step_controls(ctx: PageContext, lead: DeltaGenerator, label: str) -> AbstractContextManager:
-    """Where the control of the step on screen goes: for students the sidebar, under
-    ``label`` (beside the chart it changes); on a slide in the step's ``lead``, below its
-    text, as the lecturer moves it."""
-    return lead if ctx.presenter else settings_box(ctx, label)
 
 
 def entry_labels(n: int) -> list[str]:
