@@ -90,6 +90,20 @@ class LlamaWeights:
     out_norm: np.ndarray  # (d_model,)
 
 
+def parameter_count(weights: LlamaWeights) -> int:
+    """How many numbers the model has: embedding, every block's matrices and norms, the
+    final norm (the output layer is the embedding again, so it is not counted twice)."""
+    count = weights.embed.size + weights.out_norm.size
+    return count + sum(a.size for layer in weights.layers for a in vars(layer).values())
+
+
+def mha_cache_bytes(cache_bytes: int, config: LlamaConfig) -> int:
+    """The key/value cache's memory as it would be with one key/value head per query head
+    (multi-head attention) instead of the model's ``h_kv`` shared ones: ``h / h_kv`` times
+    as much."""
+    return cache_bytes * (config.n_heads // config.n_kv_heads)
+
+
 @dataclass(frozen=True)
 class Forward:
     """Everything one full forward pass computed."""

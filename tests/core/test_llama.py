@@ -233,3 +233,15 @@ def test_token_nll_by_hand():
     np.testing.assert_allclose(nll, [np.log(2.0), np.log1p(np.exp(-5.0))], rtol=1e-12)
     big = llama.token_nll(np.array([[1000.0, 999.0]], dtype=np.float32), [1])
     np.testing.assert_allclose(big, [np.log1p(np.exp(1.0))], rtol=1e-12)  # no overflow
+
+
+def test_parameter_count_counts_every_array_once():
+    w = tiny()
+    d, f, v, hd = CFG.d_model, CFG.d_ff, CFG.vocab, CFG.d_head
+    per_layer = d + d * (CFG.n_heads + 2 * CFG.n_kv_heads) * hd + CFG.n_heads * hd * d
+    per_layer += d + d * 2 * f + f * d
+    assert llama.parameter_count(w) == v * d + d + CFG.n_layers * per_layer
+
+
+def test_mha_cache_bytes_is_h_over_h_kv_times_the_grouped_cache():
+    assert llama.mha_cache_bytes(1024, CFG) == 1024 * 3  # 6 query heads share 2 kv heads

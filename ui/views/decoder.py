@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+import core.decoder_findings as found
 import core.llama as llama
 from core.masks import future_blank
 from models import smollm
@@ -72,9 +73,8 @@ def places(ctx: PageContext, spec: dict) -> dict[str, str]:
 
 def sizes(m: smollm.SmolLM) -> dict[str, str]:
     """The model's sizes for running text, read from the loaded weights (never typed in)."""
-    cfg, w = m.config, m.weights
-    count = w.embed.size + w.out_norm.size
-    count += sum(a.size for layer in w.layers for a in vars(layer).values())
+    cfg = m.config
+    count = llama.parameter_count(m.weights)
     return {
         "params": f"{count:,}".replace(",", " "),
         "layers": str(cfg.n_layers),
@@ -201,8 +201,7 @@ def query_rows(attention: np.ndarray, query: int) -> np.ndarray:
     Shapes: ``attention`` ``(L, h, n, n)`` -> ``(L, n)``, NaN right of ``query``.
     """
     rows = attention[:, :, query, :].mean(axis=1)  # (L, n)
-    n = rows.shape[-1]
-    return np.where(np.arange(n) <= query, rows, np.nan)
+    return found.blank_after(rows, [query] * rows.shape[0])
 
 
 def head_chart(
@@ -262,9 +261,11 @@ def head_notice(
 ) -> list[str]:
     """Live "what to notice" items for the selected head and query."""
     t, names = ctx.t, charts.unique_labels(p.labels)
-    row = r.attention[layer, head, query, : query + 1]  # (query + 1,)
-    order = np.argsort(-row, kind="stable")[:2]
-    top = [t("decoder.weighted", tok=plain(names[j], 24), w=f"{row[j]:.3f}") for j in order]
+    f = found.head_row(r.attention, layer, head, query)
+    top = [
+        t("decoder.weighted", tok=plain(names[j], 24), w=f"{w:.3f}")
+        for j, w in zip(f.top, f.weights, strict=True)
+    ]
     items = [
         t(
             "decoder.notice_row",
@@ -274,11 +275,12 @@ def head_notice(
             top=t("decoder.then").join(top),
         )
     ]
-    if order[0] == 0 and query > 0:  # the first token: where heads park weight, not meaning
+    if f.first_leads:  # the first token: where heads park weight, not meaning
         items.append(t("decoder.notice_first", tok=plain(names[0], 24), q=plain(names[query], 24)))
-    later = float(np.triu(r.attention, 1).max(initial=0.0))  # every layer and head
     layers, heads = r.attention.shape[:2]
-    items.append(t("decoder.notice_causal", later=charts.fmt(later, 1), layers=layers, heads=heads))
+    items.append(
+        t("decoder.notice_causal", later=charts.fmt(f.later, 1), layers=layers, heads=heads)
+    )
     return items
 
 
@@ -303,22 +305,20 @@ def why(layer: int, head: int, adj_layer: int, adj_head: int) -> Why:
     ra, rb = run(a.ids), run(b.ids)
     stripped = [lab.strip() for lab in a.labels]
     it, animal, street = (stripped.index(w) for w in WHY)
-    adj = next(i for i, (x, y) in enumerate(zip(a.ids, b.ids, strict=True)) if x != y)
+    adj = found.first_difference(a.ids, b.ids)
 
     def rows(r: Run) -> np.ndarray:
         picked = np.stack([r.attention[layer, head, it], r.attention[adj_layer, adj_head, adj]])
-        seen = np.arange(picked.shape[1])[None, :] <= np.array([[it], [adj]])  # (2, n)
-        return np.where(seen, picked, np.nan)  # (2, n)
+        return found.blank_after(picked, [it, adj])  # (2, n)
 
-    diff = np.abs(ra.attention - rb.attention)  # (L, h, n, n)
     return Why(
         a.labels,
         b.labels,
         it,
         adj,
         (animal, street),
-        float(diff[:, :, it].max()),
-        float(diff[:, :, adj].max()),
+        found.largest_change(ra.attention, rb.attention, it),
+        found.largest_change(ra.attention, rb.attention, adj),
         rows(ra),
         rows(rb),
     )
@@ -433,19 +433,19 @@ def sink_chart(t: Translator, shares: dict[str, np.ndarray]) -> dict:
 
 def sink_notice(ctx: PageContext, shares: list[tuple[Prompt, np.ndarray]]) -> list[str]:
     """Median share and how many heads give the first token more than half, per prompt."""
-    items = []
-    for p, s in shares:
+    items, sinks = [], [found.sink(s) for _, s in shares]
+    for (p, _), f in zip(shares, sinks, strict=True):
         items.append(
             ctx.t(
                 "decoder.notice_sink",
                 first=_code(p.labels[0]),
-                median=f"{np.median(s):.2f}",
-                count=int((s > 0.5).sum()),
-                total=s.size,
+                median=f"{f.median:.2f}",
+                count=f.count,
+                total=f.total,
             )
         )
     # the sink "stays on the first position" only if every prompt on screen shows it
-    held = all(np.median(s) > 0.5 for _, s in shares)
+    held = all(f.held for f in sinks)
     items.append(ctx.t("decoder.notice_sink_why" if held else "decoder.notice_sink_varies"))
     return items
 
@@ -488,13 +488,13 @@ def next_notice(
     ctx: PageContext, frame: pd.DataFrame, temperature: float, sz: dict[str, str]
 ) -> list[str]:
     """What the temperature did to the distribution."""
-    top = frame.iloc[0]
+    f = found.next_token(frame["p"].to_numpy())
     return [
         ctx.t(
             "decoder.notice_next",
-            tok=_code(str(top["token"])),
-            p=f"{top['p']:.3f}",
-            mass=f"{frame['p'].sum():.3f}",
+            tok=_code(str(frame["token"].iloc[f.top])),
+            p=f"{f.p:.3f}",
+            mass=f"{f.mass:.3f}",
             temp=f"{temperature:.2f}",
         ),
         ctx.t("decoder.notice_temp", **sz),
@@ -529,7 +529,7 @@ class Generation:
     @property
     def later_ms(self) -> float:
         """The mean time of a step after the first (the first also reads the prompt)."""
-        return float(np.mean(self.step_ms[1:] or self.step_ms))
+        return found.later_mean(self.step_ms)
 
 
 def gen_controls(ctx: PageContext, p: Prompt, temperature: float) -> tuple[Settings, bool]:
@@ -773,7 +773,6 @@ def cache_table(ctx: PageContext, m: smollm.SmolLM, g: Generation) -> pd.DataFra
     """The cache after each step: its shape per layer, and the memory of all layers with
     grouped-query attention and as it would be with one key/value head per query head."""
     t, cfg = ctx.t, m.config
-    ratio = cfg.n_heads // cfg.n_kv_heads
     return pd.DataFrame(
         {
             t("decoder.col_step"): np.arange(1, len(g.tokens) + 1),
@@ -781,7 +780,7 @@ def cache_table(ctx: PageContext, m: smollm.SmolLM, g: Generation) -> pd.DataFra
             t("decoder.col_shape"): [f"({cfg.n_kv_heads}, {n}, {cfg.d_head})" for n in g.cache_len],
             t("decoder.col_memory", **sizes(m)): [f"{b / 1024:.0f} KiB" for b in g.cache_bytes],
             t("decoder.col_mha", **sizes(m)): [
-                f"{b * ratio / 1024:.0f} KiB" for b in g.cache_bytes
+                f"{llama.mha_cache_bytes(b, cfg) / 1024:.0f} KiB" for b in g.cache_bytes
             ],
         }
     )
@@ -793,16 +792,17 @@ def compare_notice(
     """Same tokens? How much faster? How big is the cache?"""
     t, cfg = ctx.t, m.config
     same = on.tokens == off.tokens
-    later_on, later_off = on.later_ms, off.later_ms
+    sp = found.speed(on.step_ms, off.step_ms)
+    at = found.first_difference(on.tokens, off.tokens) + 1  # counted from 1 on screen
     return [
-        t("decoder.same") if same else t("decoder.differ", at=_first_diff(on.tokens, off.tokens)),
+        t("decoder.same") if same else t("decoder.differ", at=at),
         t(
             "decoder.notice_speed",
-            on=f"{sum(on.step_ms):.0f}",
-            off=f"{sum(off.step_ms):.0f}",
-            per_on=f"{later_on:.0f}",
-            per_off=f"{later_off:.0f}",
-            x=f"{later_off / max(later_on, 1e-9):.1f}",
+            on=f"{sp.total_on:.0f}",
+            off=f"{sp.total_off:.0f}",
+            per_on=f"{sp.per_on:.0f}",
+            per_off=f"{sp.per_off:.0f}",
+            x=f"{sp.ratio:.1f}",
         ),
         *growth_notice(ctx, on, off),
         t(
@@ -812,46 +812,37 @@ def compare_notice(
             h=cfg.n_heads,
             d=cfg.d_head,
             kib=f"{on.cache_bytes[-1] / 1024:.0f}",
-            mha=f"{on.cache_bytes[-1] * cfg.n_heads / cfg.n_kv_heads / 1024:.0f}",
+            mha=f"{llama.mha_cache_bytes(on.cache_bytes[-1], cfg) / 1024:.0f}",
             ratio=cfg.n_heads // cfg.n_kv_heads,
         ),
     ]
 
 
-GREW = 1.1  # the without-cache run's last step took at least this many times its first
+GREW = found.GREW  # the without-cache run's last step took at least this many times its first
 
 
 def growth_notice(ctx: PageContext, on: Generation, off: Generation) -> list[str]:
     """What the length should do to a step without the cache (step k feeds the prompt and
     the k − 1 tokens before it, so the work grows with the token count) against what the
     timer measured on its first and last step, which on a shared machine may not show it."""
-    steps = len(off.step_ms)
-    if steps < 2:
+    g = found.growth(len(off.settings.ids), off.step_ms)
+    if g is None:
         return []
-    t, n = ctx.t, len(off.settings.ids)
-    first, last = off.step_ms[0], off.step_ms[-1]
-    grew = last / max(first, 1e-9)
+    t = ctx.t
     items = [
         t(
             "decoder.notice_growth",
-            k=steps,
-            n1=n,
-            nk=n + steps - 1,
-            r=f"{(n + steps - 1) / n:.1f}",
-            ms1=f"{first:.0f}",
-            msk=f"{last:.0f}",
-            g=f"{grew:.2f}",
+            k=g.steps,
+            n1=g.first_len,
+            nk=g.last_len,
+            r=f"{g.expected:.1f}",
+            ms1=f"{g.first_ms:.0f}",
+            msk=f"{g.last_ms:.0f}",
+            g=f"{g.grew:.2f}",
         )
     ]
-    if grew >= GREW:
+    if g.seen:
         items.append(t("decoder.growth_seen"))
     else:
         items.append(t("decoder.growth_hidden", per_on=f"{on.later_ms:.0f}"))
     return items
-
-
-def _first_diff(a: list[int], b: list[int]) -> int:
-    return next(
-        (i + 1 for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
-        min(len(a), len(b)) + 1,
-    )
