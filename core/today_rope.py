@@ -7,12 +7,25 @@ every position, with rotary positions (:func:`rope_score_grid`) or with the sinu
 vectors of "Attention Is All You Need" added instead (:func:`absolute_score_grid`), and how
 much the scores of one offset ``m − n`` differ (:func:`diagonal_spread`); how far each pair
 turns over some tokens (:func:`rope_turns`) and how far the rotation moved each pair of a
-real query (:func:`pair_shift`).
+real query (:func:`pair_shift`). What the page points out: one pair turning to three
+positions (:func:`pair_turn` -> :class:`PairTurn`), and a real model's rotation of one
+head's queries checked against core's RoPE (:func:`rotation` -> :class:`Rotation`).
 """
+
+from dataclasses import dataclass
 
 import numpy as np
 
-from core.rope import rope_frequencies, rope_rotate
+from core.llama import apply_rope as llama_rope
+from core.rope import (
+    apply_rope,
+    rope_frequencies,
+    rope_relative_score,
+    rope_rotate,
+    rope_score,
+    rope_slow_pairs,
+    rope_wavelengths,
+)
 from core.tokens import sinusoidal_positions
 
 
@@ -107,3 +120,92 @@ def pair_shift(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     diff = np.asarray(after, dtype=np.float64) - before  # (..., n, d_head)
     pairs = diff.reshape(*diff.shape[:-1], -1, 2)  # (..., n, d_head/2, 2)
     return np.sqrt(np.sum(pairs * pairs, axis=-1))  # (..., n, d_head/2)
+
+
+@dataclass(frozen=True)
+class PairTurn:
+    """The scores at (m, n), (m + Δ, n + Δ) and (m, n + 1), and pair ``pair`` of q and k at
+    position 0 and turned to each of those positions."""
+
+    pair: int
+    positions: tuple[tuple[int, int], ...]  # (m, n), (m + Δ, n + Δ), (m, n + 1)
+    scores: tuple[float, ...]  # q_m · k_n at each
+    relative: float  # the score from the offset alone, q · R((n − m)θ) k
+    angles: tuple[float, ...]  # degrees from q to k in the pair, at each
+    part: float  # the pair's part of the first score
+    theta: float  # the pair's radians per token
+    wave: float  # tokens per turn
+    q0: np.ndarray  # (2,)
+    k0: np.ndarray  # (2,)
+    turned: tuple[tuple[np.ndarray, np.ndarray], ...]  # (q pair, k pair) at each
+
+    @property
+    def shift_gap(self) -> float:
+        """``|score(m, n) − score(m + Δ, n + Δ)|``: rounding only (the offset is the same)."""
+        return abs(self.scores[0] - self.scores[1])
+
+    @property
+    def step_change(self) -> float:
+        """``|score(m, n + 1) − score(m, n)|``: one token further, another score."""
+        return abs(self.scores[2] - self.scores[0])
+
+
+def pair_turn(
+    q: np.ndarray, k: np.ndarray, pair: int, m: int, n: int, shift: int, base: float
+) -> PairTurn:
+    """Score ``q`` at ``m`` with ``k`` at ``n``, both shifted by ``shift``, and ``k`` one
+    token further; and pair ``pair`` of each turned to those positions.
+
+    Shapes: ``q``, ``k`` ``(d_head,)`` -> :class:`PairTurn`.
+    """
+    d = q.shape[-1]
+    positions = ((m, n), (m + shift, n + shift), (m, n + 1))
+    turned = tuple(
+        (rotated_pair(q, pair, a, base), rotated_pair(k, pair, b, base)) for a, b in positions
+    )
+    return PairTurn(
+        pair=pair,
+        positions=positions,
+        scores=tuple(rope_score(q, k, a, b, base) for a, b in positions),
+        relative=rope_relative_score(q, k, m - n, base),
+        angles=tuple(float(np.degrees(pair_angle(qp, kp))) for qp, kp in turned),
+        part=float(pair_scores(q, k, m, n, base)[pair]),
+        theta=float(rope_frequencies(d, base)[pair]),
+        wave=float(rope_wavelengths(d, base)[pair]),
+        q0=rotated_pair(q, pair, 0, base),
+        k0=rotated_pair(k, pair, 0, base),
+        turned=turned,
+    )
+
+
+@dataclass(frozen=True)
+class Rotation:
+    """A real model's rotation of one head's queries."""
+
+    cos: np.ndarray  # (n, d_head/2) the model's cos table
+    shift: np.ndarray  # (n, d_head/2) how far RoPE moved each pair of the head's queries
+    diff: float  # apply_rope(before) vs the model's queries: max |difference|
+    same: bool  # core.llama uses core's apply_rope
+    turns: np.ndarray  # (d_head/2,) turns of each pair over the prompt
+    slow: int  # pairs that turn less than once over the prompt
+
+
+def rotation(
+    before: np.ndarray, after: np.ndarray, cos: np.ndarray, sin: np.ndarray, base: float
+) -> Rotation:
+    """How the model turned one head's queries, and the check that core's RoPE turns them
+    the same way.
+
+    Shapes: ``before``, ``after`` ``(n, d_head)`` (queries before and after the model's
+    RoPE), ``cos``, ``sin`` ``(n, d_head/2)`` -> :class:`Rotation`.
+    """
+    n, d = before.shape
+    turned = apply_rope(before, cos, sin)  # (n, d_head)
+    return Rotation(
+        cos,
+        pair_shift(before, after),
+        float(np.max(np.abs(turned - after))),
+        llama_rope is apply_rope,
+        rope_turns(d, base, n),
+        rope_slow_pairs(d, base, n),
+    )

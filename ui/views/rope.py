@@ -15,16 +15,15 @@ import streamlit as st
 import core
 import core.llama as llama
 from core.today_rope import (
+    PairTurn,
+    Rotation,
     absolute_score_grid,
     diagonal_spread,
-    pair_angle,
-    pair_scores,
-    pair_shift,
+    pair_turn,
     rope_score_grid,
-    rope_turns,
-    rotated_pair,
     toy_qk,
 )
+from core.today_rope import rotation as rope_rotation
 from models.smollm_probe import LayerQueries, layer_queries
 from ui import charts, loaded
 from ui.context import PageContext
@@ -163,45 +162,13 @@ def model_controls(ctx: PageContext, cfg: llama.LlamaConfig) -> tuple[str, int, 
 # Step 1: one pair turning ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PairView:
-    """Step 1's numbers: the scores at (m, n), (m + Δ, n + Δ) and (m, n + 1), and pair
-    ``pair`` of q and k at position 0 and turned to each of those positions."""
-
-    pair: int
-    positions: tuple[tuple[int, int], ...]  # (m, n), (m + Δ, n + Δ), (m, n + 1)
-    scores: tuple[float, ...]  # q_m · k_n at each
-    relative: float  # the score from the offset alone, q · R((n − m)θ) k
-    angles: tuple[float, ...]  # degrees from q to k in the pair, at each
-    part: float  # the pair's part of the first score
-    theta: float  # the pair's radians per token
-    wave: float  # tokens per turn
-    q0: np.ndarray  # (2,)
-    k0: np.ndarray  # (2,)
-    turned: tuple[tuple[np.ndarray, np.ndarray], ...]  # (q pair, k pair) at each
+PairView = PairTurn  # step 1's numbers (core.today_rope)
 
 
 def pair_view(toy: Toy, pair: int, m: int, n: int, shift: int) -> PairView:
     """Everything step 1 shows, from core."""
-    base = float(toy.base)
     q, k = toy_qk(TOY_D, int(toy.seed))
-    positions = ((m, n), (m + shift, n + shift), (m, n + 1))
-    turned = tuple(
-        (rotated_pair(q, pair, a, base), rotated_pair(k, pair, b, base)) for a, b in positions
-    )
-    return PairView(
-        pair=pair,
-        positions=positions,
-        scores=tuple(core.rope_score(q, k, a, b, base) for a, b in positions),
-        relative=core.rope_relative_score(q, k, m - n, base),
-        angles=tuple(float(np.degrees(pair_angle(qp, kp))) for qp, kp in turned),
-        part=float(pair_scores(q, k, m, n, base)[pair]),
-        theta=float(core.rope_frequencies(TOY_D, base)[pair]),
-        wave=float(core.rope_wavelengths(TOY_D, base)[pair]),
-        q0=rotated_pair(q, pair, 0, base),
-        k0=rotated_pair(k, pair, 0, base),
-        turned=turned,
-    )
+    return pair_turn(q, k, pair, m, n, shift, float(toy.base))
 
 
 def pair_panels(t: Translator, v: PairView) -> list[tuple]:
@@ -335,12 +302,12 @@ def pair_notice(ctx: PageContext, v: PairView, shift: int) -> list[str]:
             n2=n2,
             s=num(s),
             s2=num(s2),
-            diff=sci(abs(s - s2)),
+            diff=sci(v.shift_gap),
             shift=shift,
             rel=num(v.relative),
             offset=m - n,
         ),
-        t("rope.notice_other", m=m3, n=n3, s3=num(s3), diff=num(abs(s3 - s))),
+        t("rope.notice_other", m=m3, n=n3, s3=num(s3), diff=num(v.step_change)),
         t(
             "rope.notice_pair",
             i=v.pair,
@@ -622,30 +589,9 @@ def queries(ids: tuple[int, ...]) -> list[LayerQueries]:
     return layer_queries(loaded.smollm2(), ids)
 
 
-@dataclass(frozen=True)
-class Rotation:
-    """Step 4's numbers for one layer and head."""
-
-    cos: np.ndarray  # (n, d_head/2) the model's cos table
-    shift: np.ndarray  # (n, d_head/2) how far RoPE moved each pair of the head's queries
-    diff: float  # apply_rope(before) vs the model's queries: max |difference|
-    same: bool  # core.llama uses core's apply_rope
-    turns: np.ndarray  # (d_head/2,) turns of each pair over the prompt
-    slow: int  # pairs that turn less than once over the prompt
-
-
 def rotation(cfg: llama.LlamaConfig, lq: LayerQueries, head: int) -> Rotation:
     """The model's rotation of one head's queries, and the check that it is core's."""
-    n = lq.cos.shape[0]
-    turned = core.apply_rope(lq.before[head], lq.cos, lq.sin)  # (n, d_head)
-    return Rotation(
-        lq.cos,
-        pair_shift(lq.before[head], lq.after[head]),
-        float(np.max(np.abs(turned - lq.after[head]))),
-        llama.apply_rope is core.apply_rope,
-        rope_turns(cfg.d_head, cfg.rope_base, n),
-        core.rope_slow_pairs(cfg.d_head, cfg.rope_base, n),
-    )
+    return rope_rotation(lq.before[head], lq.after[head], lq.cos, lq.sin, cfg.rope_base)
 
 
 def model_chart(
