@@ -5,12 +5,22 @@ GQA paper (Ainslie et al. 2023) converts a trained model: the key and value head
 group averaged (:func:`pool_heads`); how differently the query heads of one group attend
 (:func:`group_weight_gap`, :func:`group_agreement`); and what the tiling bug
 (:func:`core.kv_cache.tile_kv`) does to each query head's output (:func:`tiling_gaps`).
+What the page points out: which design a head count is (:func:`design`), and the tiling
+bug on one layer, checked against the per-head loop (:func:`tiling` -> :class:`Tiling`).
 """
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from core.attention import scaled_dot_product_attention
-from core.kv_cache import grouped_query_attention, kv_head_of, tile_kv
+from core.kv_cache import (
+    grouped_query_attention,
+    grouped_query_attention_loop,
+    kv_head_of,
+    tile_kv,
+)
+from core.masks import causal_mask
 
 
 def toy_heads(h: int, n: int, d_head: int, seed: int) -> tuple[np.ndarray, ...]:
@@ -78,3 +88,51 @@ def tiling_gaps(
     right, _ = grouped_query_attention(q, k, v, mask)  # (h, n_q, d_v)
     wrong, _ = scaled_dot_product_attention(q, tile_kv(k, n_rep), tile_kv(v, n_rep), mask)
     return np.abs(right - wrong).max(axis=(-2, -1))  # (h,)
+
+
+def design(h: int, h_kv: int) -> str:
+    """The name of the design with ``h_kv`` key/value heads for ``h`` query heads: ``"mha"``
+    (one each), ``"mqa"`` (one for all) or ``"gqa"`` (groups in between)."""
+    return "mha" if h_kv == h else "mqa" if h_kv == 1 else "gqa"
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """The tiling bug on one layer: what it does to each query head's output, and core's
+    grouped-query attention against its per-head loop."""
+
+    h: int
+    h_kv: int
+    gaps: np.ndarray  # (h,) per query head: max |right − tiled| of its output
+    loop: float  # core's GQA against the per-head loop: max |difference|
+
+    @property
+    def same(self) -> tuple[int, ...]:
+        """The query heads that tiling happens to give their own key/value head."""
+        right, wrong = kv_head_of(self.h, self.h_kv), kv_head_of(self.h, self.h_kv, tiled=True)
+        return tuple(int(i) for i in np.flatnonzero(right == wrong))
+
+    @property
+    def bad(self) -> int:
+        """How many query heads read the wrong key/value head when tiled."""
+        return self.h - len(self.same)
+
+    @property
+    def worst(self) -> float:
+        """The largest change tiling makes to any query head's output."""
+        return float(self.gaps.max())
+
+
+def tiling(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> Tiling:
+    """The right and the tiled expansion of causal ``k``, ``v`` on ``q``, and core's
+    grouped-query attention against the per-head loop.
+
+    Shapes: ``q`` ``(h, n, d_k)``, ``k`` ``(h_kv, n, d_k)``, ``v`` ``(h_kv, n, d_v)`` ->
+    :class:`Tiling`.
+    """
+    mask = causal_mask(q.shape[1])  # (n, n)
+    ours, _ = grouped_query_attention(q, k, v, mask)  # (h, n, d_v)
+    ref, _ = grouped_query_attention_loop(q, k, v, mask)  # (h, n, d_v)
+    return Tiling(
+        q.shape[0], k.shape[0], tiling_gaps(q, k, v, mask), float(np.max(np.abs(ours - ref)))
+    )

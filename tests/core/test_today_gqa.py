@@ -6,9 +6,11 @@ import pytest
 
 from core import causal_mask, grouped_query_attention, kv_head_of
 from core.today_gqa import (
+    design,
     group_agreement,
     group_weight_gap,
     pool_heads,
+    tiling,
     tiling_gaps,
     toy_heads,
 )
@@ -67,3 +69,25 @@ def test_tiling_hurts_exactly_the_heads_it_gives_another_kv_head():
 def test_tiling_is_harmless_with_one_or_all_kv_heads(h_kv):
     q, k, v = toy_heads(8, 4, 4, 2)
     np.testing.assert_array_equal(tiling_gaps(q, pool_heads(k, h_kv), pool_heads(v, h_kv)), 0)
+
+
+@pytest.mark.parametrize(("h_kv", "name"), [(8, "mha"), (4, "gqa"), (2, "gqa"), (1, "mqa")])
+def test_design_names_the_head_count(h_kv, name):
+    assert design(8, h_kv) == name
+
+
+def test_tiling_on_nine_heads_sharing_three_spares_heads_0_4_8():
+    q, k, v = toy_heads(9, 5, 4, 1)
+    k, v = pool_heads(k, 3), pool_heads(v, 3)
+    tr = tiling(q, k, v)
+    assert (tr.h, tr.h_kv) == (9, 3)
+    assert tr.same == (0, 4, 8) and tr.bad == 6
+    np.testing.assert_array_equal(tr.gaps, tiling_gaps(q, k, v, causal_mask(5)))
+    assert tr.worst == tr.gaps.max() > 0 and np.all(tr.gaps[[0, 4, 8]] == 0)
+    assert tr.loop < 1e-12  # core's GQA is its per-head loop
+
+
+def test_tiling_changes_nothing_with_one_kv_head_per_query_head():
+    q, k, v = toy_heads(4, 3, 2, 0)
+    tr = tiling(q, k, v)
+    assert tr.same == (0, 1, 2, 3) and tr.bad == 0 and tr.worst == 0.0

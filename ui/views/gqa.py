@@ -7,10 +7,8 @@ its queries, keys and values by :func:`models.smollm.layer_qkv`). The optional P
 imports torch lazily, only when its box is opened.
 """
 
-import gc
 import importlib.util
 from dataclasses import dataclass
-from types import ModuleType
 
 import numpy as np
 import streamlit as st
@@ -20,10 +18,12 @@ import core
 import core.llama as llama
 from core.masks import future_blank
 from core.today_gqa import (
+    Tiling,
+    design,
     group_agreement,
     group_weight_gap,
     pool_heads,
-    tiling_gaps,
+    tiling,
     toy_heads,
 )
 from models import smollm
@@ -31,6 +31,7 @@ from ui import charts, loaded
 from ui.blocks import Frame
 from ui.context import PageContext
 from ui.i18n import Translator
+from ui.optional import torch as _torch
 from ui.params import Choice, Int, Text, number, select, slider, text
 from ui.sentence import more_box
 
@@ -254,7 +255,7 @@ class ToyView:
     weights: np.ndarray  # (h, n, n) causal
     output: np.ndarray  # (h, n, d)
     gap: float  # largest weight difference between two query heads of one group
-    gaps: np.ndarray  # (h,) per query head: |right − tiled| (the bug of step 3)
+    tiled: Tiling  # the bug of step 3 on the toy
     q: np.ndarray  # (h, n, d)
     k: np.ndarray  # (h_kv, n, d)
     v: np.ndarray  # (h_kv, n, d)
@@ -267,7 +268,7 @@ def toy(h_kv: int, seed: int) -> ToyView:
     k, v = pool_heads(k, h_kv), pool_heads(v, h_kv)  # (h_kv, n, d) each
     mask = core.causal_mask(TOY_N)
     out, w = core.grouped_query_attention(q, k, v, mask)
-    return ToyView(h_kv, w, out, group_weight_gap(w, h_kv), tiling_gaps(q, k, v, mask), q, k, v)
+    return ToyView(h_kv, w, out, group_weight_gap(w, h_kv), tiling(q, k, v), q, k, v)
 
 
 def toy_arrays(v: ToyView) -> dict[str, np.ndarray]:
@@ -313,8 +314,7 @@ def toy_notice(ctx: PageContext, v: ToyView) -> list[str]:
     """Step 1's "what to notice"."""
     t = ctx.t
     rep = TOY_H // v.h_kv
-    kind = "mha" if v.h_kv == TOY_H else "mqa" if v.h_kv == 1 else "gqa"
-    items = [t(f"gqa.notice_{kind}", h=TOY_H, h_kv=v.h_kv, rep=rep)]
+    items = [t(f"gqa.notice_{design(TOY_H, v.h_kv)}", h=TOY_H, h_kv=v.h_kv, rep=rep)]
     if v.h_kv < TOY_H:
         items.append(t("gqa.notice_gap", gap=num(v.gap), rep=rep))
     items.append(t("gqa.notice_pooled"))
@@ -497,24 +497,16 @@ def memory_notice(ctx: PageContext, cfg: llama.LlamaConfig, m: Memory) -> list[s
 
 
 @dataclass(frozen=True)
-class Trap:
-    """Step 3's numbers for one layer of SmolLM2 (and the toy of step 1)."""
+class Trap(Tiling):
+    """Step 3's numbers: the tiling bug (:class:`core.today_gqa.Tiling`) on one layer of
+    SmolLM2."""
 
-    h: int
-    h_kv: int
-    gaps: np.ndarray  # (h,) per query head: max |right − tiled| of its output
-    loop: float  # core's GQA against the per-head loop: max |difference|
     layer: int
 
 
 def trap(cfg: llama.LlamaConfig, layer_qkv: tuple[np.ndarray, ...], layer: int) -> Trap:
     """The right and the tiled expansion on one layer's real queries, keys and values."""
-    q, k, v = layer_qkv
-    mask = core.causal_mask(q.shape[1])
-    ours, _ = core.grouped_query_attention(q, k, v, mask)
-    ref, _ = core.grouped_query_attention_loop(q, k, v, mask)
-    gaps = tiling_gaps(q, k, v, mask)
-    return Trap(cfg.n_heads, cfg.n_kv_heads, gaps, float(np.max(np.abs(ours - ref))), layer)
+    return Trap(**vars(tiling(*layer_qkv)), layer=layer)
 
 
 def trap_titles(t: Translator, layer: int) -> list[str]:
@@ -583,26 +575,21 @@ def expansion_code(rep: int) -> str:
 def trap_notice(ctx: PageContext, tr: Trap, toy_view: ToyView) -> list[str]:
     """Step 3's "what to notice"."""
     t = ctx.t
-    right = core.kv_head_of(tr.h, tr.h_kv)
-    wrong = core.kv_head_of(tr.h, tr.h_kv, tiled=True)
-    same = [int(i) for i in np.flatnonzero(right == wrong)]
-    bad = tr.h - len(same)
     items = [
         t("gqa.notice_right_wrong", rep=tr.h // tr.h_kv, h_kv=tr.h_kv),
         t(
             "gqa.notice_bad",
             layer=tr.layer,
-            bad=bad,
+            bad=tr.bad,
             h=tr.h,
-            gap=num(tr.gaps.max(), 2),
-            same=head_list(same),
+            gap=num(tr.worst, 2),
+            same=head_list(list(tr.same)),
         ),
         t("gqa.notice_loop", loop=sci(tr.loop)),
     ]
-    if toy_view.gaps.max() > 0:
-        items.append(
-            t("gqa.notice_toy", h=TOY_H, h_kv=toy_view.h_kv, gap=num(toy_view.gaps.max(), 2))
-        )
+    toy_worst = toy_view.tiled.worst
+    if toy_worst > 0:
+        items.append(t("gqa.notice_toy", h=TOY_H, h_kv=toy_view.h_kv, gap=num(toy_worst, 2)))
     else:
         items.append(t("gqa.notice_toy_none", h=TOY_H, h_kv=toy_view.h_kv))
     return items
@@ -615,19 +602,6 @@ class TorchCheck:
     version: str
     diff: float  # max |core − torch| over all layers
     layers: int
-
-
-@st.cache_resource(show_spinner=False)
-def _torch() -> ModuleType | None:
-    """torch, imported once per server process (None if it fails to import); its objects
-    live as long as the process, so they are frozen out of the garbage collector's sight."""
-    try:
-        import torch
-    except ImportError:
-        return None
-    gc.collect()
-    gc.freeze()
-    return torch
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

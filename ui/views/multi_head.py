@@ -5,11 +5,9 @@ optional PyTorch cross-check imports torch lazily, inside :func:`torch_check`, s
 runs (and says how to enable the check) when torch is not installed.
 """
 
-import gc
 import importlib.util
 import math
 from dataclasses import dataclass
-from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -30,6 +28,7 @@ from core.textplot import text_heatmap
 from ui import charts
 from ui.context import PageContext
 from ui.i18n import Translator
+from ui.optional import torch as _torch
 from ui.params import divisor_choice, select
 from ui.sentence import Sentence, current_d_model, sentence_controls, settings_box
 
@@ -371,21 +370,6 @@ def torch_check(x: np.ndarray, d_model: int, h: int, seed: int) -> TorchCheck | 
     if importlib.util.find_spec("torch") is None:
         return None
     return _torch_run(x, d_model, h, seed)
-
-
-@st.cache_resource(show_spinner=False)
-def _torch() -> ModuleType | None:
-    """torch, imported once per server process (None if it fails to import). Its ~140 000
-    objects live as long as the process, so they are frozen out of the garbage collector's
-    sight, as the start-up objects are (:mod:`ui.shell`): a full collection that walked
-    them all paused whichever rerun it fell on by ~70 ms more."""
-    try:
-        import torch
-    except ImportError:
-        return None
-    gc.collect()
-    gc.freeze()
-    return torch
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
