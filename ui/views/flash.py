@@ -21,18 +21,18 @@ from core.today_flash import (
     FLOAT32_EXP_LIMIT,
     HIDDEN,
     SEEN,
-    LogitGrowth,
+    Agreement,
+    TileRow,
     Traffic,
     first_nan,
-    key_states,
-    logit_growth,
     memory_curves,
     tile_count,
-    tiled_errors,
+    tile_row,
     toy_qkv,
     traffic_curves,
     traffic_ratio_limit,
 )
+from core.today_flash import agreement as tiled_agreement
 from ui import charts
 from ui.context import PageContext
 from ui.i18n import Translator
@@ -211,51 +211,12 @@ def tiles(toy: Toy) -> Tiles:
     return Tiles(q, k, v, mask, core.attention_scores(q, k), output, reference, trace)
 
 
-@dataclass(frozen=True)
-class RowView:
-    """One query's row after some tiles."""
-
-    row: int
-    tile: int  # tiles read (1-based)
-    count: int  # tiles in all
-    first: int  # first key of the tile just read
-    last: int  # last key of it
-    ends: np.ndarray  # (tiles,) keys read after each tile
-    scores: np.ndarray  # (T,) the row's scaled scores
-    states: np.ndarray  # (T,) core.today_flash key states
-    maxima: np.ndarray  # (tiles,) m after each tile
-    sums: np.ndarray  # (tiles,) ℓ after each tile
-    partial: np.ndarray  # (D,) attention over the keys read so far
-    final: np.ndarray  # (D,) the tiled result
-    reference: np.ndarray  # (D,) ordinary attention
-    row_error: float  # max |tiled − ordinary| over this row
-    error: float  # over every row
-    partial_gap: float  # max |partial − final|
+RowView = TileRow  # step 1's numbers (core.today_flash)
 
 
 def row_view(tl: Tiles, toy: Toy, row: int, tile: int) -> RowView:
     """Step 1's numbers for query ``row`` after ``tile`` tiles."""
-    tr = tl.trace
-    ends = tr.ends
-    first = int(ends[tile - 2]) if tile > 1 else 0
-    return RowView(
-        row=row,
-        tile=tile,
-        count=len(ends),
-        first=first,
-        last=int(ends[tile - 1]) - 1,
-        ends=ends,
-        scores=tl.scores[row],
-        states=key_states(toy.n, toy.block, tile, tl.mask[row]),
-        maxima=tr.running_max[:, row],
-        sums=tr.running_sum[:, row],
-        partial=tr.outputs[tile - 1, row],
-        final=tl.output[row],
-        reference=tl.reference[row],
-        row_error=float(np.max(np.abs(tl.output[row] - tl.reference[row]))),
-        error=float(np.max(np.abs(tl.output - tl.reference))),
-        partial_gap=float(np.max(np.abs(tr.outputs[tile - 1, row] - tl.output[row]))),
-    )
+    return tile_row(tl.trace, tl.output, tl.reference, tl.scores, tl.mask, toy.block, row, tile)
 
 
 def _title(text: str, subtitle: str, presenter: bool) -> dict:
@@ -500,26 +461,16 @@ def tile_chart(t: Translator, v: RowView, presenter: bool) -> dict:
 def row_notice(ctx: PageContext, v: RowView, toy: Toy) -> list[str]:
     """Step 1's "what to notice"."""
     t = ctx.t
-    m_now, l_now = v.maxima[v.tile - 1], v.sums[v.tile - 1]
-    m_before = v.maxima[v.tile - 2] if v.tile > 1 else -np.inf
     common = {
         "t": v.tile,
         "count": v.count,
         "a": v.first,
         "b": v.last,
-        "m": num(m_now),
-        "l": num(l_now),
+        "m": num(v.m),
+        "l": num(v.l),
     }
-    if not (v.states == CURRENT).any():  # every key of this tile is masked for this query
-        key = "flash.notice_masked"
-    elif not np.isfinite(m_before):
-        key = "flash.notice_first"
-    elif m_now > m_before:
-        key = "flash.notice_raised"
-    else:
-        key = "flash.notice_kept"
-    alpha = float(np.exp(m_before - m_now)) if np.isfinite(m_before) else 0.0
-    items = [t(key, m0=num(m_before), alpha=num(alpha, 4), **common)]
+    key = f"flash.notice_{v.step}"
+    items = [t(key, m0=num(v.m_before), alpha=num(v.alpha, 4), **common)]
     if v.tile < v.count:
         items.append(t("flash.notice_partial", b=v.last + 1, gap=num(v.partial_gap, 4)))
     else:
@@ -555,29 +506,12 @@ def row_arrays(tl: Tiles, v: RowView) -> dict[str, np.ndarray]:
 # Step 2: the same answer -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Agreement:
-    """Step 2's numbers for the toy head at one logit factor."""
-
-    factor: float
-    errors: np.ndarray  # (2 masks, 2 dtypes, blocks) max |tiled − ordinary|
-    growth: LogitGrowth  # float32 errors against float64 over FACTORS
-    at: int  # index of the chosen factor in growth.factors
-    first_nan: float | None  # the first factor where the naive softmax gives NaN
-    overflow: float  # ln of float32's largest number: exp overflows above it
-
-
 @st.cache_data(max_entries=32, show_spinner=False)
 def agreement(toy: Toy, factor: float) -> Agreement:
     """The error table at ``factor`` and the growth curve over every factor (cached)."""
     q, k, v = toy_qkv(toy.n, D, toy.seed)
     mask = core.causal_mask(toy.n) if toy.causal else None
-    growth = logit_growth(q, k, v, toy.block, FACTORS, mask)
-    at = int(np.argmin(np.abs(growth.factors - factor)))
-    overflow = FLOAT32_EXP_LIMIT
-    return Agreement(
-        factor, tiled_errors(q * factor, k, v, BLOCKS), growth, at, first_nan(growth), overflow
-    )
+    return tiled_agreement(q, k, v, toy.block, mask, factor, FACTORS, BLOCKS)
 
 
 def agreement_chart(t: Translator, a: Agreement, presenter: bool) -> dict:
@@ -802,12 +736,12 @@ def agreement_notice(ctx: PageContext, a: Agreement, toy: Toy) -> list[str]:
     items = [
         t(
             "flash.notice_float64",
-            e=sci(float(a.errors[:, 0].max())),
+            e=sci(a.float64_error),
             blocks=", ".join(str(b) for b in BLOCKS),
         ),
-        t("flash.notice_float32", e=sci(float(a.errors[:, 1].max())), eps=sci(FLOAT32_EPS)),
+        t("flash.notice_float32", e=sci(a.float32_error), eps=sci(FLOAT32_EPS)),
     ]
-    naive = g.naive[a.at]
+    naive = a.naive
     common = {
         "f": num(a.factor, 0),
         "top": num(g.top_score[a.at], 1),
@@ -1054,14 +988,13 @@ def traffic_notice(ctx: PageContext, v: TrafficView) -> list[str]:
         )
     key = "flash.notice_limit" if v.limit >= 1 else "flash.notice_limit_below"
     items.append(t(key, r=num(v.limit, 1)))
-    held = v.memory
-    i = int(np.flatnonzero(v.traffic.lengths == MARKED[-1])[0])
+    full, tile = core.scores_held(MARKED[-1], MARKED[-1], v.traffic.block)
     items.append(
         t(
             "flash.notice_memory_held",
             n=grouped(MARKED[-1]),
-            full=big(held[0][i]),
-            tile=big(held[1][i]),
+            full=big(full),
+            tile=big(tile),
             bc=v.traffic.block,
         )
     )
