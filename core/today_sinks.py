@@ -5,14 +5,16 @@ Which keys a sliding-window mask with sinks keeps and why the others are hidden
 (:func:`keys_kept`); after how many layers information from one token can reach another
 (:func:`reach_depth`) and how far back the last token reaches (:func:`reach_back`); and,
 for the real model's attention on the first token per layer, which layers give it much or
-almost nothing (:func:`share_summary`, :func:`index_runs`).
+almost nothing (:func:`share_summary`, :func:`index_runs`). What the page points out: the
+toy mask's cache length and reach (:func:`window_facts` -> :class:`WindowFacts`) and how
+much a window raises the perplexity (:func:`perplexity_times`).
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from core.masks import causal_mask, receptive_field, sliding_window_mask
+from core.masks import causal_mask, receptive_field, sliding_window_mask, window_reach
 
 # why a key is or is not visible to a query (mask_states)
 WINDOW, SINK, TOO_FAR, FUTURE = 0, 1, 2, 3
@@ -115,3 +117,45 @@ def mean_over(share: np.ndarray, layers: tuple[int, int] | None) -> float:
     """
     share = np.asarray(share, dtype=np.float64)
     return float(share.mean() if layers is None else share[layers[0] : layers[1] + 1].mean())
+
+
+@dataclass(frozen=True)
+class WindowFacts:
+    """A sliding-window mask with sinks on ``n`` tokens, stacked ``layers`` deep."""
+
+    states: np.ndarray  # (n, n) why each key is or is not visible (:func:`mask_states`)
+    depth: np.ndarray  # (n, n) layers needed to reach (0: not within the layers)
+    kept: int  # keys a query keeps at most (the cache's length)
+    reach: int  # (W − 1)·L, :func:`core.masks.window_reach`
+    back: int  # how far back the last token actually reaches
+    first: int  # the earliest non-sink token the last token reaches
+
+    @property
+    def full_reach(self) -> bool:
+        """Whether the last token reaches the whole (W − 1)·L back (else the text's start
+        stops it first)."""
+        return self.back == self.reach
+
+
+def window_facts(n: int, window: int, sinks: int, layers: int) -> WindowFacts:
+    """The mask's states and reach, and the facts the page states about its last token.
+
+    Shapes: scalars -> :class:`WindowFacts` with ``(n, n)`` arrays.
+    """
+    mask = sliding_window_mask(n, window, sinks)  # (n, n)
+    depth = reach_depth(mask, layers)  # (n, n)
+    back = reach_back(depth, n - 1, sinks)
+    return WindowFacts(
+        mask_states(n, window, sinks),
+        depth,
+        keys_kept(mask),
+        window_reach(window, layers),
+        back,
+        n - 1 - back,
+    )
+
+
+def perplexity_times(perplexity: float, full: float) -> float:
+    """How many times full attention's perplexity ``perplexity`` is (a window that loses
+    the first tokens makes the model several times more surprised)."""
+    return perplexity / full

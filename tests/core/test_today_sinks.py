@@ -17,9 +17,11 @@ from core.today_sinks import (
     keys_kept,
     mask_states,
     mean_over,
+    perplexity_times,
     reach_back,
     reach_depth,
     share_summary,
+    window_facts,
 )
 
 
@@ -87,3 +89,21 @@ def test_mean_over_a_run_of_layers_or_all():
     share = np.array([0.1, 0.2, 0.6, 0.4])
     assert mean_over(share, (2, 3)) == pytest.approx(0.5)
     assert mean_over(share, None) == pytest.approx(0.325)
+
+
+def test_window_facts_of_a_long_text_reach_the_whole_window_times_the_layers():
+    f = window_facts(40, 4, 1, 3)
+    assert f.kept == 5 and f.reach == window_reach(4, 3) == 9
+    assert f.back == 9 and f.first == 30 and f.full_reach
+    mask = sliding_window_mask(40, 4, 1)
+    np.testing.assert_array_equal(f.states, mask_states(40, 4, 1))
+    np.testing.assert_array_equal(f.depth, reach_depth(mask, 3))
+
+
+def test_window_facts_of_a_short_text_stop_at_its_start():
+    f = window_facts(6, 4, 0, 3)  # the reach (9) is longer than the text
+    assert f.back == 5 and f.first == 0 and not f.full_reach
+
+
+def test_perplexity_times():
+    assert perplexity_times(30.0, 12.0) == 2.5

@@ -25,12 +25,11 @@ from core.today_sinks import (
     TOO_FAR,
     WINDOW,
     ShareSummary,
-    keys_kept,
-    mask_states,
+    WindowFacts,
     mean_over,
-    reach_back,
-    reach_depth,
+    perplexity_times,
     share_summary,
+    window_facts,
 )
 from models import smollm
 from models.sinks_probe import SinkRun, sink_run
@@ -128,33 +127,17 @@ def toy_controls(ctx: PageContext) -> Toy:
 
 
 @dataclass(frozen=True)
-class MaskView:
-    """Step 1's numbers."""
+class MaskView(WindowFacts):
+    """Step 1's numbers: the toy's settings and :class:`core.today_sinks.WindowFacts`."""
 
     toy: Toy
-    states: np.ndarray  # (n, n) core.today_sinks states
-    depth: np.ndarray  # (n, n) layers needed to reach (0: not within the layers)
-    kept: int  # keys a query keeps at most (the cache's length)
-    reach: int  # (W − 1)·L, core.masks.window_reach
-    back: int  # how far back the last token actually reaches here
-    first: int  # the earliest non-sink token the last token reaches
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def mask_view(toy: Toy) -> MaskView:
     """The mask, its reach through the layers and the facts the page states (cached)."""
-    mask = core.sliding_window_mask(toy.n, toy.window, toy.sinks)  # (n, n)
-    depth = reach_depth(mask, toy.layers)
-    back = reach_back(depth, toy.n - 1, toy.sinks)
-    return MaskView(
-        toy,
-        mask_states(toy.n, toy.window, toy.sinks),
-        depth,
-        keys_kept(mask),
-        core.window_reach(toy.window, toy.layers),
-        back,
-        toy.n - 1 - back,
-    )
+    f = window_facts(toy.n, toy.window, toy.sinks, toy.layers)
+    return MaskView(**vars(f), toy=toy)
 
 
 def mask_chart(t: Translator, v: MaskView, presenter: bool) -> dict:
@@ -272,7 +255,7 @@ def mask_notice(ctx: PageContext, v: MaskView) -> list[str]:
     """Step 1's "what to notice"."""
     t, toy = ctx.t, v.toy
     items = [t("sinks.notice_cache", kept=v.kept, w=toy.window, s=toy.sinks, n=toy.n)]
-    key = "sinks.notice_reach" if v.back == v.reach else "sinks.notice_reach_start"
+    key = "sinks.notice_reach" if v.full_reach else "sinks.notice_reach_start"
     items.append(
         t(
             key,
@@ -631,7 +614,7 @@ def prediction_notice(ctx: PageContext, p: Predictions, window: int, sinks: int)
                 full=num(full),
                 w=window,
                 win=num(p.perplexity[1]),
-                times=num(p.perplexity[1] / full),
+                times=num(perplexity_times(p.perplexity[1], full)),
             )
         )
     if len(p.done) > 2 and p.done[2]:
