@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.attention import scaled_dot_product_attention
-from core.masks import apply_mask, causal_mask
+from core.masks import apply_mask, causal_mask, row_sums
 from core.multihead import merge_heads, split_heads
 from core.projections import init_projections, lesson_inputs, xavier_std
 from core.softmax_numerics import softmax, softmax_naive
@@ -531,6 +531,17 @@ class Comparison:
     first_row: tuple[int, ...] | None  # index of the first row (all but the last axis) that
     # holds a disagreeing cell, or None
 
+    @property
+    def bad_count(self) -> int:
+        """How many cells disagree."""
+        return int(self.bad.sum())
+
+    @property
+    def bad_rows(self) -> list[tuple[int, ...]]:
+        """The rows (index over every axis but the last) that hold a disagreeing cell, in
+        order."""
+        return sorted({tuple(int(i) for i in idx[:-1]) for idx in np.argwhere(self.bad)})
+
 
 def compare(candidate: np.ndarray, reference: np.ndarray, tol: float) -> Comparison:
     """Cell-by-cell comparison of two arrays of the same shape. The relative error counts
@@ -566,6 +577,46 @@ def compare(candidate: np.ndarray, reference: np.ndarray, tol: float) -> Compari
     if rows.any():
         first = tuple(int(i) for i in np.unravel_index(int(np.argmax(rows)), c.shape[:-1]))
     return Comparison(not bad.any(), tol, error, bad, max_abs, abs_at, max_rel, rel_at, first)
+
+
+def transposed_matches(candidate: np.ndarray, reference: np.ndarray, tol: float) -> bool:
+    """Whether a matrix of the wrong shape is the right answer transposed (``out.T`` where
+    ``out`` was meant).
+
+    Shapes: ``candidate`` ``(m, n)``, ``reference`` ``(n, m)`` -> bool.
+    """
+    c = np.asarray(candidate)
+    return c.ndim == 2 and matches(c.T, reference, tol)
+
+
+def weight_sums(weights: np.ndarray) -> np.ndarray:
+    """Each row's total of uploaded weights or probabilities (NaN where ∞ − ∞ meet): every
+    row of a softmax sums to 1.
+
+    Shapes: ``(..., n_k)`` -> ``(...)`` float.
+    """
+    with np.errstate(invalid="ignore"):
+        return row_sums(np.asarray(weights).astype(float))
+
+
+@dataclass(frozen=True)
+class SumRange:
+    """The smallest and largest row sum, or how many are NaN/±∞."""
+
+    lo: float  # NaN when some sum is not finite
+    hi: float
+    nonfinite: int  # sums that are NaN or ±∞
+
+
+def sum_range(sums: np.ndarray) -> SumRange:
+    """Summarise row sums (:func:`weight_sums`).
+
+    Shapes: ``(...)`` non-empty -> :class:`SumRange`.
+    """
+    bad = ~np.isfinite(sums)
+    if bad.any():
+        return SumRange(math.nan, math.nan, int(bad.sum()))
+    return SumRange(float(sums.min()), float(sums.max()), 0)
 
 
 # -------------------------------------------------------------------- recognisers

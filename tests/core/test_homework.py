@@ -516,3 +516,29 @@ def test_numbers_too_far_apart_to_subtract_give_a_finite_error():
     c = hw.compare(np.array([[1e308, 0.5]]), np.array([[-1e308, 0.5]]), 1e-6)
     assert not c.equal and c.bad[0, 0]
     assert np.isfinite([c.max_abs, c.max_rel]).all() and np.isfinite(c.error).all()
+
+
+def test_compare_counts_the_bad_cells_and_lists_their_rows_in_order():
+    ref = np.zeros((2, 3, 4))  # (h, n, n)
+    up = ref.copy()
+    up[1, 2, 0] = up[1, 2, 3] = up[0, 1, 1] = 0.5
+    cmp = hw.compare(up, ref, 1e-6)
+    assert cmp.bad_count == 3 and cmp.bad_rows == [(0, 1), (1, 2)]
+    assert hw.compare(ref, ref, 1e-6).bad_rows == []
+
+
+def test_a_transposed_right_answer_is_recognised():
+    right = np.arange(6.0).reshape(2, 3)
+    assert hw.transposed_matches(right.T, right, 1e-6)
+    assert not hw.transposed_matches(right.T + 1, right, 1e-6)
+    assert not hw.transposed_matches(right[None], right, 1e-6)  # not a matrix
+
+
+def test_weight_sums_and_their_range():
+    w = np.array([[0.25, 0.75], [0.5, 0.4]], dtype=np.float32)
+    sums = hw.weight_sums(w)
+    assert sums.dtype == np.float64 and np.allclose(sums, [1.0, 0.9])
+    r = hw.sum_range(sums)
+    assert (r.lo, r.hi, r.nonfinite) == (float(sums.min()), float(sums.max()), 0)
+    bad = hw.sum_range(hw.weight_sums(np.array([[np.inf, -np.inf], [np.nan, 1.0], [1, 0]])))
+    assert bad.nonfinite == 2 and math.isnan(bad.lo)

@@ -26,7 +26,10 @@ from core.homework import (
     diagnose_homework,
     homework_answer,
     homework_inputs,
+    sum_range,
     tolerance,
+    transposed_matches,
+    weight_sums,
 )
 from ui import charts
 from ui.blocks import lazy_box, notice
@@ -449,11 +452,7 @@ def check(hw: Homework, part: str, parsed: Parsed) -> Checked:
     try:
         check_shape(arr, expected.shape)
     except UploadError as err:
-        flipped = (
-            arr.ndim == 2 and compare(arr.T, expected, tol).equal
-            if err.key.endswith("transposed")
-            else False
-        )
+        flipped = err.key.endswith("transposed") and transposed_matches(arr, expected, tol)
         return Checked(*found, None, err, flipped, nonfinite(arr))
     return Checked(*found, compare(arr, expected, tol), None, False, nonfinite(arr))
 
@@ -490,9 +489,9 @@ def verdict(ctx: PageContext, c: Checked) -> None:
     if cmp.equal:
         st.success(t("homework.equal", tol=tol), icon=":material/check_circle:")
     else:
-        bad = int(cmp.bad.sum())
         st.error(
-            t("homework.not_equal", tol=tol, bad=bad, total=cmp.bad.size), icon=":material/cancel:"
+            t("homework.not_equal", tol=tol, bad=cmp.bad_count, total=cmp.bad.size),
+            icon=":material/cancel:",
         )
     if ctx.presenter:
         metrics(ctx, c, st.columns(3))
@@ -577,8 +576,7 @@ def row_sums(c: Checked) -> np.ndarray | None:
     """Row sums of uploaded weights/probabilities: (n,) or (h, n); None for an output."""
     if c.part == "output" or c.comparison is None:
         return None
-    with np.errstate(invalid="ignore"):
-        return c.array.astype(float).sum(axis=-1)
+    return weight_sums(c.array)
 
 
 def five_steps(t: Translator, step: int | None) -> str:
@@ -633,14 +631,15 @@ def notice_items(ctx: PageContext, c: Checked, sums: np.ndarray | None) -> list[
     assert cmp is not None
     items = []
     if not cmp.equal:
-        rows = sorted({tuple(int(i) for i in idx[:-1]) for idx in np.argwhere(cmp.bad)})
+        rows = cmp.bad_rows
         shown = ", ".join(cell(r) for r in rows[:8]) + (" …" if len(rows) > 8 else "")
         items.append(t("homework.notice_rows", count=len(rows), rows=shown))
     if sums is not None:
-        if np.isfinite(sums).all():
-            lo, hi = charts.fmt(float(sums.min()), 4), charts.fmt(float(sums.max()), 4)
+        r = sum_range(sums)
+        if not r.nonfinite:
+            lo, hi = charts.fmt(r.lo, 4), charts.fmt(r.hi, 4)
             items.append(t("homework.notice_sums", lo=lo, hi=hi))
         else:
-            items.append(t("homework.notice_sums_bad", count=int((~np.isfinite(sums)).sum())))
+            items.append(t("homework.notice_sums_bad", count=r.nonfinite))
     items.append(t("homework.notice_tol", tol=sci(c.tol)))
     return items
