@@ -90,6 +90,16 @@ def tiling_gaps(
     return np.abs(right - wrong).max(axis=(-2, -1))  # (h,)
 
 
+def cache_ratios(variants: dict[str, int]) -> tuple[float, float]:
+    """How many times grouped-query attention's cache multi-head attention's is, and
+    multi-query attention's part of it, from each design's key/value head count
+    (:func:`core.kv_cache.kv_variants`): the cache grows with ``h_kv``.
+
+    Shapes: ``{"MHA": h, "GQA": h_kv, "MQA": 1}`` -> ``(h / h_kv, h_kv / 1)``.
+    """
+    return variants["MHA"] / variants["GQA"], variants["GQA"] / variants["MQA"]
+
+
 def design(h: int, h_kv: int) -> str:
     """The name of the design with ``h_kv`` key/value heads for ``h`` query heads: ``"mha"``
     (one each), ``"mqa"`` (one for all) or ``"gqa"`` (groups in between)."""

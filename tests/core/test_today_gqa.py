@@ -4,8 +4,9 @@ of a group attend, and what the tiling bug does to each head."""
 import numpy as np
 import pytest
 
-from core import causal_mask, grouped_query_attention, kv_head_of
+from core import causal_mask, grouped_query_attention, kv_head_of, kv_variants
 from core.today_gqa import (
+    cache_ratios,
     design,
     group_agreement,
     group_weight_gap,
@@ -91,3 +92,8 @@ def test_tiling_changes_nothing_with_one_kv_head_per_query_head():
     q, k, v = toy_heads(4, 3, 2, 0)
     tr = tiling(q, k, v)
     assert tr.same == (0, 1, 2, 3) and tr.bad == 0 and tr.worst == 0.0
+
+
+def test_cache_ratios_of_smollm2s_heads():
+    assert cache_ratios(kv_variants(9, 3)) == (3.0, 3.0)
+    assert cache_ratios(kv_variants(8, 2)) == (4.0, 2.0)

@@ -19,6 +19,7 @@ import core.llama as llama
 from core.masks import future_blank
 from core.today_gqa import (
     Tiling,
+    cache_ratios,
     design,
     group_agreement,
     group_weight_gap,
@@ -460,6 +461,7 @@ def design_names(t: Translator, m: Memory) -> dict[str, str]:
 def memory_facts(cfg: llama.LlamaConfig, m: Memory) -> dict[str, str]:
     """The numbers of step 2's text: SmolLM2's cache per token and at the chosen length."""
     per_token = m.per_token["GQA"]
+    mha_times, mqa_part = cache_ratios(m.variants)
     return {
         **sizes(cfg),
         "numbers": grouped(per_token),
@@ -473,8 +475,8 @@ def memory_facts(cfg: llama.LlamaConfig, m: Memory) -> dict[str, str]:
         "mha": size(m.at_tokens["MHA"]),
         "mqa": size(m.at_tokens["MQA"]),
         "gqa_bytes": grouped(m.at_tokens["GQA"]),
-        "mha_times": num(m.variants["MHA"] / m.variants["GQA"], 0),
-        "mqa_part": num(m.variants["GQA"] / m.variants["MQA"], 0),
+        "mha_times": num(mha_times, 0),
+        "mqa_part": num(mqa_part, 0),
     }
 
 
