@@ -144,11 +144,18 @@ def test_the_issues_mistake_ids_are_all_there():
     } <= ids
 
 
-def _check_own_result(diagnosed, own, correct, results, tol):
+def _check_own_result(diagnosed, own, correct, results, tol, by_form=False):
     """A mistake's own result is diagnosed as that mistake, or as one that gives the same
-    numbers (listed earlier), or as correct when it changes nothing on these inputs."""
+    numbers (listed earlier), or as correct when it changes nothing on these inputs. A
+    mistake recognised ``by_form`` (own projections: right-looking weights, wrong in every
+    row) may stay unnamed when a row came out right anyway (saturated softmax rows: 1 and
+    ~1e-8 against 1 and ~1e-11), since nothing then tells it from a partly right answer."""
     if hw.matches(own, correct, tol):
         assert diagnosed == "correct"
+        return
+    if by_form and diagnosed is None:
+        right_rows = ~hw.compare(own, correct, tol).bad.any(axis=-1)
+        assert right_rows.any(), "unnamed although every row is wrong"
         return
     assert diagnosed not in (None, "correct")
     assert hw.matches(own, results[diagnosed], tol)
@@ -165,20 +172,21 @@ def test_every_attention_mistake_is_recognised_from_its_own_result(sizes, causal
     correct = dict(
         zip(("output", "weights"), hw.reference_attention(x, w_q, w_k, w_v, mask), strict=True)
     )
-    results = [(m.id, p) for m, p in hw.mistake_results("attention", x, w_q, w_k, w_v, mask)]
+    made = hw.mistake_results("attention", x, w_q, w_k, w_v, mask)
+    results = [(m.id, p) for m, p in made]
     assert {mid for mid, _ in results} >= (
         {"no_scaling", "scaled_by_dk", "mask_upper"} if causal else {"no_scaling"}
     )
-    for _, parts in results:
+    for mistake, parts in made:
         for part, own in parts.items():
             for cast in (np.float64, np.float32):
                 got = core.diagnose_attention(
                     x, w_q, w_k, w_v, own.astype(cast), causal=causal, part=part
                 )
                 tol = hw.tolerance(cast)
-                _check_own_result(
-                    got, own, correct[part], {m: p.get(part) for m, p in results}, tol
-                )
+                others = {m: p.get(part) for m, p in results}
+                by_form = mistake.recognise is hw.valid_weights
+                _check_own_result(got, own, correct[part], others, tol, by_form)
 
 
 @settings(max_examples=40, deadline=None)
