@@ -49,10 +49,9 @@ def rss_mb(pid: int) -> float:
 
 
 def load_run(url: str, page: str, pid: int, sessions: int, steps: int) -> str:
-    cmd = [sys.executable, str(LOAD), "--url", url.rstrip("/"), "--page", page,
-           "--query", "lang=en", "--sessions", str(sessions), "--steps", str(steps),
-           "--think", "0.5", "--pattern", "walk", "--server-pid", str(pid),
-           "--timeout", "180"]  # fmt: skip
+    cmd = [sys.executable, str(LOAD), "--url", url.rstrip("/"), "--page", page]
+    cmd += ["--query", "lang=en", "--sessions", str(sessions), "--steps", str(steps)]
+    cmd += ["--think", "0.5", "--pattern", "walk", "--server-pid", str(pid), "--timeout", "180"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     lines = [x for x in out.stdout.splitlines() if x.strip()]
     return lines[-1] if lines else out.stderr.strip()[-300:]
@@ -177,12 +176,14 @@ def cycle(args: argparse.Namespace) -> None:
             proc.wait(timeout=20)
     table = ["| when | RSS MB | 1-min load average |", "|---|---:|---:|"]
     table += [f"| {w} | {m:.0f} | {'–' if la != la else f'{la:.1f}'} |" for w, m, la in marks]
-    a, b = marks[-2][1], marks[-1][1]
+    first, *later = marks[2:]  # the first count, then each later one
+    growth = "; ".join(
+        f"to {w[6:]} {m - first[1]:+.0f} MB ({100 * (m - first[1]) / first[1]:+.1f} %)"
+        for w, m, _ in later
+    )
     table += [
         "",
-        f"Peak (VmHWM) {hwm:.0f} MB; growth from {marks[-2][0][6:]} to "
-        f"{marks[-1][0][6:]}: {b - a:+.0f} MB ({100 * (b - a) / a:+.1f} %); "
-        f"errors {counter[1]}.",
+        f"Peak (VmHWM) {hwm:.0f} MB; growth from {first[0][6:]}: {growth}; errors {counter[1]}.",
     ]
     head = (
         f"{t_start}; {os.cpu_count()} cores; load average {load0[0]:.1f} at start (shared "

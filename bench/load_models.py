@@ -21,10 +21,11 @@ protocol (``../shared/tools/st_load.py``'s ``SimSession``, imported from its pat
   sentence box (``text``) to their own sentence at the same moment. Per student: the time
   until the redrawn step has finished (``script_finished``) and whether the page then
   shows the new sentence's own word (the head readout names its tokens).
-* ``abuse``: ``generate`` and ``type`` again with two more students each: on /decoder one
-  presses Generate 20 times, 0.1 s apart, and one sets a 10,000-word prompt in the box and
-  generates; on /encoder one sets a 10,000-word sentence in the box and one opens the page
-  with 10,000 words in the URL. The others' figures must stay within budget.
+* ``abuse``: ``generate`` and ``type`` again, ``--sessions`` - 1 students and two more who
+  push the limits: on /decoder one presses Generate 20 times, 0.1 s apart, and one sets a
+  10,000-word prompt in the box and generates; on /encoder one sets a 10,000-word sentence
+  in the box and one opens the page with 10,000 words in the URL. The students' figures
+  must stay within budget.
 
 ``--batch-probe N`` measures only what one decoding step costs for N generations under way,
 one after the other (as the app runs them) and batched (a prototype, not in the app).
@@ -456,8 +457,8 @@ async def type_action(
 async def scenario(args: argparse.Namespace, name: str, abuse: bool) -> list[Result]:
     """``name`` (generate | type) for ``args.sessions`` students, plus two abusers."""
     n = args.sessions
-    roles = ["student"] * n
-    if abuse:
+    roles = ["student"] * (n - 1 if abuse else n)
+    if abuse:  # n - 1 students, and two who push the limits
         roles += ["presser", "flood-box"] if name == "generate" else ["flood-box", "flood-url"]
     results, tasks = [], []
     go, loaded = asyncio.Event(), [len(roles)]
