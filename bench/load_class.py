@@ -95,15 +95,22 @@ class Sampler:
         self._thread.join()
 
 
-def st_load(args: argparse.Namespace, url: str, sessions: int, steps: int, json_path: Path,
-            extra: Sequence[str] = ()) -> subprocess.Popen:  # fmt: skip
-    cmd = [sys.executable, str(args.tool), "--url", url, "--page", args.page,
-           "--query", args.query, "--sessions", str(sessions), "--steps", str(steps),
-           "--think", str(args.think), "--json", str(json_path), *extra]  # fmt: skip
+def st_load(
+    args: argparse.Namespace,
+    url: str,
+    sessions: int,
+    steps: int,
+    json_path: Path,
+    extra: Sequence[str] = (),
+) -> subprocess.Popen:
+    cmd = [sys.executable, str(args.tool), "--url", url, "--page", args.page]
+    cmd += ["--query", args.query, "--sessions", str(sessions), "--steps", str(steps)]
+    cmd += ["--think", str(args.think), "--json", str(json_path), *extra]
     if args.expect:
         cmd += ["--expect", args.expect]
-    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)  # fmt: skip
+    return subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
 
 
 def sessions_per_upstream(log: Path, offset: int) -> Counter:
@@ -121,8 +128,8 @@ def measure(args: argparse.Namespace, replicas: int, work: Path) -> list[dict]:
     """Start the deployment with ``replicas``, warm it, run the class twice, stop it."""
     run_dir = work / f"deploy-{replicas}"
     common = ["--port", str(args.port), "--run-dir", str(run_dir)]
-    started = subprocess.run([str(SERVE), "--replicas", str(replicas), *common],
-                             cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    cmd = [str(SERVE), "--replicas", str(replicas), *common]
+    started = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     print(started.stdout.strip() or started.stderr.strip(), flush=True)
     if started.returncode:
         raise SystemExit(f"deploy/serve failed:\n{started.stderr}")
@@ -131,8 +138,9 @@ def measure(args: argparse.Namespace, replicas: int, work: Path) -> list[dict]:
         replica = [p for p in procs if p["name"] == "streamlit"]
         nginx = next(p for p in procs if p["name"] == "nginx")
         for p in replica:  # each replica loads the page once before the class arrives
-            warm = st_load(args, f"http://127.0.0.1:{p['port']}", 1, 2, work / "warm.json",
-                           ["--warmup", "0"])  # fmt: skip
+            warm = st_load(
+                args, f"http://127.0.0.1:{p['port']}", 1, 2, work / "warm.json", ["--warmup", "0"]
+            )
             warm.communicate()
         time.sleep(args.settle)
         idle = {p["pid"]: rss_mb(p["pid"]) for p in replica}
@@ -147,8 +155,8 @@ def measure(args: argparse.Namespace, replicas: int, work: Path) -> list[dict]:
             out = work / f"r{replicas}-run{run}.json"
             children0 = children_cpu_s()
             with Sampler(pids) as sampler:
-                proc = st_load(args, f"http://127.0.0.1:{args.port}", args.sessions,
-                               args.steps, out, ["--warmup", "0", *args.st_load_args])  # fmt: skip
+                url, extra = f"http://127.0.0.1:{args.port}", ["--warmup", "0", *args.st_load_args]
+                proc = st_load(args, url, args.sessions, args.steps, out, extra)
                 text, _ = proc.communicate()
             client = children_cpu_s() - children0  # the load generator, once reaped
             wall = time.monotonic() - t0
@@ -159,19 +167,30 @@ def measure(args: argparse.Namespace, replicas: int, work: Path) -> list[dict]:
             if args.verbose:
                 print(text)
             per = sessions_per_upstream(run_dir / "access.log", log_offset)
-            rows.append({
-                "replicas": replicas, "run": run, "wall_s": wall, "summary": summary,
-                "replica": [{
-                    "port": p["port"], "cpu_s": cpu[p["pid"]],
-                    "cpu_pct": 100 * cpu[p["pid"]] / wall,
-                    "peak_mb": sampler.peak.get(p["pid"], 0.0),
-                    "idle_mb": idle[p["pid"]], "after_mb": rss_mb(p["pid"]),
-                    "sessions": per.get(str(p["port"]), 0),
-                } for p in replica],
-                "nginx_cpu_s": sum(cpu[pid] for pid in nginx_pids), "client_cpu_s": client,
+            row = {
+                "replicas": replicas,
+                "run": run,
+                "wall_s": wall,
+                "summary": summary,
+                "replica": [
+                    {
+                        "port": p["port"],
+                        "cpu_s": cpu[p["pid"]],
+                        "cpu_pct": 100 * cpu[p["pid"]] / wall,
+                        "peak_mb": sampler.peak.get(p["pid"], 0.0),
+                        "idle_mb": idle[p["pid"]],
+                        "after_mb": rss_mb(p["pid"]),
+                        "sessions": per.get(str(p["port"]), 0),
+                    }
+                    for p in replica
+                ],
+                "nginx_cpu_s": sum(cpu[pid] for pid in nginx_pids),
+                "client_cpu_s": client,
                 "others_pct": 100 * (busy - sum(cpu.values()) - client) / wall,
-                "loadavg_before": load0, "loadavg_after": os.getloadavg(),
-            })  # fmt: skip
+                "loadavg_before": load0,
+                "loadavg_after": os.getloadavg(),
+            }
+            rows.append(row)
             print(line(rows[-1]), flush=True)
         return rows
     finally:
@@ -196,11 +215,13 @@ def line(row: dict) -> str:
         f"peak {r['peak_mb']:.0f} MB"
         for r in row["replica"]
     )
-    return (f"{row['replicas']} replica(s), run {row['run']}: steps {s['steps_done']}/"
-            f"{s['steps_planned']}, errors {s['errors']}, load p95 {ms(s['load_p95'])} ms, "
-            f"step p50 {ms(s['p50'])} / p95 {ms(s['p95'])} ms; {reps}; "
-            f"load avg {row['loadavg_after'][0]:.2f}"
-            + "".join(f"\n  error: {e}" for e in s["sample_errors"]))  # fmt: skip
+    return (
+        f"{row['replicas']} replica(s), run {row['run']}: steps {s['steps_done']}/"
+        f"{s['steps_planned']}, errors {s['errors']}, load p95 {ms(s['load_p95'])} ms, "
+        f"step p50 {ms(s['p50'])} / p95 {ms(s['p95'])} ms; {reps}; "
+        f"load avg {row['loadavg_after'][0]:.2f}"
+        + "".join(f"\n  error: {e}" for e in s["sample_errors"])
+    )
 
 
 def per_run(row: dict) -> float:
@@ -212,8 +233,8 @@ def per_run(row: dict) -> float:
 def markdown(rows: Sequence[dict], args: argparse.Namespace) -> str:
     """The results as a section for bench/RESULTS.md."""
     uname = os.uname()
-    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text()
-                .splitlines() if ln.startswith("model name")), "?")  # fmt: skip
+    lines = Path("/proc/cpuinfo").read_text().splitlines()
+    cpu = next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("model name")), "?")
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     out = [
         "## A class through the deployment recipe: 1 vs 2 replicas behind nginx",
@@ -268,13 +289,19 @@ def markdown(rows: Sequence[dict], args: argparse.Namespace) -> str:
         runs = [r["summary"] for r in rows if r["replicas"] == n]
         p95, load95 = max(x["p95"] or 1e9 for x in runs), max(x["load_p95"] or 1e9 for x in runs)
         errors = sum(x["errors"] for x in runs)
-        out += ["", f"Issue 9 goal 3 with {n} replica(s), worse of the two runs: step p95 "
-                f"{ms(p95)} ms ({'met' if p95 <= 1 else 'not met'}, ≤ 1000), first load p95 "
-                f"{ms(load95)} ms ({'met' if load95 <= 3 else 'not met'}, ≤ 3000), errors "
-                f"{errors} ({'met' if errors == 0 else 'not met'})."]  # fmt: skip
+        out += [
+            "",
+            f"Issue 9 goal 3 with {n} replica(s), worse of the two runs: step p95 "
+            f"{ms(p95)} ms ({'met' if p95 <= 1 else 'not met'}, ≤ 1000), first load p95 "
+            f"{ms(load95)} ms ({'met' if load95 <= 3 else 'not met'}, ≤ 3000), errors "
+            f"{errors} ({'met' if errors == 0 else 'not met'}).",
+        ]
     if growth:
-        out += ["", f"RSS growth from run 1 to run 2, per replica: median "
-                f"{statistics.median(growth):+.0f} MB, max {max(growth):+.0f} MB."]  # fmt: skip
+        out += [
+            "",
+            f"RSS growth from run 1 to run 2, per replica: median "
+            f"{statistics.median(growth):+.0f} MB, max {max(growth):+.0f} MB.",
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -286,15 +313,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--think", type=float, default=0.5, help="s between moves (%(default)s)")
     p.add_argument("--page", default="softmax", help="page URL path (%(default)s)")
     p.add_argument("--query", default="lang=en", help="query string (%(default)s)")
-    p.add_argument("--expect", default="At T = {v:.2f}",
-                   help="text every step must show, '' for none (%(default)s)")  # fmt: skip
+    expect_help = "text every step must show, '' for none (%(default)s)"
+    p.add_argument("--expect", default="At T = {v:.2f}", help=expect_help)
     p.add_argument("--port", type=int, default=8790, help="nginx port (%(default)s)")
     p.add_argument("--pause", type=float, default=5.0, help="s between runs (%(default)s)")
     p.add_argument("--settle", type=float, default=3.0, help="s before reading idle RSS")
     p.add_argument("--tool", type=Path, default=TOOL, help="st_load.py (%(default)s)")
     p.add_argument("--out", type=Path, default=None, help="also write the markdown here")
-    p.add_argument("--keep", type=Path, default=None,
-                   help="keep st_load's JSON and the nginx logs in this directory")  # fmt: skip
+    keep_help = "keep st_load's JSON and the nginx logs in this directory"
+    p.add_argument("--keep", type=Path, default=None, help=keep_help)
     p.add_argument("-v", "--verbose", action="store_true", help="print st_load's own output")
     p.add_argument("st_load_args", nargs="*", help="after --: more st_load.py options")
     return p.parse_args(argv)

@@ -338,13 +338,16 @@ async def student_main(s: Student, args: argparse.Namespace, clock: dict, stop_a
             if s.recovered is None and clock["kill"]:
                 s.recovered = time.monotonic() - clock["kill"]
         else:
-            s.errors.append(f"after the reconnect: {out.status} {out.exceptions[:1]} "
-                            f"{out.main_elements}/{s.main_elements} elements")  # fmt: skip
+            s.errors.append(
+                f"after the reconnect: {out.status} {out.exceptions[:1]} "
+                f"{out.main_elements}/{s.main_elements} elements"
+            )
 
 
 def serve(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(SERVE), *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    return subprocess.run(
+        [str(SERVE), *args], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
 
 
 def warm(base: str, route: str) -> dict[float, str]:
@@ -355,8 +358,8 @@ def warm(base: str, route: str) -> dict[float, str]:
     async def once() -> dict[float, str]:
         refs = {}
         for d_k in D_KS:
-            s = Student(-1, base, "scaling", f"d_model=16&d_k={d_k}&lang=en",
-                        cookie=f"attnlab_route={route}")  # fmt: skip
+            query, cookie = f"d_model=16&d_k={d_k}&lang=en", f"attnlab_route={route}"
+            s = Student(-1, base, "scaling", query, cookie=cookie)
             await s.connect()
             refs[float(d_k)] = (await s.load()).digest()
             await s.close()
@@ -417,9 +420,11 @@ def measure(args: argparse.Namespace, run_dir: Path) -> dict:
         result = asyncio.run(lecture(args, base, victim, refs[0]))
         # The restarted replica takes new students again: a new visitor lands on it.
         log = (run_dir / "serve.log").read_text(errors="replace")
-        result |= {"serve_log": [ln for ln in log.splitlines() if "exited" in ln or "again" in ln],
-                   "loadavg": (load0, os.getloadavg()),
-                   "state_after": json.loads((run_dir / "state.json").read_text())}  # fmt: skip
+        result |= {
+            "serve_log": [ln for ln in log.splitlines() if "exited" in ln or "again" in ln],
+            "loadavg": (load0, os.getloadavg()),
+            "state_after": json.loads((run_dir / "state.json").read_text()),
+        }
         return result
     finally:
         stopped = serve("stop", *common)
@@ -501,8 +506,10 @@ async def lecture(args: argparse.Namespace, base: str, victim: dict, refs: dict)
     clock: dict = {"kill": None, "loaded": 0, "refs": refs}
     t_start = time.monotonic()
     stop_at = t_start + args.before + args.after + 30  # bounded whatever happens
-    students = [Student(i, base, "scaling", f"d_model=16&d_k={D_KS[i % 15]}&lang=en")
-                for i in range(args.students)]  # fmt: skip
+    students = [
+        Student(i, base, "scaling", f"d_model=16&d_k={D_KS[i % 15]}&lang=en")
+        for i in range(args.students)
+    ]
 
     async def staggered(s: Student) -> None:
         await asyncio.sleep(args.stagger * s.index / max(1, args.students))
@@ -519,8 +526,7 @@ async def lecture(args: argparse.Namespace, base: str, victim: dict, refs: dict)
         from playwright.async_api import async_playwright
 
         playwright = await async_playwright().start()
-        browser = await playwright.chromium.launch(executable_path=CHROMIUM,
-                                                   args=["--no-sandbox"])  # fmt: skip
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         tabs = await open_tabs(browser, base, args.browsers)
     tasks = [asyncio.create_task(staggered(s)) for s in students]
     while clock["loaded"] < len(students) and time.monotonic() < t_start + 60:
@@ -530,8 +536,11 @@ async def lecture(args: argparse.Namespace, base: str, victim: dict, refs: dict)
     on_victim = sum(s.upstream == victim_addr for s in students)
     clock["kill"] = time.monotonic()
     os.kill(victim["pid"], signal.SIGKILL)
-    print(f"SIGKILL replica r{args.kill} ({victim_addr}, pid {victim['pid']}); "
-          f"{on_victim} of {len(students)} students on it", flush=True)  # fmt: skip
+    print(
+        f"SIGKILL replica r{args.kill} ({victim_addr}, pid {victim['pid']}); "
+        f"{on_victim} of {len(students)} students on it",
+        flush=True,
+    )
     victim_route = f"r{args.kill}"
     following = [follow_tab(t, clock, args.after) for t in tabs if t.route == victim_route]
     await asyncio.gather(*following)
@@ -556,8 +565,14 @@ async def lecture(args: argparse.Namespace, base: str, victim: dict, refs: dict)
     for t in tasks:
         t.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    return {"students": students, "victim": victim_addr, "on_victim": on_victim,
-            "arrivals": arrivals, "tabs": tabs, "victim_route": victim_route}  # fmt: skip
+    return {
+        "students": students,
+        "victim": victim_addr,
+        "on_victim": on_victim,
+        "arrivals": arrivals,
+        "tabs": tabs,
+        "victim_route": victim_route,
+    }
 
 
 HOW = (
@@ -599,24 +614,38 @@ def report(res: dict, args: argparse.Namespace) -> tuple[str, bool]:
     rec = [s.recovered for s in affected if s.recovered is not None]
     not_back = [s.index for s in affected if s.recovered is None]
     not_restored = [s.index for s in affected if not args.stock and s.restored is not True]
-    late_fail = sum(1 for s in affected for st in s.steps if st.latency is None and st.t > 0
-                    and s.recovered is not None and st.t > s.recovered)  # fmt: skip
+    late_fail = sum(
+        1
+        for s in affected
+        for st in s.steps
+        if st.latency is None and st.t > 0 and s.recovered is not None and st.t > s.recovered
+    )
     other_errors = [(s.index, st.error) for s in others for st in s.steps if st.latency is None]
     other_errors += [(s.index, e) for s in others for e in s.errors]
     other_drops = sum(len(s.drops) for s in others)
 
     def lat(group: Sequence[Student], lo: float, hi: float) -> list[float]:
-        return [st.latency for s in group for st in s.steps
-                if st.latency is not None and lo <= st.t < hi]  # fmt: skip
+        return [
+            st.latency
+            for s in group
+            for st in s.steps
+            if st.latency is not None and lo <= st.t < hi
+        ]
 
     inf = float("inf")
-    windows = [("before the kill", -inf, 0.0), (f"first {BUDGET:.0f} s after", 0.0, BUDGET),
-               ("after that", BUDGET, inf)]  # fmt: skip
+    windows = [
+        ("before the kill", -inf, 0.0),
+        (f"first {BUDGET:.0f} s after", 0.0, BUDGET),
+        ("after that", BUDGET, inf),
+    ]
     ok = bool(affected) and not not_back and max(rec, default=inf) <= BUDGET
     ok = ok and not not_restored and not other_errors and not late_fail
     ok = ok and not any(s.errors for s in affected)
-    ok = ok and all(t.recovered is not None and t.recovered <= BUDGET and t.same and t.answers
-                    for t in res["tabs"] if t.route == res["victim_route"])  # fmt: skip
+    ok = ok and all(
+        t.recovered is not None and t.recovered <= BUDGET and t.same and t.answers
+        for t in res["tabs"]
+        if t.route == res["victim_route"]
+    )
     ok = ok and not any(t.error for t in res["tabs"])
     la0, la1 = res["loadavg"]
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -656,18 +685,27 @@ def report(res: dict, args: argparse.Namespace) -> tuple[str, bool]:
     for name, group in (("killed replica's", affected), ("other replica's", others)):
         for label, lo, hi in windows:
             xs = lat(group, lo, hi)
-            lines.append(f"| {label} | {name} | {len(xs)} | {ms(pct(xs, 0.5))} "
-                         f"| {ms(pct(xs, 0.95))} | {ms(max(xs, default=None))} |")  # fmt: skip
+            lines.append(
+                f"| {label} | {name} | {len(xs)} | {ms(pct(xs, 0.5))} "
+                f"| {ms(pct(xs, 0.95))} | {ms(max(xs, default=None))} |"
+            )
     if rec:
-        lines += ["", "Per affected student, s from the kill to a working page: "
-                  + ", ".join(f"{x:.2f}" for x in sorted(rec)) + "."]  # fmt: skip
+        lines += [
+            "",
+            "Per affected student, s from the kill to a working page: "
+            + ", ".join(f"{x:.2f}" for x in sorted(rec))
+            + ".",
+        ]
     problems = [f"student {s.index}: {e}" for s in students for e in s.errors]
     problems += [f"student {i} (other replica): {e}" for i, e in other_errors]
     if problems:
         lines += ["", "Errors:", *[f"- {p}" for p in problems[:20]]]
     verdict = "met" if ok else "NOT met"
-    lines += ["", f"Budget (every affected student working again within {BUDGET:.0f} s with "
-              f"the same view, no error on the other replica): {verdict}."]  # fmt: skip
+    lines += [
+        "",
+        f"Budget (every affected student working again within {BUDGET:.0f} s with "
+        f"the same view, no error on the other replica): {verdict}.",
+    ]
     return "\n".join(lines) + "\n", ok
 
 
@@ -680,11 +718,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--after", type=float, default=30.0, help="s after the kill (%(default)s)")
     p.add_argument("--kill", type=int, default=1, choices=(1, 2), help="replica (%(default)s)")
     p.add_argument("--port", type=int, default=8795, help="nginx port (%(default)s)")
-    p.add_argument("--browsers", type=int, default=0,
-                   help="also open this many real Chromium tabs (%(default)s)")  # fmt: skip
-    p.add_argument("--stock", action="store_true",
-                   help="reconnect as Streamlit's frontend does without deploy/reconnect.js "
-                   "(no full rerun after a reconnect): what the script is for")  # fmt: skip
+    browsers_help = "also open this many real Chromium tabs (%(default)s)"
+    p.add_argument("--browsers", type=int, default=0, help=browsers_help)
+    stock_help = (
+        "reconnect as Streamlit's frontend does without deploy/reconnect.js "
+        "(no full rerun after a reconnect): what the script is for"
+    )
+    p.add_argument("--stock", action="store_true", help=stock_help)
     p.add_argument("--out", type=Path, default=None, help="also write the markdown here")
     args = p.parse_args(argv)
     if not 1 <= args.students <= 60 or args.after > 120 or args.before > 60:

@@ -105,14 +105,20 @@ def upstream_blocks(upstreams: Sequence[str]) -> list[str]:
     """nginx ``upstream`` blocks: ``attention_lab`` (least connections over all) for new
     visitors, and ``attention_lab_r<i>`` per route: its own replica, the others as backups
     while it is down."""
-    lines = ["    upstream attention_lab {", "        zone attention_lab 64k;",
-             "        least_conn;"]  # fmt: skip
+    lines = [
+        "    upstream attention_lab {",
+        "        zone attention_lab 64k;",
+        "        least_conn;",
+    ]
     lines += [f"        server {u} {HEALTH};" for u in upstreams]
     lines += ["        keepalive 32;", "    }"]
     for i, own in enumerate(upstreams, 1):
         name = f"attention_lab_r{i}"
-        lines += [f"    upstream {name} {{", f"        zone {name} 64k;",
-                  f"        server {own} {HEALTH};"]  # fmt: skip
+        lines += [
+            f"    upstream {name} {{",
+            f"        zone {name} 64k;",
+            f"        server {own} {HEALTH};",
+        ]
         lines += [f"        server {u} backup;" for u in upstreams if u != own]
         lines += ["        keepalive 16;", "    }"]
     return lines
@@ -349,8 +355,10 @@ def status(run_dir: Path) -> int:
         extra = f"  restarted {restarts[key]}x" if restarts.get(key) else ""
         gave_up = "  LEFT DOWN (died too often)" if key in state.get("left_down", []) else ""
         health_text = ", healthy" if health else ", not healthy"
-        print(f"{p.name:10} pid {p.pid:7} {key:>21}  {'up' if up else 'DOWN'}{health_text}"
-              f"{extra}{gave_up}  log {p.log}")  # fmt: skip
+        print(
+            f"{p.name:10} pid {p.pid:7} {key:>21}  {'up' if up else 'DOWN'}{health_text}"
+            f"{extra}{gave_up}  log {p.log}"
+        )
     for u in state.get("remote", []):
         health = healthy(f"http://{u}/_stcore/health")
         print(f"{'remote':10} {'':11} {u:>21}  {'healthy' if health else 'NOT HEALTHY'}")
@@ -399,10 +407,10 @@ class Supervisor:
 
     def spawn(self, child: Child) -> None:
         with child.log.open("ab") as out:
-            child.popen = subprocess.Popen(child.cmd, cwd=ROOT, env=self.env,
-                                           stdin=subprocess.DEVNULL, stdout=out,
-                                           stderr=subprocess.STDOUT,
-                                           start_new_session=True)  # fmt: skip
+            streams = {"stdin": subprocess.DEVNULL, "stdout": out, "stderr": subprocess.STDOUT}
+            child.popen = subprocess.Popen(
+                child.cmd, cwd=ROOT, env=self.env, **streams, start_new_session=True
+            )
 
     def write_state(self) -> None:
         """Record the processes for stop and status (atomically: they read it any time)."""
@@ -495,8 +503,10 @@ class Supervisor:
                 delay = restart_delay(c.deaths, now)
                 if delay is None:
                     c.left_down = True
-                    say(f"{c.name} {c.key} exited ({how}), {MAX_RESTARTS + 1} times in "
-                        f"{RESTART_WINDOW:.0f} s: left down. Its log:\n{tail(c.log)}")  # fmt: skip
+                    say(
+                        f"{c.name} {c.key} exited ({how}), {MAX_RESTARTS + 1} times in "
+                        f"{RESTART_WINDOW:.0f} s: left down. Its log:\n{tail(c.log)}"
+                    )
                     self.write_state()
                     continue
                 c.restart_at = now + delay
@@ -519,8 +529,9 @@ def plan(args: argparse.Namespace, run_dir: Path) -> Supervisor:
     first = args.replica_port or args.port + 1
     count = 0 if args.role == "proxy" else args.replicas
     ports = list(range(first, first + count))
-    busy = [hostport(args.replica_address, p) for p in ports
-            if not port_free(args.replica_address, p)]  # fmt: skip
+    busy = [
+        hostport(args.replica_address, p) for p in ports if not port_free(args.replica_address, p)
+    ]
     if args.role != "replicas" and not port_free(args.address, args.port):
         busy.append(hostport(args.address, args.port))
     if busy:
@@ -531,13 +542,13 @@ def plan(args: argparse.Namespace, run_dir: Path) -> Supervisor:
     make_run_dir(run_dir)
     children = []
     for i, port in enumerate(ports, 1):
-        cmd = [python, "-m", "streamlit", "run", "dashboard.py",
-               "--server.address", args.replica_address, "--server.port", str(port),
-               "--server.headless", "true", "--server.fileWatcherType", "none",
-               "--browser.gatherUsageStats", "false"]  # fmt: skip
+        cmd = [python, "-m", "streamlit", "run", "dashboard.py"]
+        cmd += ["--server.address", args.replica_address, "--server.port", str(port)]
+        cmd += ["--server.headless", "true", "--server.fileWatcherType", "none"]
+        cmd += ["--browser.gatherUsageStats", "false"]
         health = f"http://{local_host(args.replica_address)}:{port}/_stcore/health"
-        children.append(Child("streamlit", args.replica_address, port, cmd,
-                              run_dir / f"replica-{i}.log", health))  # fmt: skip
+        log = run_dir / f"replica-{i}.log"
+        children.append(Child("streamlit", args.replica_address, port, cmd, log, health))
     local = [hostport(c.address, c.port) for c in children]
     remote = [u for u in args.upstream if u not in local]
     url = f"replicas {', '.join(local)}"
@@ -594,8 +605,9 @@ def start(args: argparse.Namespace, run_dir: Path, argv: Sequence[str]) -> int:
         alive(old.get("supervisor", 0), "serve.py")
         or any(alive(p["pid"], p["name"]) for p in old["procs"])
     ):
-        raise SystemExit(f"already running ({run_dir}); stop it first: deploy/serve stop "
-                         f"{identify(args)}")  # fmt: skip
+        raise SystemExit(
+            f"already running ({run_dir}); stop it first: deploy/serve stop {identify(args)}"
+        )
     if not args.foreground:
         return launch_detached(argv)
     supervisor = plan(args, run_dir)
@@ -604,13 +616,19 @@ def start(args: argparse.Namespace, run_dir: Path, argv: Sequence[str]) -> int:
         keys = [c.key for c in supervisor.children if c.name == "streamlit"]
         if args.role == "replicas":
             shown = [k.replace("0.0.0.0:", "<this host's address>:") for k in keys]
-            print(f"ready: {len(keys)} replica(s); the front's nginx: --upstream "
-                  f"{','.join(shown)}  (run dir {run_dir})", flush=True)  # fmt: skip
+            print(
+                f"ready: {len(keys)} replica(s); the front's nginx: --upstream "
+                f"{','.join(shown)}  (run dir {run_dir})",
+                flush=True,
+            )
         else:
             where = f": {', '.join(keys)}" if keys else ""
             extra = f" + {len(supervisor.remote)} remote" if supervisor.remote else ""
-            print(f"ready: {supervisor.url}  ({len(keys)} replica(s){where}{extra}; "
-                  f"run dir {run_dir})", flush=True)  # fmt: skip
+            print(
+                f"ready: {supervisor.url}  ({len(keys)} replica(s){where}{extra}; "
+                f"run dir {run_dir})",
+                flush=True,
+            )
         if args.detached:
             print(f"stop with: deploy/serve stop {identify(args)}", flush=True)
             print(f"the supervisor (pid {os.getpid()}) logs to {run_dir / 'serve.log'}", flush=True)
@@ -630,9 +648,8 @@ def launch_detached(argv: Sequence[str]) -> int:
     """Run the supervisor in a session of its own (it outlives this command and the
     terminal); echo what it says until it is ready or gives up."""
     cmd = [sys.executable, str(Path(__file__).resolve()), *argv, "--foreground", "--detached"]
-    child = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True,
-                             start_new_session=True)  # fmt: skip
+    streams = {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
+    child = subprocess.Popen(cmd, cwd=ROOT, **streams, text=True, start_new_session=True)
     ready = False
     try:
         assert child.stdout is not None
@@ -654,29 +671,32 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         description="Run N Streamlit replicas of Attention Lab behind nginx, and keep them up.",
     )
     p.add_argument("action", nargs="?", default="start", choices=("start", "stop", "status"))
-    p.add_argument("--role", default="all", choices=ROLES,
-                   help="all: replicas and nginx (the default); replicas: replicas only, on "
-                   "--replica-address; proxy: nginx only, over --upstream")  # fmt: skip
-    p.add_argument(
-        "--replicas",
-        type=int,
-        default=2,
-        help="Streamlit processes, about one a core (%(default)s)",
+    role_help = (
+        "all: replicas and nginx (the default); replicas: replicas only, on "
+        "--replica-address; proxy: nginx only, over --upstream"
     )
+    p.add_argument("--role", default="all", choices=ROLES, help=role_help)
+    cores_help = "Streamlit processes, about one a core (%(default)s)"
+    p.add_argument("--replicas", type=int, default=2, help=cores_help)
     p.add_argument("--port", type=int, default=8080, help="the port nginx listens on (%(default)s)")
-    p.add_argument("--address", default="127.0.0.1",
-                   help="nginx listens here (%(default)s); 0.0.0.0: the classroom too")  # fmt: skip
-    p.add_argument("--replica-address", default="127.0.0.1",
-                   help="the replicas listen here (%(default)s); another host's nginx needs "
-                   "this host's address")  # fmt: skip
-    p.add_argument("--replica-port", type=int, default=0,
-                   help="first replica port (default: --port + 1)")  # fmt: skip
-    p.add_argument("--upstream", action="append", default=[], metavar="ADDR:PORT[,...]",
-                   help="replicas on other hosts for nginx to balance over (IP "
-                   "addresses)")  # fmt: skip
-    p.add_argument("--run-dir", type=Path, default=None,
-                   help="config, pids and logs (default: attention-lab-<uid>-<port> in "
-                   "$XDG_RUNTIME_DIR or the temp dir)")  # fmt: skip
+    front_help = "nginx listens here (%(default)s); 0.0.0.0: the classroom too"
+    p.add_argument("--address", default="127.0.0.1", help=front_help)
+    replicas_help = (
+        "the replicas listen here (%(default)s); another host's nginx needs this host's address"
+    )
+    p.add_argument("--replica-address", default="127.0.0.1", help=replicas_help)
+    p.add_argument(
+        "--replica-port", type=int, default=0, help="first replica port (default: --port + 1)"
+    )
+    upstream_help = "replicas on other hosts for nginx to balance over (IP addresses)"
+    p.add_argument(
+        "--upstream", action="append", default=[], metavar="ADDR:PORT[,...]", help=upstream_help
+    )
+    run_dir_help = (
+        "config, pids and logs (default: attention-lab-<uid>-<port> in "
+        "$XDG_RUNTIME_DIR or the temp dir)"
+    )
+    p.add_argument("--run-dir", type=Path, default=None, help=run_dir_help)
     p.add_argument("--nginx", default=None, help="nginx binary (default: PATH, /usr/sbin)")
     p.add_argument("--python", default=None, help="Python with streamlit (default: .venv)")
     p.add_argument(

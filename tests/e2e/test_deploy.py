@@ -53,8 +53,10 @@ serve = _load_serve()
 # Under pytest-xdist, this module's tests share one deployment: they run on one worker.
 pytestmark = pytest.mark.xdist_group("deploy")
 
-LOG_LINE = re.compile(r'"(?P<method>\S+) (?P<path>\S+) [^"]*" (?P<status>\d+) \S+ '
-                      r"route=(?P<route>\S*) upstream=(?P<upstream>.*?) time=")  # fmt: skip
+LOG_LINE = re.compile(
+    r'"(?P<method>\S+) (?P<path>\S+) [^"]*" (?P<status>\d+) \S+ '
+    r"route=(?P<route>\S*) upstream=(?P<upstream>.*?) time="
+)
 
 
 @dataclass(frozen=True)
@@ -115,8 +117,9 @@ def _nginx() -> str:
 
 
 def _serve(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(SERVE), *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    return subprocess.run(
+        [str(SERVE), *args], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.fixture(scope="module")
@@ -142,8 +145,11 @@ def _get(url: str, cookie: str = "") -> tuple[str, str]:
     request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
     direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with direct.open(request, timeout=30) as r:
-        routes = [m[1] for c in r.headers.get_all("Set-Cookie", [])
-                  if (m := re.match(r"attnlab_route=(r\d+);", c))]  # fmt: skip
+        routes = [
+            m[1]
+            for c in r.headers.get_all("Set-Cookie", [])
+            if (m := re.match(r"attnlab_route=(r\d+);", c))
+        ]
         assert len(routes) <= 1
         # X-Upstream lists every replica tried: the last one answered.
         return r.headers.get("X-Upstream", "").split(", ")[-1], "".join(routes)
@@ -281,10 +287,10 @@ def test_the_supervisor_restarts_a_crashing_process_with_growing_delays(tmp_path
     then after 1, 2, 4, 8 s, then left down (and the state file says so)."""
     port = _closed_port()
     crash = [sys.executable, "-c", "raise SystemExit(3)"]
-    child = serve.Child("streamlit", "127.0.0.1", port, crash, tmp_path / "replica-1.log",
-                        f"http://127.0.0.1:{port}/_stcore/health")  # fmt: skip
-    supervisor = serve.Supervisor(argparse.Namespace(role="replicas", address="127.0.0.1"),
-                                  tmp_path, [child], dict(os.environ), "", [])  # fmt: skip
+    log, health = tmp_path / "replica-1.log", f"http://127.0.0.1:{port}/_stcore/health"
+    child = serve.Child("streamlit", "127.0.0.1", port, crash, log, health)
+    args = argparse.Namespace(role="replicas", address="127.0.0.1")
+    supervisor = serve.Supervisor(args, tmp_path, [child], dict(os.environ), "", [])
     supervisor.spawn(child)
     now, delays = 0.0, []
     try:
@@ -356,15 +362,15 @@ def test_a_page_whose_replica_dies_comes_back_with_its_controls_and_answers_them
         route = next(c["value"] for c in context.cookies() if c["name"] == "attnlab_route")
         victim = _replicas(run_dir)[int(route[1:]) - 1]
         view = page.locator('[data-testid="stMain"]').inner_text()
-        assert (_slider(page, "d_model").input_value(), _slider(page, "d_k").input_value()) == (
-            "16", "9")  # fmt: skip
+        shown = (_slider(page, "d_model").input_value(), _slider(page, "d_k").input_value())
+        assert shown == ("16", "9")
 
         os.kill(victim["pid"], signal.SIGKILL)
-        _wait(page, lambda: len(frames) > 1 and list(frames.values())[-1] > 0,
-              "the page reconnects and the server it reached redraws it")  # fmt: skip
+        what = "the page reconnects and the server it reached redraws it"
+        _wait(page, lambda: len(frames) > 1 and list(frames.values())[-1] > 0, what)
         wait_idle(page)
-        assert (_slider(page, "d_model").input_value(), _slider(page, "d_k").input_value()) == (
-            "16", "9"), "the same controls"  # fmt: skip
+        shown = (_slider(page, "d_model").input_value(), _slider(page, "d_k").input_value())
+        assert shown == ("16", "9"), "the same controls"
         assert page.locator('[data-testid="stMain"]').inner_text() == view, "the same view"
         no_error_on_screen(page)
         now = next(c["value"] for c in context.cookies() if c["name"] == "attnlab_route")
@@ -402,9 +408,9 @@ def test_a_page_whose_replica_dies_comes_back_with_its_controls_and_answers_them
 def _handshake(url: str, cookie: str) -> str:
     """Open the app's websocket through nginx with ``cookie``; the replica that took it."""
     _loopback(urllib.parse.urlsplit(url).hostname or "")
-    with ws_connect(url.replace("http://", "ws://") + "/_stcore/stream", origin=url,
-                    subprotocols=["streamlit"], additional_headers={"Cookie": cookie},
-                    proxy=None, open_timeout=10) as ws:  # fmt: skip
+    stream = url.replace("http://", "ws://") + "/_stcore/stream"
+    headers = {"subprotocols": ["streamlit"], "additional_headers": {"Cookie": cookie}}
+    with ws_connect(stream, origin=url, **headers, proxy=None, open_timeout=10) as ws:
         return ws.response.headers["X-Upstream"].split(", ")[-1]
 
 
@@ -416,25 +422,25 @@ def test_two_hosts_share_a_class_and_one_takes_over_when_the_other_is_lost(tmp_p
     url = f"http://{_loopback('127.0.0.1')}:{port}"
     upstreams = [f"{_loopback(h)}:{replica_port}" for h in hosts]
     dirs = {name: tmp_path / name for name in ("host-a", "host-b", "front")}
-    only = ["--role", "replicas", "--replicas", "1", "--replica-port", str(replica_port),
-            "--python", sys.executable]  # fmt: skip
+    only = ["--role", "replicas", "--replicas", "1", "--replica-port", str(replica_port)]
+    only += ["--python", sys.executable]
     host_b = None
     try:
         # Host A: the detached supervisor; host B: in the foreground, as in a terminal.
         a = _serve(*only, "--replica-address", hosts[0], "--run-dir", str(dirs["host-a"]))
         assert a.returncode == 0, a.stdout + a.stderr
         with (tmp_path / "host-b.log").open("wb") as log:
-            host_b = subprocess.Popen([str(SERVE), *only, "--replica-address", hosts[1],
-                                       "--run-dir", str(dirs["host-b"]), "--foreground"],
-                                      cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+            where = ["--replica-address", hosts[1], "--run-dir", str(dirs["host-b"])]
+            cmd = [str(SERVE), *only, *where, "--foreground"]
+            host_b = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
         while "ready: " not in (tmp_path / "host-b.log").read_text():
             assert host_b.poll() is None, (tmp_path / "host-b.log").read_text()
             assert time.monotonic() < deadline, "host B is not ready within 120 s"
             time.sleep(0.2)
-        front = _serve("--role", "proxy", "--port", str(port), "--upstream", ",".join(upstreams),
-                       "--run-dir", str(dirs["front"]), "--nginx", nginx,
-                       "--python", sys.executable)  # fmt: skip
+        proxy = ["--role", "proxy", "--port", str(port), "--upstream", ",".join(upstreams)]
+        tools = ["--nginx", nginx, "--python", sys.executable]
+        front = _serve(*proxy, "--run-dir", str(dirs["front"]), *tools)
         assert front.returncode == 0, front.stdout + front.stderr
         assert _serve("status", "--run-dir", str(dirs["front"])).returncode == 0
 
