@@ -82,13 +82,19 @@ def main(repeats: int = 30) -> None:
     t2, c2 = time.perf_counter(), time.process_time()
     after_all = rss_mb()
     load_s, added = min(t2 - t0, c2 - c0), after_all - base
-    print(f"load weights: wall {t1 - t0:.2f} s, CPU {c1 - c0:.2f} s, "
-          f"+{after_weights - base:.0f} MB RSS")  # fmt: skip
-    print(f"load tokenizer: wall {t2 - t1:.2f} s, CPU {c2 - c1:.2f} s, "
-          f"+{after_all - after_weights:.0f} MB RSS")  # fmt: skip
+    print(
+        f"load weights: wall {t1 - t0:.2f} s, CPU {c1 - c0:.2f} s, "
+        f"+{after_weights - base:.0f} MB RSS"
+    )
+    print(
+        f"load tokenizer: wall {t2 - t1:.2f} s, CPU {c2 - c1:.2f} s, "
+        f"+{after_all - after_weights:.0f} MB RSS"
+    )
     time_ok, memory_ok = verdict(load_s <= LOAD_BUDGET_S), verdict(added <= MEMORY_BUDGET_MB)
-    print(f"load total: {load_s:.2f} s (less of wall, CPU: {time_ok} {LOAD_BUDGET_S:.0f} s), "
-          f"+{added:.0f} MB RSS ({memory_ok} {MEMORY_BUDGET_MB:.0f} MB)")  # fmt: skip
+    print(
+        f"load total: {load_s:.2f} s (less of wall, CPU: {time_ok} {LOAD_BUDGET_S:.0f} s), "
+        f"+{added:.0f} MB RSS ({memory_ok} {MEMORY_BUDGET_MB:.0f} MB)"
+    )
     for n in (16, 32, 64):
         encoded = e5.encode(tokenizer, TEXT, max_tokens=n)
         assert len(encoded.ids) == n
@@ -99,18 +105,22 @@ def main(repeats: int = 30) -> None:
         budget = FORWARD_BUDGET_MS.get(n)
         ok = budget is not None and min(median, cpu_median) <= budget
         note = f" (budget {budget:.0f} ms: {verdict(ok)})" if budget else ""
-        print(f"forward {n:2d} tokens: wall median {median:5.1f} ms, min {min(wall):5.1f} ms; "
-              f"CPU median {cpu_median:5.1f} ms{note}")  # fmt: skip
+        print(
+            f"forward {n:2d} tokens: wall median {median:5.1f} ms, min {min(wall):5.1f} ms; "
+            f"CPU median {cpu_median:5.1f} ms{note}"
+        )
     text, positions = paste(), weights.config.max_positions
     first = timed(lambda: e5.encode(tokenizer, text, positions), 1)[0]
     wall = timed(lambda: e5.encode(tokenizer, text, positions), repeats)
     cpu = timed(lambda: e5.encode(tokenizer, text, positions), repeats, time.process_time)
     median, cpu_median = statistics.median(wall), statistics.median(cpu)
     encoded, ok = e5.encode(tokenizer, text, positions), min(median, cpu_median) <= PASTE_BUDGET_MS
-    print(f"tokenise a {len(text):,}-character paste ({len(text.split())} words, "
-          f"{encoded.total} tokens, {len(encoded.ids)} kept): first {first:.1f} ms, wall "
-          f"median {median:.1f} ms, CPU median {cpu_median:.1f} ms (budget "
-          f"{PASTE_BUDGET_MS:.0f} ms: {verdict(ok)})")  # fmt: skip
+    print(
+        f"tokenise a {len(text):,}-character paste ({len(text.split())} words, "
+        f"{encoded.total} tokens, {len(encoded.ids)} kept): first {first:.1f} ms, wall "
+        f"median {median:.1f} ms, CPU median {cpu_median:.1f} ms (budget "
+        f"{PASTE_BUDGET_MS:.0f} ms: {verdict(ok)})"
+    )
     print(f"RSS after the forward passes and the paste: +{rss_mb() - base:.0f} MB")
 
 

@@ -36,9 +36,11 @@ def _changes(a: object, b: object, path: str = "") -> list[str]:
         return [path]
     if isinstance(a, dict):
         keys = sorted(set(a) | set(b))
-        return [p for k in keys for p in (
-            _changes(a[k], b[k], f"{path}/{k}") if k in a and k in b else [f"{path}/{k}"]
-        )]  # fmt: skip
+        return [
+            p
+            for k in keys
+            for p in (_changes(a[k], b[k], f"{path}/{k}") if k in a and k in b else [f"{path}/{k}"])
+        ]
     if isinstance(a, list):
         if len(a) != len(b):
             return [f"{path}[{len(a)} -> {len(b)} items]"]

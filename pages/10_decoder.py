@@ -53,11 +53,11 @@ def content(ctx: PageContext) -> None:
             # layer or head then only swaps the chart's data. The exports name them.
             caption = t("decoder.head_title", layer=layer, head=head)
             with f.chart:
-                chart = charts.show_cached(
-                    ctx, dv.head_chart, t, prompt.labels, result.attention[layer, head], query,
-                    overview, t("decoder.head_weights"), model.config.n_heads, ctx.presenter,
-                    space=charts.room(ctx, 0.64 if ctx.presenter else 1.0, 690),
-                )  # fmt: skip
+                weights = result.attention[layer, head]
+                shown_as = (t("decoder.head_weights"), model.config.n_heads, ctx.presenter)
+                args = (t, prompt.labels, weights, query, overview, *shown_as)
+                space = charts.room(ctx, 0.64 if ctx.presenter else 1.0, 690)
+                chart = charts.show_cached(ctx, dv.head_chart, *args, space=space)
             with f.lead:
                 dv.step_text(ctx, 1, **dv.places(ctx, chart), **sz)
             with f.notes:

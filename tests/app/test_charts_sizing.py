@@ -13,9 +13,11 @@ from ui.charts import estimate, sizing
 def _three_panels(cell: int = 56) -> dict:
     m = np.linspace(-1, 1, 36).reshape(6, 6)
     return charts.concat(
-        [charts.heatmap({f"p{i}": m}, list("abcdef"), list("abcdef"), "scores", cell=cell)
-         for i in range(3)]
-    )  # fmt: skip
+        [
+            charts.heatmap({f"p{i}": m}, list("abcdef"), list("abcdef"), "scores", cell=cell)
+            for i in range(3)
+        ]
+    )
 
 
 def test_a_chart_too_wide_for_a_laptop_wraps_or_shrinks_to_the_room() -> None:
@@ -51,8 +53,9 @@ def test_facet_panels_keep_the_data_order_in_every_language() -> None:
 
     orders = []
     for first, second in (("with mask", "without mask"), ("有掩码", "无掩码")):
-        data = pd.DataFrame({"k": ["a", "b"] * 2, "w": [0.1, 0.9, 0.5, 0.5],
-                             "panel": [first] * 2 + [second] * 2})  # fmt: skip
+        data = pd.DataFrame(
+            {"k": ["a", "b"] * 2, "w": [0.1, 0.9, 0.5, 0.5], "panel": [first] * 2 + [second] * 2}
+        )
         chart = charts.bars(data, "k", "w", column="panel")
         spec = charts.fit(charts.to_spec(chart, False), charts.Room(2000))
         facet = spec["facet"].get("column", spec["facet"])

@@ -51,8 +51,14 @@ def test_weight_heatmap_has_fixed_unit_scale_numbers_and_shape_title() -> None:
     assert text["mark"]["type"] == "text"
     cells = spec["datasets"][spec["data"]["name"]]
     assert len(cells) == 36 and cells[1] == {
-        "panel": "weights", "row": "a", "col": "b", "i": 0, "j": 1, "value": 1 / 6, "text": "0.17"
-    }  # fmt: skip
+        "panel": "weights",
+        "row": "a",
+        "col": "b",
+        "i": 0,
+        "j": 1,
+        "value": 1 / 6,
+        "text": "0.17",
+    }
 
 
 def test_score_heatmap_is_diverging_and_symmetric() -> None:
@@ -194,7 +200,7 @@ def test_tooltips_are_titled_with_symbols_or_given_text_not_field_names() -> Non
         charts.lines(data, "distance", "steps", "model"),
         charts.bars(data, "model", "steps"),
         charts.histogram(charts.histogram_rows(np.arange(3.0), {"a": np.ones(2)}), ["a"], "t", "x"),
-    ):  # fmt: skip
+    ):
         tips = _tooltips(_spec(chart))
         assert tips and all("title" in tip and tip["title"] != tip["field"] for tip in tips)
 
@@ -211,8 +217,11 @@ def test_histogram_overlays_series_from_zero_in_fixed_colours() -> None:
     assert (spec["title"], enc["x"]["title"], enc["y"]["title"]) == ("scores", "score", "n")
     rows = spec["datasets"][spec["data"]["name"]]
     assert [(r["start"], r["end"], r["count"], r["series"]) for r in rows] == [
-        (0.0, 1.0, 3, "a"), (1.0, 2.0, 1, "a"), (0.0, 1.0, 1, "b"), (1.0, 2.0, 2, "b")
-    ]  # fmt: skip
+        (0.0, 1.0, 3, "a"),
+        (1.0, 2.0, 1, "a"),
+        (0.0, 1.0, 1, "b"),
+        (1.0, 2.0, 2, "b"),
+    ]
     assert {"score", "a", "b", "scores"} <= set(_drawn_text(spec))
 
 
@@ -331,8 +340,9 @@ def test_a_fixed_domain_in_the_data_draws_as_that_domain_and_keeps_the_spec() ->
     m = np.array([[0.5, -2.5, np.nan], [0.2, 0.1, 2.0]])  # −2.5 and 2.0: white ink at ±3
 
     def spec(domain: list[float], live: bool) -> dict:
-        chart = charts.heatmap({"K": m}, ["a", "b"], ["d0", "d1", "d2"], "values",
-                               domain=domain, live_domain=live)  # fmt: skip
+        chart = charts.heatmap(
+            {"K": m}, ["a", "b"], ["d0", "d1", "d2"], "values", domain=domain, live_domain=live
+        )
         return charts.to_spec(chart, False)
 
     def fills(s: dict) -> list[str]:  # every cell's colour and ink, up to the legend's

@@ -419,8 +419,12 @@ def test_a_student_sees_title_step_bar_chart_then_the_text(page):
     chart."""
     tr = Translator("en")
     cfg = model()[0].config
-    sizes = {"layers": cfg.n_layers, "heads": cfg.n_heads, "total": cfg.n_layers * cfg.n_heads,
-             "width": cfg.d_model}  # fmt: skip
+    sizes = {
+        "layers": cfg.n_layers,
+        "heads": cfg.n_heads,
+        "total": cfg.n_layers * cfg.n_heads,
+        "width": cfg.d_model,
+    }
     pair = dict(zip(PAIR_WORDS["en"], PAIR_WORDS["en"], strict=True))
     sizes = {**sizes, **names("minilm"), **pair}
     intro = tr("encoder.intro", **sizes)

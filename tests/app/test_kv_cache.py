@@ -108,10 +108,8 @@ def test_bad_url_params_warn_and_fall_back(page):
 
 def test_extreme_values_raise_nothing(page):
     long_text = " ".join(f"w{i}" for i in range(32))
-    at = page(
-        PAGE, text=long_text, t="31", d_model="64", d_k="64", d_v="1", n_max="8192",
-        width="8192", layers="128", log="false",
-    )  # fmt: skip
+    sizes = {"d_model": "64", "d_k": "64", "d_v": "1", "n_max": "8192", "width": "8192"}
+    at = page(PAGE, text=long_text, t="31", **sizes, layers="128", log="false")
     assert not at.exception
     assert not at.warning
     assert metric(at, "Rows in the cache") == "32"

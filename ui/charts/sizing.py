@@ -196,8 +196,11 @@ def _wrap(spec: dict, width: int, datasets: Mapping) -> dict:
     if "hconcat" in spec and len(spec["hconcat"]) > 1:
         parts = spec["hconcat"]
         for cols in range(len(parts) - 1, 0, -1):
-            candidate = {**{k: v for k, v in spec.items() if k != "hconcat"}, "concat": parts,
-                         "columns": cols}  # fmt: skip
+            candidate = {
+                **{k: v for k, v in spec.items() if k != "hconcat"},
+                "concat": parts,
+                "columns": cols,
+            }
             if extent(candidate, datasets)[0] <= width or cols == 1:
                 return candidate
     if "facet" in spec and "spec" in spec:
@@ -254,10 +257,11 @@ def _y_title_beside(spec: Mapping) -> dict:
     out = {**spec, "encoding": moved(spec["encoding"])} if "encoding" in spec else dict(spec)
     if isinstance(spec.get("layer"), list):
         out["layer"] = [
-            {**x, "encoding": moved(x["encoding"])} if isinstance(x, Mapping) and "encoding" in x
+            {**x, "encoding": moved(x["encoding"])}
+            if isinstance(x, Mapping) and "encoding" in x
             else x
             for x in spec["layer"]
-        ]  # fmt: skip
+        ]
     return out
 
 
@@ -270,8 +274,10 @@ def _fixed_facets(node: object, datasets: Mapping, rows: list | None = None) -> 
     if not isinstance(node, dict):  # JSON: see scaled
         return node
     rows = data_rows(node, datasets, rows)
-    out = {k: v if k in ("datasets", "data", "config") else _fixed_facets(v, datasets, rows)
-           for k, v in node.items()}  # fmt: skip
+    out = {
+        k: v if k in ("datasets", "data", "config") else _fixed_facets(v, datasets, rows)
+        for k, v in node.items()
+    }
     facet = out.get("facet")
     if isinstance(facet, Mapping) and isinstance(out.get("spec"), Mapping):
         out["spec"] = _y_title_beside(out["spec"])

@@ -87,8 +87,8 @@ def symmetric_domain(*matrices: np.ndarray) -> list[float]:
 
 def text_em(texts: Sequence[str]) -> float:
     """Estimated width in em of the widest of ``texts`` (see :data:`_EM`; at least 1)."""
-    return max((sum(_EM.get(c, 0.56 if c.isdigit() else 0.6) for c in s) for s in set(texts)),
-               default=1.0) or 1.0  # fmt: skip
+    widths = (sum(_EM.get(c, 0.56 if c.isdigit() else 0.6) for c in s) for s in set(texts))
+    return max(widths, default=1.0) or 1.0
 
 
 def cell_font(
@@ -251,10 +251,20 @@ def heatmap(
         "width": {"step": cell},  # the view grows with the columns: same spec, more data
         "height": {"step": round(cell * aspect, 1)},
         "encoding": {
-            "x": {"field": "col", "type": "nominal", "sort": _by_index("j"),
-                  "title": x_title or None, "axis": {"labelAngle": angle, **crowded}},
-            "y": {"field": "row", "type": "nominal", "sort": _by_index("i"),
-                  "title": y_title or None, "axis": crowded},
+            "x": {
+                "field": "col",
+                "type": "nominal",
+                "sort": _by_index("j"),
+                "title": x_title or None,
+                "axis": {"labelAngle": angle, **crowded},
+            },
+            "y": {
+                "field": "row",
+                "type": "nominal",
+                "sort": _by_index("i"),
+                "title": y_title or None,
+                "axis": crowded,
+            },
             "tooltip": [
                 {"field": "row", "type": "nominal", "title": y_title or "i"},
                 {"field": "col", "type": "nominal", "title": x_title or "j"},
@@ -262,7 +272,7 @@ def heatmap(
             ],
         },
         "layer": layers,
-    }  # fmt: skip
+    }
     head = {"datasets": {name: data}, "data": {"name": name}}
     if not facet:
         return {**head, "title": data_title(name) if title is None else title, **view}
@@ -416,8 +426,13 @@ def _series_encoding(
     scale = {"domain": list(domain)} if domain else {}
     if colors:
         scale["range"] = list(colors)
-    return {"field": field, "type": "nominal", "title": None, "scale": scale,
-            "legend": {"orient": "bottom"}}  # fmt: skip
+    return {
+        "field": field,
+        "type": "nominal",
+        "title": None,
+        "scale": scale,
+        "legend": {"orient": "bottom"},
+    }
 
 
 def layer(charts: Sequence[dict], title: str | None = None) -> dict:
@@ -467,15 +482,25 @@ def bars(
         {"field": y, "type": "quantitative", "title": y_title or "y", "format": ".4f"},
     ]
     enc: dict = {
-        "x": {"field": x, "type": "nominal", "sort": list(sort) if sort else None,
-              "title": x_title, "axis": {"labelAngle": 0}},
-        "y": {"field": y, "type": "quantitative", "title": y_title,
-              **({"scale": {"domain": list(y_domain)}} if y_domain else {})},
+        "x": {
+            "field": x,
+            "type": "nominal",
+            "sort": list(sort) if sort else None,
+            "title": x_title,
+            "axis": {"labelAngle": 0},
+        },
+        "y": {
+            "field": y,
+            "type": "quantitative",
+            "title": y_title,
+            **({"scale": {"domain": list(y_domain)}} if y_domain else {}),
+        },
         "tooltip": tooltip,
-    }  # fmt: skip
+    }
     bar_color = _series_encoding(color, color_domain, colors) if color else None
-    layers = [{"mark": {"type": "bar"},
-               "encoding": {**enc, "color": bar_color or {"value": KEY_COLOR}}}]  # fmt: skip
+    layers = [
+        {"mark": {"type": "bar"}, "encoding": {**enc, "color": bar_color or {"value": KEY_COLOR}}}
+    ]
     if labels:
         layers.append(
             {

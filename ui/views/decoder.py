@@ -65,10 +65,16 @@ def places(ctx: PageContext, spec: dict) -> dict[str, str]:
     ``on the right`` or ``below``; the parts as ``Left``/``Right`` or ``Top``/``Bottom``."""
     t = ctx.t
     if side_by_side(spec):
-        return {"place": t("decoder.place_right"), "first": t("decoder.part_left"),
-                "second": t("decoder.part_right")}  # fmt: skip
-    return {"place": t("decoder.place_below"), "first": t("decoder.part_top"),
-            "second": t("decoder.part_bottom")}  # fmt: skip
+        return {
+            "place": t("decoder.place_right"),
+            "first": t("decoder.part_left"),
+            "second": t("decoder.part_right"),
+        }
+    return {
+        "place": t("decoder.place_below"),
+        "first": t("decoder.part_top"),
+        "second": t("decoder.part_bottom"),
+    }
 
 
 def sizes(m: smollm.SmolLM) -> dict[str, str]:
@@ -725,8 +731,8 @@ def generation_notice(ctx: PageContext, g: Generation) -> list[str]:
 
 def timing_frame(t: Translator, runs: list[Generation]) -> pd.DataFrame:
     """Milliseconds per generated token, one line per mode (no rows before a run)."""
-    parts = [pd.DataFrame({"step": pd.Series(dtype=int), "ms": pd.Series(dtype=float),
-                           "mode": pd.Series(dtype=str)})]  # fmt: skip
+    dtypes = {"step": int, "ms": float, "mode": str}
+    parts = [pd.DataFrame({name: pd.Series(dtype=d) for name, d in dtypes.items()})]
     for g in runs:
         mode = t("decoder.mode_cache") if g.use_cache else t("decoder.mode_full")
         parts.append(

@@ -134,8 +134,12 @@ def analyse(text: str, model: str = MINILM) -> Analysis:
 def sizes(model: str = MINILM) -> dict[str, int]:
     """The model's sizes for running text, read from its files (never typed in)."""
     cfg = weights_of(model).config
-    return {"layers": cfg.n_layers, "heads": cfg.n_heads, "total": cfg.n_layers * cfg.n_heads,
-            "width": cfg.d_model}  # fmt: skip
+    return {
+        "layers": cfg.n_layers,
+        "heads": cfg.n_heads,
+        "total": cfg.n_layers * cfg.n_heads,
+        "width": cfg.d_model,
+    }
 
 
 def parameter_count(model: str = MINILM) -> int:
@@ -205,10 +209,10 @@ def model_switch(ctx: PageContext, shown: str) -> None:
     """The model switch, first in the settings (whose title names it). Picking the other
     model reruns the whole page: the step bar and the texts name its sizes."""
     spec = model_choice(ctx.lang)
+    label = ctx.t("encoder.model")
     picked = select(
-        ctx, spec, ctx.t("encoder.model"), lambda m: ctx.t(f"encoder.model_{m}_name"),
-        label_visibility="collapsed",
-    )  # fmt: skip
+        ctx, spec, label, lambda m: ctx.t(f"encoder.model_{m}_name"), label_visibility="collapsed"
+    )
     if picked != shown:
         st.rerun()
 

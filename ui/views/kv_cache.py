@@ -162,8 +162,13 @@ def cache_chart(t: Translator, sentence: Sentence, step: int, presenter: bool) -
     w_rows[0, : step + 1], w_rows[1] = s.weights, view.full[step]
     cell = charts.fit_cell(2 * d_k + d_v, width=1000, hi=56)
     font = charts.cell_font(["−0.00"], cell, charts.SLIDE_FONT if presenter else 15)  # signed
-    common = {"cell": cell, "legend": False, "blank": EMPTY, "frame_color": charts.ACCENT,
-              "max_font": font}  # fmt: skip
+    common = {
+        "cell": cell,
+        "legend": False,
+        "blank": EMPTY,
+        "frame_color": charts.ACCENT,
+        "max_font": font,
+    }
     q_cols, k_cols, v_cols = (charts.dim_labels(d) for d in (d_k, d_k, d_v))
     k_title = charts.shape_title(t("kv_cache.k_title"), (step + 1, d_k))
     v_title = charts.shape_title(t("kv_cache.v_title"), (step + 1, d_v))
@@ -196,10 +201,16 @@ def cache_arrays(view: KVView, t: int) -> dict[str, np.ndarray]:
     """Every matrix of the step view, for the NPZ export."""
     step = view.steps[t]
     return {
-        "q": view.q, "k": view.k, "v": view.v, "full_causal_weights": view.full,
-        "q_t": step.q, "cache_k": step.cache.k, "cache_v": step.cache.v,
-        "cached_weights": step.weights, "output_t": step.output,
-    }  # fmt: skip
+        "q": view.q,
+        "k": view.k,
+        "v": view.v,
+        "full_causal_weights": view.full,
+        "q_t": step.q,
+        "cache_k": step.cache.k,
+        "cache_v": step.cache.v,
+        "cached_weights": step.weights,
+        "output_t": step.output,
+    }
 
 
 def cached_diff(view: KVView, t: int) -> float:
@@ -342,14 +353,16 @@ def cost_chart(t: Translator, n: int, width: int, layers: int, log: bool, presen
 def cost_notice(ctx: PageContext, cv: CostSummary, n: int, width: int, layers: int) -> list[str]:
     """Live "what to notice" items for the cost chart."""
     tr = ctx.t
+    per_step, total = cv.per_step, cv.total
+    step = {"with_": count(per_step.with_cache[-1]), "without": count(per_step.without_cache[-1])}
+    whole = {"with_": count(total.with_cache[-1]), "without": count(total.without_cache[-1])}
+    floats = count(per_step.cache_floats[-1])
+    sizes = {"m32": size(cv.bytes32[-1]), "m16": size(cv.bytes16[-1])}
     return [
-        tr("kv_cache.notice_step", n=n, with_=count(cv.per_step.with_cache[-1]),
-           without=count(cv.per_step.without_cache[-1]), r=f"{cv.step_ratio:.0f}"),
-        tr("kv_cache.notice_total", n=n, with_=count(cv.total.with_cache[-1]),
-           without=count(cv.total.without_cache[-1]), r=f"{cv.total_ratio:.0f}"),
-        tr("kv_cache.notice_memory", n=n, floats=count(cv.per_step.cache_floats[-1]), d=width,
-           layers=layers, m32=size(cv.bytes32[-1]), m16=size(cv.bytes16[-1])),
-    ]  # fmt: skip
+        tr("kv_cache.notice_step", n=n, **step, r=f"{cv.step_ratio:.0f}"),
+        tr("kv_cache.notice_total", n=n, **whole, r=f"{cv.total_ratio:.0f}"),
+        tr("kv_cache.notice_memory", n=n, floats=floats, d=width, layers=layers, **sizes),
+    ]
 
 
 def weights_text(view: KVView) -> str:

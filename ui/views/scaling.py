@@ -509,10 +509,8 @@ def variance_step(ctx: PageContext, places: Step, cfg: Settings, i: int) -> None
     exp = variance_data(cfg.samples, cfg.seed)
     d_k = D_KS[i]
     with f.chart:
-        shown = charts.show_cached(
-            ctx, variance_chart, t, ctx.presenter, cfg.samples, cfg.seed, i,
-            space=chart_room(ctx, 560),
-        )  # fmt: skip
+        args = (t, ctx.presenter, cfg.samples, cfg.seed, i)
+        shown = charts.show_cached(ctx, variance_chart, *args, space=chart_room(ctx, 560))
     with f.chart if ctx.presenter else f.notes:
         st.caption(t("scaling.variance_caption", n=cfg.samples))
     with f.notes:
@@ -576,10 +574,8 @@ def gradient_step(ctx: PageContext, places: Step, cfg: Settings) -> None:
     with f.chart:
         if ctx.presenter:  # the formula above the chart
             st.latex(jacobian)
-        shown = charts.show_cached(
-            ctx, gradient_chart, t, ctx.presenter, cfg.n_keys, cfg.seed,
-            space=chart_room(ctx, 520),
-        )  # fmt: skip
+        args = (t, ctx.presenter, cfg.n_keys, cfg.seed)
+        shown = charts.show_cached(ctx, gradient_chart, *args, space=chart_room(ctx, 520))
     with f.notes:
         metrics(
             ctx,
