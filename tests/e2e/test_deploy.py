@@ -238,7 +238,7 @@ def test_two_students_each_stick_to_their_replica_over_the_websocket(
     page_b.goto(f"{deployment.url}/homework?lang=en")
     wait_idle(page_b)
     page_b.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(npz))
-    page_b.locator('[data-testid="stFileUploaderFile"]').wait_for(timeout=30_000)
+    page_b.get_by_text(npz.name).first.wait_for(timeout=30_000)  # its chip: the upload arrived
     wait_idle(page_b)
     assert page_b.locator('[data-testid="stException"]').count() == 0
     first.close()
