@@ -604,6 +604,7 @@ def run_scenario(
     wall = time.monotonic() - t0
     busy = machine_busy_s() - busy0
     client = time.process_time() - client0
+    cpu = {pid: cpu_s(pid) - cpu0[pid] for pid in pids}
     per = sessions_per_upstream(log, offset) if log else {}
     return {
         "scenario": name + (" + abusers" if abuse else ""),
@@ -613,12 +614,13 @@ def run_scenario(
             {
                 "port": p["port"],
                 "sessions": per.get(str(p["port"]), 0),
-                "cpu_s": cpu_s(p["pid"]) - cpu0[p["pid"]],
+                "cpu_s": cpu[p["pid"]],
                 "peak_mb": sampler.peak.get(p["pid"], 0.0),
             }
             for p in replicas
         ],
         "machine_busy_pct": 100 * busy / wall,
+        "others_pct": 100 * (busy - client - sum(cpu.values())) / wall,
         "client_cpu_s": client,
         "loadavg_before": load0,
         "loadavg_after": os.getloadavg(),
@@ -661,7 +663,8 @@ def report(row: dict) -> str:
     )
     out.append(
         f"  wall {row['wall_s']:.1f} s; {reps}; load generator CPU {row['client_cpu_s']:.1f} s; "
-        f"machine busy {row['machine_busy_pct']:.0f}% of a core; load average "
+        f"machine busy {row['machine_busy_pct']:.0f}% of a core, nginx and others "
+        f"{row['others_pct']:.0f}%; load average "
         f"{row['loadavg_before'][0]:.2f} -> {row['loadavg_after'][0]:.2f}"
     )
     return "\n".join(out)
@@ -672,8 +675,8 @@ def markdown(rows: Sequence[dict]) -> str:
     out = [
         "| scenario | students ok | errors | first token p50 / p95 / max | all tokens or redrawn "
         "p50 / p95 / max | replica CPU s | load generator CPU s | machine busy, % of a core "
-        "| load average before → after |",
-        "|---|---:|---:|---|---|---|---:|---:|---|",
+        "| nginx and others, % of a core | load average before → after |",
+        "|---|---:|---:|---|---|---|---:|---:|---:|---|",
     ]
     for row in rows:
         s = row["summary"]
@@ -688,7 +691,7 @@ def markdown(rows: Sequence[dict]) -> str:
         out.append(
             f"| {row['scenario']} | {s['ok']}/{s['students']} | {s['errors']} | {three('first')} "
             f"| {three('last')} | {cpu} | {row['client_cpu_s']:.1f} "
-            f"| {row['machine_busy_pct']:.0f} | {la:.2f} → {lb:.2f} |"
+            f"| {row['machine_busy_pct']:.0f} | {row['others_pct']:.0f} | {la:.2f} → {lb:.2f} |"
         )
     return "\n".join(out)
 
