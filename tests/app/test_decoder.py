@@ -429,38 +429,47 @@ def test_step_5_keeps_the_timing_chart_in_view_before_the_first_run():
     assert not visible_of(open_decoder(step="5", present="1"), "vega_lite_chart")  # a slide
 
 
-def wait_until(condition: Callable[[], bool]) -> None:
-    """Wait (bounded) until ``condition()`` holds."""
-    for _ in range(20_000):
-        if condition():
-            return
+def wait_until(condition: Callable[[], bool], bound: float = TIMEOUT) -> None:
+    """Wait until ``condition()`` holds (at most ``bound`` seconds: a failure, not a timing)."""
+    deadline = time.monotonic() + bound
+    while not condition():
+        assert time.monotonic() < deadline, "condition never held"
         time.sleep(0.001)
-    raise AssertionError("condition never held")
 
 
-def test_generation_steps_take_turns_first_steps_first_then_in_arrival_order():
+def test_generation_steps_take_turns_first_steps_shortest_prompt_first_then_in_arrival_order():
     line, order = dv.Turns(), []
 
-    def step(name: str, first: bool) -> None:
-        with line.turn(first):
+    def step(name: str, first: bool, prompt: int) -> None:
+        with line.turn(first, prompt):
             order.append(name)
 
     arrivals = [
-        ("a later", False),
-        ("b later", False),
-        ("c first", True),
-        ("d later", False),
-        ("e first", True),
+        ("a later", False, 0),
+        ("b later", False, 0),
+        ("c first, 12 tokens", True, 12),
+        ("d later", False, 0),
+        ("e first, 64 tokens", True, 64),
+        ("f first, 9 tokens", True, 9),
+        ("g first, 12 tokens", True, 12),
     ]
     threads = []
     with line.turn(first=False):  # a step under way: everyone else waits
-        for name, first in arrivals:
-            threads.append(threading.Thread(target=step, args=(name, first)))
+        for args in arrivals:
+            threads.append(threading.Thread(target=step, args=args))
             threads[-1].start()
             wait_until(lambda: line.waiting() == len(threads))
     for thread in threads:
         thread.join(timeout=60)
-    assert order == ["c first", "e first", "a later", "b later", "d later"]
+    assert order == [
+        "f first, 9 tokens",
+        "c first, 12 tokens",
+        "g first, 12 tokens",
+        "e first, 64 tokens",
+        "a later",
+        "b later",
+        "d later",
+    ]
     assert line.waiting() == 0
 
 
@@ -480,3 +489,16 @@ def test_generation_times_each_step_and_stops_at_the_end_of_text_token():
     assert g.tokens == expected
     assert len(g.step_ms) == len(g.tokens) and all(ms > 0 for ms in g.step_ms)
     assert g.stopped == (expected[-1] == m.eos_id)
+
+
+def test_the_pages_own_forward_pass_waits_for_its_turn():
+    model()  # loaded before: run() reads the model outside its turn
+    ids = tuple(smollm.encode(model(), "Turns are taken in this process."))
+    done = []
+    worker = threading.Thread(target=lambda: done.append(dv.run(ids)))
+    with dv.turns().turn(first=False):  # a generation's step under way
+        worker.start()
+        wait_until(lambda: dv.turns().waiting() == 1)
+        assert not done
+    worker.join(timeout=120)
+    assert done[0].attention.shape[-1] == len(ids)

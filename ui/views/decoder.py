@@ -8,6 +8,8 @@ take turns, one token at a time (:class:`Turns`). Every number comes from
 :mod:`core.llama`, which runs the concept pages' ``scaled_dot_product_attention``.
 """
 
+import bisect
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -124,8 +126,11 @@ class Run:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def run(ids: tuple[int, ...]) -> Run:
-    """The full forward pass on ``ids`` (cached per prompt)."""
-    out = llama.forward(loaded.smollm2().weights, list(ids), all_logits=False)
+    """The full forward pass on ``ids`` (cached per prompt). It takes its turn with the
+    generations' steps, as a first step that reads ``ids`` (:class:`Turns`)."""
+    weights = loaded.smollm2().weights
+    with turns().turn(first=True, prompt=len(ids)):
+        out = llama.forward(weights, list(ids), all_logits=False)
     return Run(out.attention, out.logits[-1])
 
 
@@ -557,22 +562,27 @@ def gen_controls(ctx: PageContext, p: Prompt, temperature: float) -> tuple[Setti
 
 
 class Turns:
-    """Whose turn it is to run one step of a generation (a forward pass) in this process.
+    """Whose turn it is to run a forward pass of the model in this process: one step of a
+    generation, or the page's own pass over a prompt (:func:`run`, read like a first step).
 
     A class that presses Generate together starts one generation per student in one server
     process (a replica has one core). Left to the operating system, all of them would run
     their forward passes at once, each at a thirtieth of the speed: everyone would wait for
     every prompt to be read before seeing a first token. Here a step waits for its turn:
     a generation's first step (it reads the prompt and gives the first token) before the
-    later steps of generations already under way, each kind first come, first served. So
-    every student sees a first token once the prompts ahead of theirs are read, and then
-    the tokens arrive in turn for everyone. A session runs one generation at a time
-    (Streamlit queues at most one more run per session), so one student who presses
-    Generate again and again holds one place in the line, like everyone else."""
+    later steps of generations already under way; first steps shortest prompt first (a
+    long prompt takes longest to read, and the others' first tokens need not wait behind
+    it), later steps first come, first served. So every student sees a first token once
+    the prompts ahead of theirs are read, and then the tokens arrive in turn for everyone.
+    A session runs one generation at a time (Streamlit queues at most one more run per
+    session), so one student who presses Generate again and again holds one place in the
+    line, like everyone else."""
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
-        self._lines: tuple[list[object], list[object]] = ([], [])  # first steps, later steps
+        # waiting steps as (prompt tokens, arrival): first steps, then later steps (0, arrival)
+        self._lines: tuple[list[tuple[int, int]], list[tuple[int, int]]] = ([], [])
+        self._arrivals = itertools.count()
         self._busy = False
 
     def waiting(self) -> int:
@@ -581,16 +591,16 @@ class Turns:
             return sum(len(line) for line in self._lines)
 
     @contextmanager
-    def turn(self, first: bool) -> Iterator[None]:
-        """Wait for this step's turn (``first``: a generation's first step), hold it for
-        the ``with`` block, then pass it on."""
-        me, line = object(), self._lines[0 if first else 1]
+    def turn(self, first: bool, prompt: int = 0) -> Iterator[None]:
+        """Wait for this step's turn (``first``: a generation's first step, which reads a
+        prompt of ``prompt`` tokens), hold it for the ``with`` block, then pass it on."""
         with self._changed:
-            line.append(me)
+            me = (prompt if first else 0, next(self._arrivals))
+            bisect.insort(self._lines[0 if first else 1], me)
             self._changed.notify_all()  # waiting() changed
-            while self._busy or (self._lines[0] or self._lines[1])[0] is not me:
+            while self._busy or (self._lines[0] or self._lines[1])[0] != me:
                 self._changed.wait()
-            line.pop(0)
+            (self._lines[0] or self._lines[1]).pop(0)
             self._busy = True
         try:
             yield
@@ -623,7 +633,7 @@ def generate(
     line = turns()
     tokens, ms, lens, sizes = [], [], [], []
     for k in range(s.n_tokens):  # generate_steps yields n_tokens steps, or stops at eos_id
-        with line.turn(first=k == 0):
+        with line.turn(first=k == 0, prompt=len(s.ids)):
             start = time.perf_counter()
             step = next(steps)
             ms.append((time.perf_counter() - start) * 1000)
