@@ -105,10 +105,27 @@ def check_url(ctx: PageContext, spec: Spec) -> None:
         ctx.warn(ctx.t("params.invalid", name=spec.key, value=shown, default=plain(spec.default)))
 
 
+def _fit_range(spec: Int | Float) -> None:
+    """Keep a control's value inside its range when the range depends on another control
+    (/flash's query row on the number of keys, /training's snapshot on the steps): a value
+    left above the new end moves to it, in the widget and in the URL, instead of Streamlit
+    refusing the widget (StreamlitValueAboveMaxError)."""
+    value = st.session_state.get(spec.key)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return
+    if spec.lo <= value <= spec.hi:
+        return
+    fitted = type(spec.default)(min(max(value, spec.lo), spec.hi))
+    st.session_state[spec.key] = fitted
+    if spec.key in st.query_params:
+        st.query_params[spec.key] = str(fitted)
+
+
 def slider(
     ctx: PageContext, spec: Int | Float, label: str, step: float | None = None, **kw: object
 ) -> int | float:
-    """A URL-bound slider."""
+    """A URL-bound slider (its value kept inside a range that may have shrunk)."""
+    _fit_range(spec)
     check_url(ctx, spec)
     return st.slider(
         label, spec.lo, spec.hi, spec.default, step=step, key=spec.key, bind="query-params", **kw
@@ -125,6 +142,7 @@ def index_slider(ctx: PageContext, spec: Int, label: str, **kw: object) -> int:
 
 def number(ctx: PageContext, spec: Int, label: str, **kw: object) -> int:
     """A URL-bound integer box (for seeds and other wide ranges)."""
+    _fit_range(spec)
     check_url(ctx, spec)
     return st.number_input(
         label, spec.lo, spec.hi, spec.default, step=1, key=spec.key, bind="query-params", **kw

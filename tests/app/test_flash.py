@@ -181,3 +181,16 @@ def test_exports_offer_the_chart_and_the_arrays_of_each_step(page):
         labels = {e.proto.label for e in at.get("download_button")}
         assert {"PNG", "SVG", "CSV", "NPZ"} <= labels, step
         assert all(name in b.key for b in at.get("download_button")), step
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_fewer_keys_move_the_query_row_into_range_instead_of_an_error(page, lang):
+    """The query row's range is the number of keys: a row left above its new end moves to
+    the last row (Streamlit would refuse the slider: StreamlitValueAboveMaxError)."""
+    at = page(PAGE, lang=lang, keys="113", step="1")
+    at.slider(key="query").set_value(100).run()
+    at = at.slider(key="keys").set_value(22).run()
+    assert not at.exception
+    assert at.slider(key="query").value == 21 and at.slider(key="query").max == 21
+    at = at.slider(key="keys").set_value(68).run()
+    assert not at.exception and at.slider(key="query").value == 21  # the row it was moved to
