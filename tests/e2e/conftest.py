@@ -163,16 +163,18 @@ def no_error_on_screen(page) -> None:
     assert not re.search(r"\b(nan|inf)\b", body), "no raw nan/inf reaches the screen"
 
 
-# True once the page has not changed for ``quiet`` ms: a MutationObserver (installed on the
-# first call in each document) notes the time of the last change to the DOM.
-QUIET = """(quiet) => {
+# The time of the last change to the DOM, kept by a MutationObserver installed once per
+# document; each wait starts its count afresh (``QUIET_START``), so it lasts at least its
+# ``settle`` even on a page that has been still for long (a click's rerun may not have begun).
+QUIET_START = """() => {
   if (!window.__labQuiet) {
-    window.__labQuiet = {last: performance.now()};
+    window.__labQuiet = {last: 0};
     new MutationObserver(() => { window.__labQuiet.last = performance.now(); }).observe(
       document.body, {subtree: true, childList: true, attributes: true, characterData: true});
   }
-  return performance.now() - window.__labQuiet.last > quiet;
+  window.__labQuiet.last = performance.now();
 }"""
+QUIET = "(quiet) => performance.now() - window.__labQuiet.last > quiet"
 
 
 def wait_idle(page, settle: float = 0.6) -> None:
@@ -188,6 +190,7 @@ def wait_idle(page, settle: float = 0.6) -> None:
 def wait_quiet(page, settle: float = 0.4) -> None:
     """Wait until the page has not changed for ``settle`` seconds (a condition on the page,
     not a fixed sleep: a page that keeps changing keeps the test waiting, up to 60 s)."""
+    page.evaluate(QUIET_START)
     page.wait_for_function(QUIET, arg=settle * 1000, timeout=60_000)
 
 

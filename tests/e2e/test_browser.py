@@ -5,6 +5,7 @@ tests/e2e/test_presenter.py (which checks each for errors on screen)."""
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import href, no_error_on_screen, shot, wait_for_url, wait_idle
 from ui.i18n import Translator
@@ -43,8 +44,8 @@ def test_sidebar_links_navigate_inside_the_app_carrying_language_and_presenter(
         assert "temp=" not in href(page), "the previous page's settings stay behind"
     page.go_back()
     page.wait_for_function("() => location.pathname === '/qkv'")
+    expect(page.locator("h1").first).to_have_text(Translator("zh")("qkv.title"), timeout=30_000)
     wait_idle(page)
-    assert page.locator("h1").first.inner_text().strip() == Translator("zh")("qkv.title")
 
 
 def _slider(page, label: str) -> str:
