@@ -82,6 +82,25 @@ def visible(node) -> list:
     return found
 
 
+def keys(node) -> set[str]:
+    """The keys of the widgets on screen under ``node`` (the sidebar or the main area)."""
+    return {e.key for e in visible(node) if getattr(e, "key", None)}
+
+
+def order(at: AppTest) -> list[str]:
+    """The main area on screen, top to bottom: element kinds, "chart" for a chart, the text
+    of markdown and subheaders."""
+    seen = []
+    for e in visible(at.main):
+        if getattr(e, "type", None) in ("vega_lite_chart", "arrow_vega_lite_chart"):
+            seen.append("chart")
+        elif type(e).__name__ in ("Markdown", "Subheader"):
+            seen.append(e.value)
+        else:
+            seen.append(type(e).__name__)
+    return seen
+
+
 def visible_types(at) -> set[str]:
     """Type names of the elements on screen in the main area (e.g. {"Latex", "Slider"})."""
     return {type(e).__name__ for e in visible(at.main)}

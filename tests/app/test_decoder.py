@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 import core.llama as llama
 from models import smollm
-from tests.app.conftest import ENTRY, chart_tables, texts, visible, visible_of
+from tests.app.conftest import ENTRY, chart_tables, keys, order, texts, visible, visible_of
 from ui.i18n import Translator
 from ui.views import decoder as dv
 
@@ -355,11 +355,6 @@ def test_places_name_the_parts_as_the_chart_lays_them_out(text, spec, place):
     assert tuple(dv.places(ctx, spec).values()) == place
 
 
-def keys(node) -> set[str]:
-    """The keys of the widgets on screen under ``node`` (the sidebar or the main area)."""
-    return {e.key for e in visible(node) if getattr(e, "key", None)}
-
-
 def labels(node) -> set[str]:
     """The labels of the buttons on screen under ``node``."""
     return {e.label for e in visible(node) if type(e).__name__ == "Button"}
@@ -385,20 +380,6 @@ def test_students_move_every_control_in_the_sidebar_a_lecturer_on_the_slide():
         slide = open_decoder(step=step, present="1")
         shown = keys(slide.main) | labels(slide.main)
         assert own | {"prompt"} <= shown and not own & keys(slide.sidebar), step
-
-
-def order(at: AppTest) -> list[str]:
-    """The main area on screen, top to bottom: element kinds, "chart" for a chart, the text
-    of markdown and subheaders."""
-    seen = []
-    for e in visible(at.main):
-        if getattr(e, "type", None) in ("vega_lite_chart", "arrow_vega_lite_chart"):
-            seen.append("chart")
-        elif type(e).__name__ in ("Markdown", "Subheader"):
-            seen.append(e.value)
-        else:
-            seen.append(type(e).__name__)
-    return seen
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from models import minilm, multilingual_e5
-from tests.app.conftest import chart_tables, texts, visible, visible_of
+from tests.app.conftest import chart_tables, keys, order, texts, visible, visible_of
 from ui.i18n import Translator
 from ui.safe import plain
 from ui.views.encoder import (
@@ -371,11 +371,6 @@ def test_texts_name_the_model_sizes_read_from_its_config(page):
     assert f"averaged over the {cfg.n_heads} heads of layer" in grid
 
 
-def keys(node) -> set[str]:
-    """The keys of the widgets on screen under ``node`` (the sidebar or the main area)."""
-    return {e.key for e in visible(node) if getattr(e, "key", None)}
-
-
 SETTINGS = {"text", "_q_pick", "_choice_target", "_choice_layer", "_choice_head", "hide_special"}
 
 
@@ -398,20 +393,6 @@ def test_head_search_buttons_stand_beside_the_chart_they_rank(page):
     at = page(PAGE, step="3")
     picks = [e for e in visible(at.main) if (getattr(e, "key", None) or "").startswith("pick_")]
     assert len(picks) == 5 and not any(k.startswith("pick_") for k in keys(at.sidebar))
-
-
-def order(at: AppTest) -> list[str]:
-    """The main area on screen, top to bottom: element kinds, "chart" for a chart, the text
-    of markdown and subheaders."""
-    seen = []
-    for e in visible(at.main):
-        if getattr(e, "type", None) in ("vega_lite_chart", "arrow_vega_lite_chart"):
-            seen.append("chart")
-        elif type(e).__name__ in ("Markdown", "Subheader"):
-            seen.append(e.value)
-        else:
-            seen.append(type(e).__name__)
-    return seen
 
 
 def test_a_student_sees_title_step_bar_chart_then_the_text(page):

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import chart_tables, texts, visible, visible_of
+from tests.app.conftest import chart_tables, keys, order, texts, visible_of
 from ui.i18n import Translator
 
 PAGE = "pages/8_kv_cache.py"
@@ -182,11 +182,6 @@ def test_chinese_notices_quote_the_token(page):
     assert f"**{word}** 的查询" not in shown and f"**{word}** 之后" not in shown
 
 
-def keys(node) -> set[str]:
-    """The keys of the widgets on screen under ``node`` (the sidebar or the main area)."""
-    return {e.key for e in visible(node) if getattr(e, "key", None)}
-
-
 SENTENCE = {"text", "d_model", "d_k", "d_v", "seed", "pos", "_choice_embedding"}
 DECODE_CONTROLS, COST_CONTROLS = SENTENCE | {"t"}, {"n_max", "width", "layers", "log"}
 
@@ -206,20 +201,6 @@ def test_students_move_the_step_controls_in_the_sidebar_a_lecturer_on_the_slide(
     slide = page(PAGE, step=step, present="1")
     assert shown <= keys(slide.main) and not shown & keys(slide.sidebar)
     assert not hidden & keys(slide.main)
-
-
-def order(at: AppTest) -> list[str]:
-    """The main area on screen, top to bottom: element kinds, "chart" for a chart, the text
-    of markdown and subheaders."""
-    seen = []
-    for e in visible(at.main):
-        if getattr(e, "type", None) in ("vega_lite_chart", "arrow_vega_lite_chart"):
-            seen.append("chart")
-        else:
-            seen.append(
-                e.value if type(e).__name__ in ("Markdown", "Subheader") else type(e).__name__
-            )
-    return seen
 
 
 def test_a_student_sees_title_step_bar_chart_then_the_text(page):
