@@ -34,7 +34,7 @@ import numpy as np
 
 from core.attention import scaled_dot_product_attention
 from core.masks import apply_mask, causal_mask, row_sums
-from core.multihead import merge_heads, split_heads
+from core.multihead import merge_heads, multi_head_attention, split_heads
 from core.projections import init_projections, lesson_inputs, xavier_std
 from core.softmax_numerics import softmax, softmax_naive
 
@@ -138,7 +138,7 @@ def reference_multihead(
     Shapes: ``x`` ``(n, d_model)``, ``w_q``/``w_k``/``w_v`` ``(d_model, h*d_k)``, ``w_o``
     ``(h*d_k, d_model)`` -> ``(output (n, d_model), weights (h, n, n))``.
     """
-    return _heads(x, w_q, w_k, w_v, w_o, h)
+    return multi_head_attention(x, w_q, w_k, w_v, w_o, h)
 
 
 REFERENCES: dict[str, Callable[..., Result | np.ndarray]] = {
