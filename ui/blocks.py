@@ -30,10 +30,17 @@ def link(ctx: PageContext, page_id: str, label: str | None = None) -> None:
     info = page_info(page_id)
     if info not in available_pages():
         return
-    carry = {"lang": ctx.lang, **({"present": "1"} if ctx.presenter else {})}
     st.page_link(
-        info.file, label=label or ctx.t(f"nav.{page_id}"), icon=info.icon, query_params=carry
+        info.file,
+        label=label or ctx.t(f"nav.{page_id}"),
+        icon=info.icon,
+        query_params=carried(ctx),
     )
+
+
+def carried(ctx: PageContext) -> dict[str, str]:
+    """What a link to another page carries in its URL: the language and presenter mode."""
+    return {"lang": ctx.lang, **({"present": "1"} if ctx.presenter else {})}
 
 
 def beside(ctx: PageContext, share: float = 0.6) -> tuple[DeltaGenerator, DeltaGenerator]:

@@ -26,6 +26,7 @@ from types import TracebackType
 
 import streamlit as st
 
+from ui.blocks import carried
 from ui.context import PageContext
 from ui.pages import PageInfo, available_pages
 from ui.params import Int, check_url
@@ -98,7 +99,6 @@ def _page_button(ctx: PageContext, target: PageInfo, forward: bool) -> None:
     """On a page's last (first) step, Next (Back) leads to the next (previous) page's first
     (last) step, saying where: the clicker walks a whole lecture, and a student who reached
     the end of a page finds the next one."""
-    carry = {"lang": ctx.lang, **({"present": "1"} if ctx.presenter else {})}
     name = ctx.t(f"nav.{target.id}")
     # A slide names just the page (the chevron says which way): one line beside the bar.
     label = name if ctx.presenter else ctx.t(f"steps.{('prev', 'next')[forward]}_page", page=name)
@@ -107,7 +107,7 @@ def _page_button(ctx: PageContext, target: PageInfo, forward: bool) -> None:
         label=label,
         icon=":material/chevron_right:" if forward else ":material/chevron_left:",
         icon_position="right" if forward else "left",
-        query_params={**carry, STEP_KEY: "1" if forward else LAST},
+        query_params={**carried(ctx), STEP_KEY: "1" if forward else LAST},
         width="stretch",
     )
 
