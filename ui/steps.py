@@ -112,6 +112,28 @@ def _page_button(ctx: PageContext, target: PageInfo, forward: bool) -> None:
     )
 
 
+def _turn(ctx: PageContext, page: PageInfo | None, current: int, count: int, forward: bool) -> None:
+    """Next (``forward``) or Back: a button to the next (previous) step, or where the bar
+    passes a page's end a link to the ``page`` beyond it (:func:`_page_button`). Its key is
+    the one the clicker presses: PageDown or PageUp (see :data:`CLICKER_JS`)."""
+    key = "step_next" if forward else "step_prev"
+    if page:
+        with st.container(key=key):
+            _page_button(ctx, page, forward)
+        return
+    st.button(
+        ctx.t(f"steps.{('prev', 'next')[forward]}"),
+        key=key,
+        on_click=_move,
+        args=(1 if forward else -1, count),
+        icon=":material/chevron_right:" if forward else ":material/chevron_left:",
+        icon_position="right" if forward else "left",
+        width="stretch",
+        type="primary" if forward else "secondary",
+        disabled=current == (count if forward else 1),
+    )
+
+
 def _go(step: int) -> None:
     st.query_params[STEP_KEY] = str(step)
 
@@ -193,35 +215,9 @@ def stepper(ctx: PageContext, titles: list[str], stacked: bool = False) -> Steps
     widths = [2.0 if before else 1.3, 6.4, 2.0 if after else 1.3]
     prev_col, bar_col, next_col = st.columns(widths, vertical_alignment="center")
     with prev_col:
-        if before:
-            with st.container(key="step_prev"):  # PageUp (see CLICKER_JS)
-                _page_button(ctx, before, forward=False)
-        else:
-            st.button(
-                ctx.t("steps.prev"),
-                key="step_prev",  # PageUp (see CLICKER_JS)
-                on_click=_move,
-                args=(-1, count),
-                icon=":material/chevron_left:",
-                width="stretch",
-                disabled=current == 1,
-            )
+        _turn(ctx, before, current, count, forward=False)
     with next_col:
-        if after:
-            with st.container(key="step_next"):  # PageDown (see CLICKER_JS)
-                _page_button(ctx, after, forward=True)
-        else:
-            st.button(
-                ctx.t("steps.next"),
-                key="step_next",  # PageDown (see CLICKER_JS)
-                on_click=_move,
-                args=(1, count),
-                icon=":material/chevron_right:",
-                icon_position="right",
-                width="stretch",
-                type="primary",
-                disabled=current == count,
-            )
+        _turn(ctx, after, current, count, forward=True)
     with bar_col:
         st.session_state[_CHOICE_KEY] = str(current)
         st.segmented_control(
