@@ -1,5 +1,6 @@
 """Small repeated page elements: the page header, the "what to notice" box, links to other
-pages, the two-column step layout, folded secondary material and fragments."""
+pages, the two-column step layout and its chart's room, folded secondary material and
+fragments."""
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -7,6 +8,7 @@ from dataclasses import dataclass, replace
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from ui import charts
 from ui.context import PageContext
 from ui.pages import available_pages, page_info
 
@@ -132,6 +134,17 @@ def frame(ctx: PageContext, share: float = 0.6, stacked: bool = False) -> Frame:
     chart = st.container()
     lead = st.container()
     return Frame(lead, chart, st.container())
+
+
+def frame_room(
+    ctx: PageContext, share: float, height: int | None = None, student: int | None = None
+) -> charts.Room:
+    """The room of the chart in a step's :func:`frame` (``frame(ctx, share)``): on a slide
+    its column, ``share`` of the width and at most ``height`` px tall; for students the
+    page width, at most ``student`` px tall (default :data:`ui.charts.PAGE_HEIGHT`)."""
+    if ctx.presenter:
+        return charts.room(ctx, share, height)
+    return charts.room(ctx, 1.0, student)
 
 
 def intro(ctx: PageContext, **values: object) -> None:

@@ -34,6 +34,8 @@ from core.today_flash import (
 )
 from core.today_flash import agreement as tiled_agreement
 from ui import charts
+from ui.blocks import frame_room
+from ui.blocks import heading as heading  # pages/15_flash.py calls it fv.heading
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Int, index_slider, number, select, slider, toggle
@@ -64,17 +66,10 @@ NAN_AT = 3e-3  # where "NaN" marks sit on the growth curve's log axis (above eve
 
 
 def room(ctx: PageContext, height: int, slide_height: int) -> charts.Room:
-    """A step's chart room: the page width for students (the text goes below), ``height``
-    px at most; on a slide the chart column beside the notes, ``slide_height`` px at most."""
-    if ctx.presenter:
-        return charts.room(ctx, SHARE, slide_height)
-    return charts.room(ctx, 1.0, height)
-
-
-def heading(ctx: PageContext, title: str) -> None:
-    """A step's heading for students; presenter mode names the step in its step bar."""
-    if not ctx.presenter:
-        st.subheader(title)
+    """A step's chart room (:func:`ui.blocks.frame_room`): the page width for students (the
+    text goes below), ``height`` px at most; on a slide the chart column beside the notes,
+    ``slide_height`` px at most."""
+    return frame_room(ctx, SHARE, slide_height, height)
 
 
 def num(value: float, digits: int = 3) -> str:

@@ -29,7 +29,8 @@ from core.today_gqa import (
 )
 from models import smollm
 from ui import charts, loaded
-from ui.blocks import Frame
+from ui.blocks import Frame, frame_room
+from ui.blocks import heading as heading  # pages/14_gqa.py calls it gv.heading
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.optional import torch as _torch
@@ -62,15 +63,10 @@ MIB = 2**20
 
 
 def room(ctx: PageContext, height: int) -> charts.Room:
-    """A step's chart room: the page width for students (the text goes below the chart), the
-    chart column of a slide (:data:`SHARE`) at most ``height`` px tall."""
-    return charts.room(ctx, SHARE if ctx.presenter else 1.0, height)
-
-
-def heading(ctx: PageContext, title: str) -> None:
-    """A step's heading for students; presenter mode names the step in its step bar."""
-    if not ctx.presenter:
-        st.subheader(title)
+    """A step's chart room (:func:`ui.blocks.frame_room`): the page width for students (the
+    text goes below the chart), the chart column of a slide (:data:`SHARE`); at most
+    ``height`` px tall."""
+    return frame_room(ctx, SHARE, height, height)
 
 
 def grouped(value: int) -> str:

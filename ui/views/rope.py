@@ -26,6 +26,8 @@ from core.today_rope import (
 from core.today_rope import rotation as rope_rotation
 from models.smollm_probe import LayerQueries, layer_queries
 from ui import charts, loaded
+from ui.blocks import frame_room
+from ui.blocks import heading as heading  # pages/13_rope.py calls it rv.heading
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Int, Text, number, select, slider, text
@@ -50,15 +52,10 @@ EVERY_FOURTH = "toNumber(datum.label) % 4 == 0 ? datum.label : ''"  # pair label
 
 
 def room(ctx: PageContext, height: int) -> charts.Room:
-    """A step's chart room: the page width for students (the text goes below the chart), the
-    chart column of a slide (:data:`SHARE`) at most ``height`` px tall."""
-    return charts.room(ctx, SHARE if ctx.presenter else 1.0, height)
-
-
-def heading(ctx: PageContext, title: str) -> None:
-    """A step's heading for students; presenter mode names the step in its step bar."""
-    if not ctx.presenter:
-        st.subheader(title)
+    """A step's chart room (:func:`ui.blocks.frame_room`): the page width for students (the
+    text goes below the chart), the chart column of a slide (:data:`SHARE`); at most
+    ``height`` px tall."""
+    return frame_room(ctx, SHARE, height, height)
 
 
 def base_label(raw: str | float) -> str:

@@ -34,7 +34,8 @@ from core.today_sinks import (
 from models import smollm
 from models.sinks_probe import SinkRun, sink_run
 from ui import charts, loaded
-from ui.blocks import lazy_box
+from ui.blocks import frame_room, lazy_box
+from ui.blocks import heading as heading  # pages/16_sinks.py calls it sv.heading
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Int, select, slider
@@ -68,18 +69,11 @@ RUN_COLORS = ["#444444", charts.QUERY_COLOR, charts.KEY_COLOR]  # full, window, 
 # Small helpers ---------------------------------------------------------------------------
 
 
-def heading(ctx: PageContext, title: str) -> None:
-    """A step's heading for students; presenter mode names the step in its step bar."""
-    if not ctx.presenter:
-        st.subheader(title)
-
-
 def room(ctx: PageContext, height: int, slide_height: int) -> charts.Room:
-    """A step's chart room: the page width for students (the text goes below), ``height``
-    px at most; on a slide the chart column beside the notes, ``slide_height`` px at most."""
-    if ctx.presenter:
-        return charts.room(ctx, SHARE, slide_height)
-    return charts.room(ctx, 1.0, height)
+    """A step's chart room (:func:`ui.blocks.frame_room`): the page width for students (the
+    text goes below), ``height`` px at most; on a slide the chart column beside the notes,
+    ``slide_height`` px at most."""
+    return frame_room(ctx, SHARE, slide_height, height)
 
 
 def num(value: float, digits: int = 1) -> str:
