@@ -14,6 +14,7 @@ from pandas.io.formats.style import Styler
 
 from core.lookup import CAPITALS, row_share, soft_finding, sweep_ends
 from ui import charts
+from ui.blocks import frame_room
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Float, Int, select, slider
@@ -601,7 +602,7 @@ CHART_SHARE = 0.6  # a slide's chart column: this share of the width (:func:`ui.
 def chart_room(ctx: PageContext, height: int) -> charts.Room:
     """The room of a chart in a step's chart place (:func:`ui.blocks.frame`): its column of a
     slide, ``height`` px at most; for students the page width."""
-    return charts.room(ctx, share=CHART_SHARE if ctx.presenter else 1.0, height=height)
+    return frame_room(ctx, CHART_SHARE, height, height)
 
 
 def result_cards(

@@ -26,6 +26,7 @@ from core.masks import (
     row_sums,
 )
 from ui import charts
+from ui.blocks import frame_room
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Float, Int, index_slider, select, slider, toggle
@@ -59,9 +60,7 @@ class MaskView:
 def chart_room(ctx: PageContext, height: int | None = None) -> charts.Room:
     """A step's chart room: on a slide its column of :func:`ui.blocks.frame` (60 % of the
     width, at most ``height`` px tall); for students the page width."""
-    if ctx.presenter:
-        return charts.room(ctx, share=SHARE, height=height)
-    return charts.room(ctx)
+    return frame_room(ctx, SHARE, height)
 
 
 def pair(ctx: PageContext, share: float = SHARE) -> tuple[DeltaGenerator, DeltaGenerator]:

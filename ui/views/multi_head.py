@@ -26,6 +26,7 @@ from core.multihead import (
 )
 from core.textplot import text_heatmap
 from ui import charts
+from ui.blocks import frame_room
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.optional import torch as _torch
@@ -176,9 +177,7 @@ def head_panels(
 
 def weights_room(ctx: PageContext) -> charts.Room:
     """Room for the heads' panels: the page width, or the chart column on a slide."""
-    if ctx.presenter:
-        return charts.room(ctx, share=WEIGHTS_SHARE, height=WEIGHTS_HEIGHT)
-    return charts.room(ctx)
+    return frame_room(ctx, WEIGHTS_SHARE, WEIGHTS_HEIGHT)
 
 
 def shorter(

@@ -10,7 +10,7 @@ import core
 from core.projections import FusedCheck, fuse_qkv, fused_project
 from ui import charts
 from ui import sentence as shared
-from ui.blocks import Frame
+from ui.blocks import Frame, frame_room
 from ui.charts import vector_tex as vec_tex
 from ui.context import PageContext
 from ui.i18n import Translator
@@ -189,7 +189,7 @@ def lesson_cell(ctx: PageContext) -> int | None:
 
 def lesson_room(ctx: PageContext) -> charts.Room:
     """Room for the step-4 heatmaps: the chart column of :func:`ui.blocks.frame`."""
-    return charts.room(ctx, share=0.6 if ctx.presenter else 1.0, height=LESSON_HEIGHT)
+    return frame_room(ctx, 0.6, LESSON_HEIGHT, LESSON_HEIGHT)
 
 
 def is_lesson(s: Sentence) -> bool:

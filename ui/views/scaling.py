@@ -24,7 +24,7 @@ from core.experiments import (
 )
 from core.scaling_findings import gradient_finding, score_finding, variance_finding
 from ui import charts
-from ui.blocks import Frame, frame, intro, link, notice
+from ui.blocks import Frame, frame, frame_room, intro, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.i18n import Translator
@@ -156,9 +156,9 @@ def hist_place(ctx: PageContext, variance: Step) -> AbstractContextManager:
 
 
 def chart_room(ctx: PageContext, height: int = 600) -> charts.Room:
-    """A step's chart room: the chart column of a slide (at most ``height`` px), the page
-    width for students."""
-    return charts.room(ctx, SHARE if ctx.presenter else 1.0, height)
+    """A step's chart room (:func:`ui.blocks.frame_room`): the chart column of a slide, the
+    page width for students; at most ``height`` px tall."""
+    return frame_room(ctx, SHARE, height, height)
 
 
 def metrics(ctx: PageContext, items: list[tuple[str, str]]) -> None:

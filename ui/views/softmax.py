@@ -27,6 +27,7 @@ from core.softmax_numerics import (
     naive_break,
 )
 from ui import charts
+from ui.blocks import frame_room
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Float, Text, slider, text
@@ -145,7 +146,7 @@ def vector(values: np.ndarray) -> str:
 def chart_room(ctx: PageContext, height: int, share: float = 0.6) -> charts.Room:
     """The room of a chart: ``share`` of the width (its column of :func:`ui.blocks.frame`)
     and ``height`` px in presenter mode, the page width for students."""
-    return charts.room(ctx, share=share if ctx.presenter else 1.0, height=height)
+    return frame_room(ctx, share, height, height)
 
 
 def entry_labels(n: int) -> list[str]:

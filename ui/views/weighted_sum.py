@@ -12,7 +12,8 @@ from streamlit.delta_generator import DeltaGenerator
 
 from core.attention import RowMix, SumTerms, row_leaders, sum_terms
 from ui import charts
-from ui.blocks import link, notice
+from ui.blocks import frame_room, link, notice
+from ui.blocks import heading as heading  # pages/5_weighted_sum.py calls it view.heading
 from ui.charts import vector_tex as vec_tex
 from ui.context import PageContext
 from ui.notes import untrained
@@ -241,11 +242,10 @@ SLIDE_CELL = 60  # presenter mode: px of a strip's cells at most ("−0.37" at 1
 
 
 def chart_room(ctx: PageContext, height: int) -> charts.Room:
-    """Where a step's chart fits: the page width, or in presenter mode the wide column of
-    :func:`beside` and at most ``height`` px (the step's text and notes stay on screen)."""
-    if ctx.presenter:
-        return charts.room(ctx, share=PRESENTER_SHARE, height=height)
-    return charts.room(ctx)
+    """Where a step's chart fits (:func:`ui.blocks.frame_room`): the page width, or in
+    presenter mode the wide column of :func:`beside` and at most ``height`` px (the step's
+    text and notes stay on screen)."""
+    return frame_room(ctx, PRESENTER_SHARE, height)
 
 
 def beside(ctx: PageContext) -> tuple[DeltaGenerator, DeltaGenerator]:
@@ -271,9 +271,3 @@ def next_links(ctx: PageContext) -> None:
     """Where to go from here: back to softmax, on to masking."""
     link(ctx, "softmax", ctx.t("weighted_sum.back_link"))
     link(ctx, "masking", ctx.t("weighted_sum.next_link"))
-
-
-def heading(ctx: PageContext, title: str) -> None:
-    """A step's heading; presenter mode already names the step in its step bar."""
-    if not ctx.presenter:
-        st.subheader(title)
