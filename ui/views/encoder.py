@@ -27,7 +27,7 @@ from core.encoder_findings import (
 from models import minilm
 from models import multilingual_e5 as e5
 from ui import charts, loaded
-from ui.blocks import Frame
+from ui.blocks import Frame, frame, frame_room
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Text, assign, select, text, toggle
@@ -274,18 +274,15 @@ def step_text(ctx: PageContext, name: str, **values: object) -> None:
 
 
 def stacked(ctx: PageContext) -> Frame:
-    """A step with one wide chart: for students chart first (:func:`ui.blocks.frame`); on a
-    slide its lead, chart and notes one below the other, the chart at the full width."""
-    if ctx.presenter:
-        return Frame(st.container(), st.container(), st.container())
-    chart = st.container()
-    return Frame(st.container(), chart, st.container())
+    """A step with one wide chart: for students chart first; on a slide its lead, chart and
+    notes one below the other, the chart at the full width (:func:`ui.blocks.frame`)."""
+    return frame(ctx, stacked=True)
 
 
 def side_room(ctx: PageContext, height: int) -> charts.Room:
     """The room of a chart in a step's :func:`ui.blocks.frame`: its column on a projector
     (at most ``height`` px tall), the page width for a student."""
-    return charts.room(ctx, SIDE_SHARE, height) if ctx.presenter else charts.room(ctx)
+    return frame_room(ctx, SIDE_SHARE, height)
 
 
 def default_index(tokens: list[str], candidates: tuple[str, ...], fallback: int) -> int:

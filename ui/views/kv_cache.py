@@ -23,7 +23,7 @@ from core.kv_cache import (
     step_work,
 )
 from ui import charts
-from ui.blocks import Frame, notice
+from ui.blocks import Frame, frame, frame_room, notice
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Flag, Int, index_slider, number, slider, toggle
@@ -66,20 +66,12 @@ def heading(ctx: PageContext, title: str, key: str) -> None:
 
 
 def stacked(ctx: PageContext) -> Frame:
-    """A step with one wide chart: for students chart first (:func:`ui.blocks.frame`); on a
-    slide its lead, chart and notes one below the other, the chart at the full width."""
-    if ctx.presenter:
-        return Frame(st.container(), st.container(), st.container())
-    chart = st.container()
-    return Frame(st.container(), chart, st.container())
+    """A step with one wide chart: for students chart first; on a slide its lead, chart and
+    notes one below the other, the chart at the full width (:func:`ui.blocks.frame`)."""
+    return frame(ctx, stacked=True)
 
 
-def room(ctx: PageContext, share: float, height: int, student: int | None = None) -> charts.Room:
-    """A chart's room: the page width (at most ``student`` px tall), or in presenter mode
-    ``share`` of it and at most ``height`` px, so the step fits one screen."""
-    if ctx.presenter:
-        return charts.room(ctx, share=share, height=height)
-    return charts.room(ctx, height=student)
+room = frame_room  # a chart's room; pages/8_kv_cache.py calls it kv.room
 
 
 def notices(ctx: PageContext, items: list[str]) -> None:
