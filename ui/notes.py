@@ -1,5 +1,8 @@
-"""Text shared by the concept pages: the "these weights are untrained" note with links to the
-pages that show trained attention, and long vectors shortened for running text."""
+"""Text shared by the pages: the "these weights are untrained" note with links to the pages
+that show trained attention; numbers and long vectors as running text writes them (beside
+:func:`ui.charts.fmt`): :func:`num`, :func:`sci`, :func:`significant`, :func:`grouped`,
+:func:`short_list`; and a chart title with a subtitle legible on a projector
+(:func:`subtitled`)."""
 
 import numpy as np
 import streamlit as st
@@ -36,3 +39,38 @@ def short_list(values: np.ndarray, digits: int = 3) -> str:
     head = ", ".join(fmt(float(x), digits) for x in v[:HEAD])
     tail = ", ".join(fmt(float(x), digits) for x in v[-TAIL:])
     return f"[{head}, …, {tail}]"
+
+
+def num(value: float, digits: int = 3) -> str:
+    """A number in running text (:func:`ui.charts.fmt`: a typographic minus, ±∞ spelled
+    out), an integer too with ``digits`` decimals."""
+    return fmt(float(value), digits)
+
+
+def sci(value: float) -> str:
+    """A tiny difference in scientific notation (``4.8e−06``), exactly 0 as ``0``."""
+    return "0" if value == 0 else f"{value:.1e}".replace("-", "−")
+
+
+def significant(value: float) -> str:
+    """Three significant digits, in scientific form when tiny or huge, ±∞ spelled out:
+    ``"−1e+09"``, ``"0"``, ``"3.2e−17"``."""
+    if not np.isfinite(value):
+        return fmt(value)
+    return f"{value:.3g}".replace("-", "−")
+
+
+def grouped(value: float) -> str:
+    """An integer in groups of three: ``16384`` -> ``"16 384"`` (a no-break space, so a
+    number is never split across lines)."""
+    return f"{int(value):,}".replace(",", "\u00a0")
+
+
+def subtitled(text: str, subtitle: str, presenter: bool) -> dict:
+    """A chart's title (a Vega-Lite ``title``) with a subtitle legible on a projector."""
+    return {
+        "text": text,
+        "subtitle": subtitle,
+        "subtitleFontSize": 18 if presenter else 12,
+        "subtitleColor": "#444",
+    }

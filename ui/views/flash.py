@@ -38,6 +38,7 @@ from ui.blocks import frame_room
 from ui.blocks import heading as heading  # pages/15_flash.py calls it fv.heading
 from ui.context import PageContext
 from ui.i18n import Translator
+from ui.notes import grouped, num, subtitled
 from ui.params import Choice, Flag, Int, index_slider, number, select, slider, toggle
 from ui.sentence import more_box, settings_box
 
@@ -72,22 +73,12 @@ def room(ctx: PageContext, height: int, slide_height: int) -> charts.Room:
     return frame_room(ctx, SHARE, slide_height, height)
 
 
-def num(value: float, digits: int = 3) -> str:
-    """A number in running text, with a typographic minus (−∞ spelled out)."""
-    return charts.fmt(float(value), digits)
-
-
 def sci(value: float) -> str:
     """A small difference in scientific notation (``3.3e−16``), exactly 0 as ``0``."""
     if value == 0:
         return "0"
     mantissa, exponent = f"{value:.1e}".split("e")
     return f"{mantissa}e{int(exponent)}".replace("-", "−")
-
-
-def grouped(value: float) -> str:
-    """An integer with thin groups of three: ``16384`` -> ``"16 384"``."""
-    return f"{int(value):,}".replace(",", "\u00a0")  # never broken across lines
 
 
 def big(value: float) -> str:
@@ -212,16 +203,6 @@ RowView = TileRow  # step 1's numbers (core.today_flash)
 def row_view(tl: Tiles, toy: Toy, row: int, tile: int) -> RowView:
     """Step 1's numbers for query ``row`` after ``tile`` tiles."""
     return tile_row(tl.trace, tl.output, tl.reference, tl.scores, tl.mask, toy.block, row, tile)
-
-
-def _title(text: str, subtitle: str, presenter: bool) -> dict:
-    """A view's title with a subtitle legible on a projector."""
-    return {
-        "text": text,
-        "subtitle": subtitle,
-        "subtitleFontSize": 18 if presenter else 12,
-        "subtitleColor": "#444",
-    }
 
 
 def _finite(values: np.ndarray) -> list[float | None]:
@@ -406,7 +387,7 @@ def tile_chart(t: Translator, v: RowView, presenter: bool) -> dict:
         }
     )
     output = {
-        "title": _title(t("flash.output_title"), t("flash.output_sub", t=v.tile), presenter),
+        "title": subtitled(t("flash.output_title"), t("flash.output_sub", t=v.tile), presenter),
         "width": 240,
         "height": 105,
         "data": {"name": "out"},
@@ -550,7 +531,7 @@ def agreement_chart(t: Translator, a: Agreement, presenter: bool) -> dict:
         y = {**y_err, "title": None, "axis": {**y_err["axis"], "labels": first}}
         color = dtype_color if not first else {**dtype_color, "legend": None}
         return {
-            "title": _title(mask, t("flash.axis_error"), presenter),
+            "title": subtitled(mask, t("flash.axis_error"), presenter),
             "width": 150,
             "height": 250,
             "data": {"name": "errors"},
@@ -627,7 +608,7 @@ def agreement_chart(t: Translator, a: Agreement, presenter: bool) -> dict:
     }
     chosen = [{"factor": a.factor, "label": t("flash.factor_rule", f=num(a.factor, 0))}]
     growth_view = {
-        "title": _title(t("flash.growth_title"), t("flash.axis_error32"), presenter),
+        "title": subtitled(t("flash.growth_title"), t("flash.axis_error32"), presenter),
         "width": 360,
         "height": 250,
         "layer": [
@@ -881,7 +862,7 @@ def traffic_chart(t: Translator, v: TrafficView, presenter: bool) -> dict:
         {"field": "text", "type": "nominal", "title": t("flash.axis_ratio")},
     ]
     ratio_view = {
-        "title": _title(
+        "title": subtitled(
             t("flash.ratio_title"), t("flash.ratio_sub", d=v.d, m=grouped(v.sram)), presenter
         ),
         "width": 340,

@@ -33,6 +33,7 @@ from ui.blocks import Frame, frame_room
 from ui.blocks import heading as heading  # pages/14_gqa.py calls it gv.heading
 from ui.context import PageContext
 from ui.i18n import Translator
+from ui.notes import grouped, num, sci
 from ui.optional import torch as _torch
 from ui.params import Choice, Int, Text, number, select, slider, text
 from ui.sentence import more_box
@@ -69,11 +70,6 @@ def room(ctx: PageContext, height: int) -> charts.Room:
     return frame_room(ctx, SHARE, height, height)
 
 
-def grouped(value: int) -> str:
-    """An integer with groups of three: ``11520`` -> ``"11 520"``."""
-    return f"{int(value):,}".replace(",", "\u00a0")  # a no-break space: never split
-
-
 def size(n_bytes: float) -> str:
     """A memory size as people say it: bytes, kB (1000) below a MiB, else MiB or GiB."""
     if n_bytes < 1000:
@@ -83,16 +79,6 @@ def size(n_bytes: float) -> str:
     if n_bytes < 2**30:
         return f"{n_bytes / MIB:.1f} MiB"
     return f"{n_bytes / 2**30:.2f} GiB"
-
-
-def sci(value: float) -> str:
-    """A tiny difference in scientific notation (``4.8e−06``), exactly 0 as ``0``."""
-    return "0" if value == 0 else f"{value:.1e}".replace("-", "−")
-
-
-def num(value: float, digits: int = 3) -> str:
-    """A number in running text, with a typographic minus."""
-    return charts.fmt(float(value), digits)
 
 
 def head_list(heads: list[int]) -> str:

@@ -26,6 +26,7 @@ from ui import charts
 from ui.blocks import Frame, frame, frame_room, notice
 from ui.context import PageContext
 from ui.i18n import Translator
+from ui.notes import significant
 from ui.params import Flag, Int, index_slider, number, slider, toggle
 from ui.safe import plain
 from ui.sentence import Sentence, sentence_controls, settings_box
@@ -128,7 +129,7 @@ def step_metrics(ctx: PageContext, view: KVView, t: int) -> None:
     tr = ctx.t
     c1, c2, c3, c4 = [*st.columns(2), *st.columns(2)] if ctx.presenter else st.columns(4)
     c1.metric(tr("kv_cache.rows"), t + 1, delta=tr("kv_cache.rows_delta"), delta_color="off")
-    c2.metric(tr("kv_cache.diff"), sci(cached_diff(view, t)))
+    c2.metric(tr("kv_cache.diff"), significant(cached_diff(view, t)))
     c3.metric(tr("kv_cache.work_with"), count(view.costs.with_cache[t]))
     c4.metric(tr("kv_cache.work_without"), count(view.costs.without_cache[t]))
 
@@ -210,11 +211,6 @@ def cached_diff(view: KVView, t: int) -> float:
     return step_vs_full_diff(view.steps[t], view.full)
 
 
-def sci(value: float) -> str:
-    """Compact scientific form with a typographic minus: "0", "5.55e−17"."""
-    return f"{value:.3g}".replace("-", "−")
-
-
 def count(value: float) -> str:
     """A large count, readable: 1 234 567 -> "1.23 × 10⁶"; small ones in full."""
     if abs(value) < 1e5:
@@ -239,7 +235,9 @@ def step_notice(ctx: PageContext, view: KVView, t: int) -> list[str]:
     word = plain(view.tokens[t], 20)
     d_k, d_v = view.k.shape[1], view.v.shape[1]
     diff = cached_diff(view, t)
-    diff_text = tr("kv_cache.diff_zero") if diff == 0 else tr("kv_cache.diff_rounding", d=sci(diff))
+    diff_text = (
+        tr("kv_cache.diff_zero") if diff == 0 else tr("kv_cache.diff_rounding", d=significant(diff))
+    )
     equal = tr("kv_cache.notice_equal", q=word, diff=diff_text, t=t)
     if t < n - 1:  # later tokens exist in the full matrix, but not in the cache
         equal += tr("kv_cache.notice_after", q=word)

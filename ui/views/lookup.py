@@ -13,7 +13,7 @@ import streamlit as st
 from pandas.io.formats.style import Styler
 
 from core.lookup import CAPITALS, row_share, soft_finding, sweep_ends
-from ui import charts
+from ui import charts, notes
 from ui.blocks import frame_room
 from ui.context import PageContext
 from ui.i18n import Translator
@@ -52,9 +52,9 @@ def temperature_of(exponent: float) -> float:
 
 
 def num(value: float, digits: int = 2) -> str:
-    """A number as shown in text and tables (typographic minus, ±∞ spelled out, no "−0.00")."""
-    value = float(value)
-    return charts.fmt(0.0 if round(value, digits) == 0 else value, digits)
+    """A number as shown in text and tables (:func:`ui.notes.num`: typographic minus, ±∞
+    spelled out, no "−0.00"), by default to two decimals."""
+    return notes.num(value, digits)
 
 
 ANGLE = Int("angle", 30, 0, 359)

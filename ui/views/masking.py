@@ -29,6 +29,7 @@ from ui import charts
 from ui.blocks import frame_room
 from ui.context import PageContext
 from ui.i18n import Translator
+from ui.notes import significant
 from ui.params import Choice, Flag, Float, Int, index_slider, select, slider, toggle
 from ui.safe import plain
 from ui.sentence import Sentence, sentence_controls, settings_box
@@ -224,11 +225,13 @@ def mask_notice(ctx: PageContext, view: MaskView) -> list[str]:
         items = [t("masking.notice_none")]
     else:
         top = found.leak
-        items = [t("masking.notice_masked", top="0" if top == 0 else sci(top))]
+        items = [t("masking.notice_masked", top="0" if top == 0 else significant(top))]
     if found.row_sum_error is not None:
         dev = found.row_sum_error
         items.append(
-            t("masking.notice_rowsum", dev=sci(dev)) if dev else t("masking.notice_rowsum_exact")
+            t("masking.notice_rowsum", dev=significant(dev))
+            if dev
+            else t("masking.notice_rowsum_exact")
         )
     if view.causal:  # the simple picture holds only without padding
         items.append(t("masking.notice_causal" if not view.n_pad else "masking.notice_causal_pad"))
@@ -350,13 +353,6 @@ def fill_chart(
     )
 
 
-def sci(value: float) -> str:
-    """Short scientific form, −∞ spelled out: "−1e+09", "0", "3.2e−17"."""
-    if not np.isfinite(value):
-        return charts.fmt(value)
-    return f"{value:.3g}".replace("-", "−")
-
-
 def _spread_text(ctx: PageContext, w: np.ndarray) -> str:
     if not w.any():
         return ctx.t("masking.all_zero")
@@ -378,8 +374,8 @@ def fill_table(ctx: PageContext, fv: FillComparison) -> pd.DataFrame:
     return pd.DataFrame(
         {
             t("masking.col_fill"): FILL_LABELS,
-            t("masking.col_stored"): [sci(v) for v in fv.stored],
-            t("masking.col_leak"): [sci(v) for v in fv.masked_max],
+            t("masking.col_stored"): [significant(v) for v in fv.stored],
+            t("masking.col_leak"): [significant(v) for v in fv.masked_max],
             t("masking.col_blank"): [_spread_text(ctx, w) for w in fv.blank],
             t("masking.col_sum"): [f"{s:.4f}" for s in blank_sums],
             t("masking.col_out"): [f"{o:.4f}" for o in fv.blank_out],
@@ -410,15 +406,14 @@ def fill_notice(
         second = t("masking.notice_same_empty", q=name)
     else:
         same = "masking.notice_same" if fv.agree else "masking.notice_differ"
-        second = t(same, q=name, spread=sci(fv.spread))
-    facts = {"dtype": dtype, "top": f"{fv.dtype_max:.5g}", "big": sci(fv.stored[1])}
+        second = t(same, q=name, spread=significant(fv.spread))
+    facts = {"dtype": dtype, "top": f"{fv.dtype_max:.5g}", "big": significant(fv.stored[1])}
+    tau = significant(fv.overflow)
     if fv.overflow < TEMPERATURE.lo:  # no temperature on the slider can make −1e4 overflow
-        third = t("masking.notice_dtype", tau=sci(fv.overflow), **facts)
+        third = t("masking.notice_dtype", tau=tau, **facts)
     else:
         state = t("masking.overflowed" if fv.overflows(temp) else "masking.finite")
-        third = t(
-            "masking.notice_dtype_near", tau=sci(fv.overflow), T=f"{temp:.2f}", state=state, **facts
-        )
+        third = t("masking.notice_dtype_near", tau=tau, T=f"{temp:.2f}", state=state, **facts)
     return [first, second, third]
 
 

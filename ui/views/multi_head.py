@@ -29,6 +29,7 @@ from ui import charts
 from ui.blocks import frame_room
 from ui.context import PageContext
 from ui.i18n import Translator
+from ui.notes import sci
 from ui.optional import torch as _torch
 from ui.params import divisor_choice, select
 from ui.sentence import Sentence, current_d_model, sentence_controls, settings_box
@@ -357,11 +358,6 @@ def loop_differences(view: MultiHeadView) -> tuple[float, float]:
         max_abs_difference(tr.output, view.loop_output),
         max_abs_difference(tr.weights, view.loop_weights),
     )
-
-
-def sci(value: float) -> str:
-    """A tiny difference in scientific notation (``2.2e−16``), exactly 0 as ``0``."""
-    return "0" if value == 0 else f"{value:.1e}".replace("-", "−")
 
 
 def torch_check(x: np.ndarray, d_model: int, h: int, seed: int) -> TorchCheck | None:

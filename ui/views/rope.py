@@ -30,6 +30,7 @@ from ui.blocks import frame_room
 from ui.blocks import heading as heading  # pages/13_rope.py calls it rv.heading
 from ui.context import PageContext
 from ui.i18n import Translator
+from ui.notes import grouped, num, sci
 from ui.params import Choice, Int, Text, number, select, slider, text
 from ui.sentence import more_box
 
@@ -66,21 +67,6 @@ def base_label(raw: str | float) -> str:
 def base_power(raw: str) -> str:
     """A base of the control as a power of ten: ``"10000"`` -> ``"10⁴"`` (four fit a row)."""
     return "10" + str(len(raw) - 1).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
-
-
-def grouped(value: int) -> str:
-    """An integer with thin groups of three: ``8192`` -> ``"8 192"``."""
-    return f"{int(value):,}".replace(",", "\u00a0")  # a no-break space: never split
-
-
-def sci(value: float) -> str:
-    """A tiny difference in scientific notation (``7.1e−15``), exactly 0 as ``0``."""
-    return "0" if value == 0 else f"{value:.1e}".replace("-", "−")
-
-
-def num(value: float, digits: int = 3) -> str:
-    """A number in running text, with a typographic minus."""
-    return charts.fmt(float(value), digits)
 
 
 def speed(value: float) -> str:

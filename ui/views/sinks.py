@@ -33,7 +33,7 @@ from core.today_sinks import (
 )
 from models import smollm
 from models.sinks_probe import SinkRun, sink_run
-from ui import charts, loaded
+from ui import charts, loaded, notes
 from ui.blocks import frame_room, lazy_box
 from ui.blocks import heading as heading  # pages/16_sinks.py calls it sv.heading
 from ui.context import PageContext
@@ -77,8 +77,9 @@ def room(ctx: PageContext, height: int, slide_height: int) -> charts.Room:
 
 
 def num(value: float, digits: int = 1) -> str:
-    """A number in running text, with a typographic minus."""
-    return charts.fmt(float(value), digits)
+    """A number in running text (:func:`ui.notes.num`), by default to one decimal: the
+    perplexities."""
+    return notes.num(value, digits)
 
 
 def pct(value: float) -> str:
@@ -415,16 +416,6 @@ def predictions(
     )
 
 
-def _title(text: str, subtitle: str, presenter: bool) -> dict:
-    """A view's title with a subtitle legible on a projector."""
-    return {
-        "text": text,
-        "subtitle": subtitle,
-        "subtitleFontSize": 18 if presenter else 12,
-        "subtitleColor": "#444",
-    }
-
-
 def prediction_chart(t: Translator, p: Predictions, presenter: bool) -> dict:
     """Top: the perplexity of the text's last tokens per configuration (a bar per run, a
     note where the session has not run it). Below: each configuration's five most likely
@@ -455,7 +446,9 @@ def prediction_chart(t: Translator, p: Predictions, presenter: bool) -> dict:
     }
     top = max([x for x in p.perplexity if x is not None], default=1.0)
     bars = {
-        "title": _title(t("sinks.ppl_title"), t("sinks.ppl_sub", scored=SCORED), presenter),
+        "title": notes.subtitled(
+            t("sinks.ppl_title"), t("sinks.ppl_sub", scored=SCORED), presenter
+        ),
         "width": 560,
         "height": {"step": 26},
         "data": {"name": "ppl"},
@@ -523,7 +516,7 @@ def prediction_chart(t: Translator, p: Predictions, presenter: bool) -> dict:
             else pending
         )
         return {
-            "title": _title(label, sub, presenter),
+            "title": notes.subtitled(label, sub, presenter),
             "width": 150,
             "height": {"step": 20},
             "data": {"name": "guess"},
@@ -579,7 +572,7 @@ def prediction_chart(t: Translator, p: Predictions, presenter: bool) -> dict:
         "vconcat": [
             bars,
             {
-                "title": _title(where, context, presenter),
+                "title": notes.subtitled(where, context, presenter),
                 "hconcat": [panel(k, label) for k, label in enumerate(p.labels)],
                 "spacing": 22,
             },
@@ -753,7 +746,7 @@ def share_chart(t: Translator, s: Shares, presenter: bool) -> dict:
             }
         )
     return {
-        "title": _title(t("sinks.share_title"), t("sinks.share_sub"), presenter),
+        "title": notes.subtitled(t("sinks.share_title"), t("sinks.share_sub"), presenter),
         "datasets": {"shares": data},
         "width": 700,
         "height": 280,
