@@ -181,29 +181,26 @@ def head_controls(ctx: PageContext, m: smollm.SmolLM, p: Prompt) -> tuple[int, i
     names = charts.unique_labels(p.labels)
     stripped = [lab.strip() for lab in p.labels]
     default = stripped.index("it") if "it" in stripped else len(p.labels) - 1
+
+    def pick(name: str, preferred: int, count: int) -> int:
+        """The slider of a layer or a head, at ``preferred`` if the model has it, else its last."""
+        spec = Int(name, min(preferred, count - 1), 0, count - 1)
+        help_ = t(f"decoder.{name}_help", **sizes(m))
+        return int(slider(ctx, spec, t(f"decoder.{name}"), help=help_))
+
     # beside the chart or in the sidebar: the sliders side by side, the token below them
     c1, c2 = st.columns(2, vertical_alignment="bottom")
     c3 = st.container()
     with c1:
-        layer = slider(
-            ctx,
-            Int("layer", min(13, cfg.n_layers - 1), 0, cfg.n_layers - 1),
-            t("decoder.layer"),
-            help=t("decoder.layer_help", **sizes(m)),
-        )
+        layer = pick("layer", 13, cfg.n_layers)
     with c2:
-        head = slider(
-            ctx,
-            Int("head", min(8, cfg.n_heads - 1), 0, cfg.n_heads - 1),
-            t("decoder.head"),
-            help=t("decoder.head_help", **sizes(m)),
-        )
+        head = pick("head", 8, cfg.n_heads)
     with c3:
         spec = Choice("query", str(default), tuple(str(i) for i in range(len(p.labels))))
         query = select(
             ctx, spec, t("decoder.query"), lambda i: plain(names[int(i)], 24), widget="select"
         )
-    return int(layer), int(head), int(query)
+    return layer, head, int(query)
 
 
 def query_rows(attention: np.ndarray, query: int) -> np.ndarray:
