@@ -611,39 +611,22 @@ def explain_chart(
     n = len(tokens)
     cell = charts.fit_cell(n, 1, 620 if presenter else 780, lo=6, hi=44 if presenter else 60)
     cols, row = charts.unique_labels(tokens), [query]
-    common = {"cell": cell, "legend": False}
-    return charts.concat(
-        [
-            charts.heatmap(
-                {t("encoder.ex_scores"): scores[None]},
-                row,
-                cols,
-                "scores",
-                title=t("encoder.ex_scores"),
-                name="scores",
-                **common,
-            ),
-            charts.heatmap(
-                {t("encoder.ex_weights"): weights[None]},
-                row,
-                cols,
-                title=t("encoder.ex_weights"),
-                name="weights",
-                **common,
-            ),
-            charts.heatmap(
-                {t("encoder.ex_parts"): parts[None]},
-                row,
-                cols,
-                domain=[0, float(parts.max()) or 1.0],
-                title=t("encoder.ex_parts"),
-                name="parts",
-                **common,
-            ),
-        ],
-        "vconcat",
-        spacing=14,
-    )
+
+    def strip(
+        name: str, values: np.ndarray, kind: str = "weights", domain: list[float] | None = None
+    ) -> dict:
+        """The row ``values`` (``(n,)``) as a one-row heatmap titled ``encoder.ex_<name>``."""
+        title = t(f"encoder.ex_{name}")
+        panel = {title: values[None]}  # (1, n)
+        style = {"title": title, "name": name, "cell": cell, "legend": False, "domain": domain}
+        return charts.heatmap(panel, row, cols, kind, **style)
+
+    strips = [
+        strip("scores", scores, "scores"),
+        strip("weights", weights),
+        strip("parts", parts, domain=[0, float(parts.max()) or 1.0]),
+    ]
+    return charts.concat(strips, "vconcat", spacing=14)
 
 
 def grid_rows(s: Shown, queries: list[int]) -> np.ndarray:
