@@ -324,6 +324,18 @@ def exponent_frame(
     ).replace([np.inf, -np.inf], np.nan)
 
 
+def _version_color(versions: list[str], colors: list[str]) -> dict:
+    """The colour encoding of the two versions a chart compares (naive and stable softmax;
+    without and with the mask), in ``colors``, named in a legend below the chart."""
+    return {
+        "field": "version",
+        "type": "nominal",
+        "scale": {"domain": versions, "range": colors},
+        "title": None,
+        "legend": {"orient": "bottom"},
+    }
+
+
 def exponent_chart(
     t: Translator,
     naive: np.ndarray,
@@ -339,7 +351,7 @@ def exponent_chart(
     data = exponent_frame(t, SWEEP_SCALES, naive, stable)
     data = data.astype(object).where(data.notna(), None)  # no NaN in JSON (exports)
     versions = [t("softmax.naive"), t("softmax.stable")]
-    colors = {"domain": versions, "range": [charts.QUERY_COLOR, charts.VALUE_COLOR]}
+    colors = [charts.QUERY_COLOR, charts.VALUE_COLOR]
     scale_x = {"field": "scale", "type": "quantitative", "title": t("softmax.axis_scale")}
     arg_y = {"field": "arg", "type": "quantitative", "title": t("softmax.axis_arg")}
     limit_rows = [{"arg": limit, "text": limit_label}]
@@ -359,13 +371,7 @@ def exponent_chart(
                 "encoding": {
                     "x": scale_x,
                     "y": arg_y,
-                    "color": {
-                        "field": "version",
-                        "type": "nominal",
-                        "scale": colors,
-                        "title": None,
-                        "legend": {"orient": "bottom"},
-                    },
+                    "color": _version_color(versions, colors),
                     "tooltip": [
                         {"field": "version", "type": "nominal", "title": ""},
                         {**scale_x},
@@ -428,7 +434,7 @@ def mask_chart(
     data = mask_frame(t, masked, before, after)
     versions = [t("softmax.without_mask"), t("softmax.with_mask")]
     order = list(dict.fromkeys(data["entry"]))
-    colors = {"domain": versions, "range": ["#b0bec5", charts.VALUE_COLOR]}
+    colors = ["#b0bec5", charts.VALUE_COLOR]
     return {
         "datasets": {"mask": charts.records({k: data[k].tolist() for k in data.columns})},
         "data": {"name": "mask"},
@@ -461,13 +467,7 @@ def mask_chart(
             {
                 "mark": {"type": "bar"},
                 "encoding": {
-                    "color": {
-                        "field": "version",
-                        "type": "nominal",
-                        "scale": colors,
-                        "title": None,
-                        "legend": {"orient": "bottom"},
-                    },
+                    "color": _version_color(versions, colors),
                 },
             },
             {
