@@ -205,6 +205,22 @@ def row_view(tl: Tiles, toy: Toy, row: int, tile: int) -> RowView:
     return tile_row(tl.trace, tl.output, tl.reference, tl.scores, tl.mask, toy.block, row, tile)
 
 
+def _level(rows: list[dict], field: str, line: dict, label: dict, x: int | str) -> list[dict]:
+    """A horizontal line across the view at each row's ``field`` with the row's ``label``
+    written beside it at ``x`` (0: the left edge, ``"width"``: the right one): two layers,
+    a rule styled ``line`` and a text styled ``label``."""
+    y = {"field": field, "type": "quantitative"}
+    text = {"field": "label", "type": "nominal"}
+    return [
+        {"data": {"values": rows}, "mark": {"type": "rule", **line}, "encoding": {"y": y}},
+        {
+            "data": {"values": rows},
+            "mark": {"type": "text", **label},
+            "encoding": {"x": {"value": x}, "y": y, "text": text},
+        },
+    ]
+
+
 def _finite(values: np.ndarray) -> list[float | None]:
     """Numbers for a chart's data: null where not finite (JSON has no −∞)."""
     return [float(x) if np.isfinite(x) else None for x in values]
@@ -279,31 +295,10 @@ def tile_chart(t: Translator, v: RowView, presenter: bool) -> dict:
         },
     ]
     if np.isfinite(m_now):
-        top_layers.append(
-            {
-                "data": {"values": [{"m": float(m_now), "label": m_label}]},
-                "mark": {"type": "rule", "color": charts.QUERY_COLOR, "strokeWidth": 2},
-                "encoding": {"y": {"field": "m", "type": "quantitative"}},
-            }
-        )
-        top_layers.append(
-            {
-                "data": {"values": [{"m": float(m_now), "label": m_label}]},
-                "mark": {
-                    "type": "text",
-                    "align": "right",
-                    "baseline": "bottom",
-                    "dy": -3,
-                    "color": charts.QUERY_COLOR,
-                    "fontWeight": "bold",
-                },
-                "encoding": {
-                    "x": {"value": "width"},
-                    "y": {"field": "m", "type": "quantitative"},
-                    "text": {"field": "label", "type": "nominal"},
-                },
-            }
-        )
+        line = {"color": charts.QUERY_COLOR, "strokeWidth": 2}
+        bold = {"color": charts.QUERY_COLOR, "fontWeight": "bold"}
+        label = {"align": "right", "baseline": "bottom", "dy": -3, **bold}
+        top_layers += _level([{"m": float(m_now), "label": m_label}], "m", line, label, "width")
     top = {
         "title": t("flash.row_title", i=v.row, t=v.tile, count=v.count),
         "width": 760,
@@ -848,6 +843,9 @@ def traffic_chart(t: Translator, v: TrafficView, presenter: bool) -> dict:
     )
     limit = [{"y": v.limit, "label": t("flash.limit_rule", r=num(v.limit, 1))}]
     even = [{"y": 1.0, "label": t("flash.even_rule")}]
+    limit_line = {"strokeDash": [6, 4], "color": "#555"}
+    limit_label = {"align": "left", "baseline": "top", "dx": 4, "dy": 3, "color": "#555"}
+    even_label = {"align": "right", "baseline": "top", "dy": 3, "color": "#999"}
     low = min(float(v.traffic.ratio.min()), v.limit, 1.0) / 1.5
     high = max(float(v.traffic.ratio.max()), v.limit, 1.0) * 1.6
     y_r = {
@@ -895,47 +893,8 @@ def traffic_chart(t: Translator, v: TrafficView, presenter: bool) -> dict:
                     "text": {"field": "text", "type": "nominal"},
                 },
             },
-            {
-                "data": {"values": limit},
-                "mark": {"type": "rule", "strokeDash": [6, 4], "color": "#555"},
-                "encoding": {"y": {"field": "y", "type": "quantitative"}},
-            },
-            {
-                "data": {"values": limit},
-                "mark": {
-                    "type": "text",
-                    "align": "left",
-                    "baseline": "top",
-                    "dx": 4,
-                    "dy": 3,
-                    "color": "#555",
-                },
-                "encoding": {
-                    "x": {"value": 0},
-                    "y": {"field": "y", "type": "quantitative"},
-                    "text": {"field": "label", "type": "nominal"},
-                },
-            },
-            {
-                "data": {"values": even},
-                "mark": {"type": "rule", "color": "#bbb"},
-                "encoding": {"y": {"field": "y", "type": "quantitative"}},
-            },
-            {
-                "data": {"values": even},
-                "mark": {
-                    "type": "text",
-                    "align": "right",
-                    "baseline": "top",
-                    "dy": 3,
-                    "color": "#999",
-                },
-                "encoding": {
-                    "x": {"value": "width"},
-                    "y": {"field": "y", "type": "quantitative"},
-                    "text": {"field": "label", "type": "nominal"},
-                },
-            },
+            *_level(limit, "y", limit_line, limit_label, 0),
+            *_level(even, "y", {"color": "#bbb"}, even_label, "width"),
         ],
     }
     return {
