@@ -1,8 +1,8 @@
 """Text shared by the pages: the "these weights are untrained" note with links to the pages
 that show trained attention; numbers and long vectors as running text writes them (beside
 :func:`ui.charts.fmt`): :func:`num`, :func:`sci`, :func:`significant`, :func:`grouped`,
-:func:`short_list`; and a chart title with a subtitle legible on a projector
-(:func:`subtitled`)."""
+:func:`power_of_ten`, :func:`short_list`; and a chart title with a subtitle legible on a
+projector (:func:`subtitled`)."""
 
 import numpy as np
 import streamlit as st
@@ -14,6 +14,7 @@ from ui.pages import available_pages, page_info
 
 TRAINED_PAGES = ("encoder", "decoder", "training")  # pages with learned attention weights
 HEAD, TAIL = 4, 2  # entries kept at the start and at the end of a shortened vector
+SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
 def untrained(ctx: PageContext) -> None:
@@ -64,6 +65,12 @@ def grouped(value: float) -> str:
     """An integer in groups of three: ``16384`` -> ``"16 384"`` (a no-break space, so a
     number is never split across lines)."""
     return f"{int(value):,}".replace(",", "\u00a0")
+
+
+def power_of_ten(exponent: int) -> str:
+    """Ten to the power ``exponent`` as text writes it: ``4`` -> ``"10⁴"``, ``-6`` ->
+    ``"10⁻⁶"``."""
+    return "10" + str(exponent).translate(SUPERSCRIPTS)
 
 
 def subtitled(text: str, subtitle: str, presenter: bool) -> dict:

@@ -26,7 +26,7 @@ from ui import charts
 from ui.blocks import Frame, frame, frame_room, notice
 from ui.context import PageContext
 from ui.i18n import Translator
-from ui.notes import significant
+from ui.notes import power_of_ten, significant
 from ui.params import Flag, Int, index_slider, number, slider, toggle
 from ui.safe import plain
 from ui.sentence import Sentence, sentence_controls, settings_box
@@ -36,7 +36,6 @@ WIDTH = Int("width", 768, 16, 8192)
 LAYERS = Int("layers", 12, 1, 128)
 LOG = Flag("log", True)
 EMPTY = "#ebebeb"  # cache rows not filled yet
-SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
 @dataclass(frozen=True)
@@ -216,7 +215,7 @@ def count(value: float) -> str:
     if abs(value) < 1e5:
         return f"{int(value):,}".replace(",", " ")
     mantissa, exponent = f"{value:.2e}".split("e")
-    return f"{mantissa} × 10{str(int(exponent)).translate(SUPERSCRIPTS)}"
+    return f"{mantissa} × {power_of_ten(int(exponent))}"
 
 
 def size(n_bytes: float) -> str:

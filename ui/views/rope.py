@@ -30,7 +30,7 @@ from ui.blocks import frame_room
 from ui.blocks import heading as heading  # pages/13_rope.py calls it rv.heading
 from ui.context import PageContext
 from ui.i18n import Translator
-from ui.notes import grouped, num, sci
+from ui.notes import grouped, num, power_of_ten, sci
 from ui.params import Choice, Int, Text, number, select, slider, text
 from ui.sentence import more_box
 
@@ -66,7 +66,7 @@ def base_label(raw: str | float) -> str:
 
 def base_power(raw: str) -> str:
     """A base of the control as a power of ten: ``"10000"`` -> ``"10⁴"`` (four fit a row)."""
-    return "10" + str(len(raw) - 1).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return power_of_ten(len(raw) - 1)
 
 
 def speed(value: float) -> str:
