@@ -35,7 +35,7 @@ def test_a_chart_too_wide_for_a_laptop_wraps_or_shrinks_to_the_room() -> None:
 
 def test_presenter_room_grows_a_small_chart_cells_text_and_frame() -> None:
     m = np.eye(4)
-    small = charts.heatmap({"w": m}, list("abcd"), list("abcd"), cell=30, frame=1)
+    small = charts.framed(charts.heatmap({"w": m}, list("abcd"), list("abcd"), cell=30), 1)
     spec = charts.to_spec(small, presenter=True)
     grown = charts.fit(spec, charts.Room(1600, 600, grow=True))
     f = grown["width"]["step"] / spec["width"]["step"]

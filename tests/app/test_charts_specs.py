@@ -137,7 +137,7 @@ def test_log_axes_label_only_powers_of_ten() -> None:
 
 
 def test_a_framed_row_is_outlined_across_the_panel() -> None:
-    spec = charts.heatmap({"w": np.eye(3)}, list("abc"), list("abc"), cell=30, frame=1)
+    spec = charts.framed(charts.heatmap({"w": np.eye(3)}, list("abc"), list("abc"), cell=30), 1)
     (frame,) = [layer for layer in spec["layer"] if layer["mark"].get("stroke") == charts.FRAME]
     assert frame["transform"] == [{"filter": "datum.i == 1"}]
     assert frame["encoding"]["x2"] == {"value": "width"}, "to the view's right edge"
@@ -148,10 +148,10 @@ def test_legend_can_be_hidden() -> None:
     assert colour(spec)["legend"] is None
 
 
-def test_facets_wrap_to_a_maximum_width() -> None:
+def test_facets_wrap_after_the_given_number_of_panels() -> None:
     panels = {f"h{i}": np.eye(4) for i in range(6)}
-    spec = charts.heatmap(panels, list("abcd"), list("abcd"), cell=30, columns=5, max_width=300)
-    assert spec["columns"] == 2  # 4 cells of 30 px + 20 px gap = 140 px per panel
+    spec = charts.heatmap(panels, list("abcd"), list("abcd"), cell=30, columns=5)
+    assert spec["columns"] == 5 and spec["facet"]["sort"] == list(panels)
     assert len(spec["datasets"][spec["data"]["name"]]) == 6 * 16
 
 

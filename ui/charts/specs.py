@@ -29,6 +29,7 @@ Builders size their views in px before any room is known (a heatmap by its cell 
 its room. :func:`table` is the data behind a finished spec (the CSV export).
 """
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from itertools import repeat
@@ -124,12 +125,9 @@ def heatmap(
     title: str | None = None,
     columns: int = 4,
     cell: int | None = None,
-    max_width: int | None = None,
     domain: Sequence[float] | None = None,
     legend: bool = True,
     annotate: bool | None = None,
-    frame: int | None = None,
-    frame_color: str = FRAME,
     blank: str = MASKED,
     name: str = "cells",
     live_domain: bool = False,
@@ -145,11 +143,11 @@ def heatmap(
     Cells without a finite value are drawn in ``blank`` grey and keep their text (−∞, or
     blank for NaN). Numbers are printed (``annotate=None``) while the matrix is at most
     :data:`MAX_ANNOTATED` wide and tall and cells are at least :data:`MIN_ANNOTATED_CELL` px.
-    ``frame`` outlines that row. A single panel is titled with its shape, e.g.
+    A single panel is titled with its shape, e.g.
     "weights (6 × 6)", read from its cells in the browser (:func:`data_title`; or
     ``title``). Cells are ``cell`` px (default: the matrix fits ~420 px) and the views are
-    sized per cell, so a matrix of another shape with the same cell size has the same spec;
-    with ``max_width`` small multiples wrap so that they fit that many px.
+    sized per cell, so a matrix of another shape with the same cell size has the same spec
+    (:func:`ui.charts.sizing.fit` wraps small multiples that do not fit their room).
     The cells (``panel``, ``row``, ``col``, ``i``, ``j``, ``value``, ``text``: the value
     with ``digits`` decimals, in px as large as the widest text fits its cell
     (:func:`cell_font`) up to ``max_font``; :data:`SLIDE_FONT` on a projector) are the
@@ -214,19 +212,6 @@ def heatmap(
                 },
             }
         )
-    if frame is not None:
-        layers.append(
-            {
-                "transform": [{"filter": f"datum.i == {int(frame)}"}],
-                "mark": {
-                    "type": "rect",
-                    "fillOpacity": 0,
-                    "stroke": frame_color,
-                    "strokeWidth": float(np.clip(cell / 6, 1, 3)),
-                },  # thin rows: thin frame
-                "encoding": {"x": {"value": 0}, "x2": {"value": "width"}},
-            }
-        )
     if live:  # two invisible cells at ±max|value| (±1 if all 0) span the colour domain
         limits = [{"filter": _VALID}, peak[0]]
         limits.append({"aggregate": [{"op": "max", "field": "_abs", "as": "_top"}]})
@@ -276,8 +261,6 @@ def heatmap(
     head = {"datasets": {name: data}, "data": {"name": name}}
     if not facet:
         return {**head, "title": data_title(name) if title is None else title, **view}
-    if max_width:
-        columns = max(1, min(columns, max_width // (cell * n_c + 20)))
     return {
         **head,
         **({"transform": peak} if live else {}),  # before faceting: max|value| of all panels
@@ -286,6 +269,33 @@ def heatmap(
         "spec": view,
         "resolve": {"scale": {"color": "shared"}},
     }
+
+
+def framed(
+    spec: dict, rows: int | Sequence[int], color: str = FRAME, panel: str | None = None
+) -> dict:
+    """``spec`` (a :func:`heatmap`, one panel or several) with row ``rows`` (one index or
+    several) outlined in ``color``, in every panel or in ``panel`` only; a frame as thick as
+    a sixth of a cell, 1..3 px (thin rows, thin frame)."""
+    rows = [int(rows)] if isinstance(rows, int | np.integer) else [int(r) for r in rows]
+    if not rows:
+        return spec
+    view = spec["spec"] if "facet" in spec else spec
+    test = f"datum.i == {rows[0]}" if len(rows) == 1 else f"indexof({rows}, datum.i) >= 0"
+    if panel is not None:
+        test += f" && datum.panel == {json.dumps(panel)}"
+    frame = {
+        "transform": [{"filter": test}],
+        "mark": {
+            "type": "rect",
+            "fillOpacity": 0,
+            "stroke": color,
+            "strokeWidth": float(np.clip(view["width"]["step"] / 6, 1, 3)),
+        },
+        "encoding": {"x": {"value": 0}, "x2": {"value": "width"}},
+    }
+    view = {**view, "layer": [*view["layer"], frame]}
+    return {**spec, "spec": view} if "facet" in spec else view
 
 
 def concat(
@@ -356,24 +366,26 @@ def matrix_strip(
     # cells to hairlines (d_model = 64: 3 px cells, rows too thin to tell apart).
     if cell is None:
         cell = fit_cell(columns, rows, width - overhead * len(items), 900, lo=10, hi=top)
-    return concat(
-        [
-            heatmap(
-                {t: m},
-                r,
-                c,
-                kinds.get(t, "values"),
-                cell=cell,
-                frame=frames.get(t),
-                live_domain=live_domain,
-                digits=digits,
-                legend=legends or not annotated(len(r), len(c), cell),
-                max_font=SLIDE_FONT if presenter else 15,
-                aspect=aspect,
-            )
-            for t, m, r, c in items
-        ]
-    )
+    maps = [
+        heatmap(
+            {t: m},
+            r,
+            c,
+            kinds.get(t, "values"),
+            cell=cell,
+            live_domain=live_domain,
+            digits=digits,
+            legend=legends or not annotated(len(r), len(c), cell),
+            max_font=SLIDE_FONT if presenter else 15,
+            aspect=aspect,
+        )
+        for t, m, r, c in items
+    ]
+    framed_maps = [
+        h if frames.get(t) is None else framed(h, frames[t])
+        for h, (t, *_) in zip(maps, items, strict=True)
+    ]
+    return concat(framed_maps)
 
 
 def table(spec: Mapping) -> pd.DataFrame:

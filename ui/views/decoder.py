@@ -238,10 +238,10 @@ def head_chart(
         x_title=keys,
         y_title=t("decoder.queries"),
         cell=cell,
-        frame=query,
         legend=False,
         max_font=charts.SLIDE_FONT if presenter else 15,
     )
+    head = charts.framed(head, query)
     overview_title = [  # two lines: one would be wider than the panel
         t("decoder.overview", q=names[query]),
         charts.shape_title(t("decoder.overview_mean", heads=heads), overview.shape),

@@ -433,15 +433,6 @@ def head_name(layer: int, head: int) -> str:
     return f"L{layer}H{head}"
 
 
-def _frame_rows(spec: dict, rows: list[int]) -> dict:
-    """Outline every row in ``rows`` (a heatmap built with ``frame=rows[0]``)."""
-    for layer in spec.get("layer", []):
-        for step in layer.get("transform", []):
-            if step.get("filter") == f"datum.i == {rows[0]}":
-                step["filter"] = f"indexof({list(rows)}, datum.i) >= 0"
-    return spec
-
-
 def head_chart(
     t: Translator,
     tokens: list[str],
@@ -463,10 +454,9 @@ def head_chart(
         y_title=t("encoder.rows"),
         title=title,
         cell=cell,
-        frame=rows[0] if rows else None,
         max_font=charts.SLIDE_FONT if presenter else 15,
     )
-    return _frame_rows(spec, rows) if rows else spec
+    return charts.framed(spec, rows)
 
 
 def grid_chart(
@@ -505,13 +495,9 @@ def grid_chart(
             cell=cell,
             legend=False,
             annotate=False,
-            frame=selected[1],
             name=f"grid{q}",
         )
-        for layer in grid["spec"]["layer"]:
-            for step in layer.get("transform", []):
-                if step.get("filter") == f"datum.i == {selected[1]}":
-                    step["filter"] += f" && datum.panel == 'L{selected[0]}'"
+        grid = charts.framed(grid, selected[1], panel=f"L{selected[0]}")
         grid["title"] = t("encoder.grid_row", q=names[q])
         mean = charts.heatmap(
             {t("encoder.layer_mean", heads=H): rows[q].mean(axis=1)},  # (L, n) mean over heads

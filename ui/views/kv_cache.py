@@ -158,7 +158,6 @@ def cache_chart(t: Translator, sentence: Sentence, step: int, presenter: bool) -
         "cell": cell,
         "legend": False,
         "blank": EMPTY,
-        "frame_color": charts.ACCENT,
         "max_font": font,
     }
     q_cols, k_cols, v_cols = (charts.dim_labels(d) for d in (d_k, d_k, d_v))
@@ -170,16 +169,19 @@ def cache_chart(t: Translator, sentence: Sentence, step: int, presenter: bool) -
         ({"V": _grow(s.cache.v, n)}, rows, v_cols, v_title, step, view.v),
     ]
     maps = [
-        charts.heatmap(
-            p,
-            r,
-            c,
-            "values",
-            title=title,
-            frame=row,
-            domain=charts.symmetric_domain(m),
-            live_domain=True,
-            **common,
+        charts.framed(
+            charts.heatmap(
+                p,
+                r,
+                c,
+                "values",
+                title=title,
+                domain=charts.symmetric_domain(m),
+                live_domain=True,
+                **common,
+            ),
+            row,
+            charts.ACCENT,
         )
         for p, r, c, title, row, m in panels
     ]
