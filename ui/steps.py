@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from types import TracebackType
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from ui.blocks import carried
 from ui.context import PageContext
@@ -151,9 +152,12 @@ class _Section:
     """``with steps.section(k) as on_screen:``: step ``k``'s container; ``on_screen`` says
     whether to draw its charts and text (controls are drawn either way)."""
 
-    def __init__(self, on_screen: bool, index: int) -> None:
+    def __init__(self, on_screen: bool, index: int, hidden_in: DeltaGenerator | None) -> None:
         self.on_screen = on_screen
-        self.box = st.container() if on_screen else st.container(key=f"hidden_step_{index}")
+        if on_screen:
+            self.box = st.container()
+        else:
+            self.box = (hidden_in or st).container(key=f"hidden_step_{index}")
 
     def __enter__(self) -> bool:
         self.box.__enter__()
@@ -173,6 +177,10 @@ class Steps:
     """Which of a page's steps is on screen on this run."""
 
     current: int | None  # 0-based index of the step on screen; None: all, stacked
+    # where the steps off screen keep their hidden controls: for students the sidebar, where
+    # the step on screen has its own (the main area then holds only what is seen); None: in
+    # place (presenter mode)
+    hidden_in: DeltaGenerator | None = None
 
     def show(self, index: int) -> bool:
         """Whether the step ``index`` (0-based) is on screen."""
@@ -190,7 +198,7 @@ class Steps:
         ``if on_screen``. A step off screen is a hidden container that holds just its
         controls, so they stay bound to the URL and keep their values.
         """
-        return _Section(self.show(index), index)
+        return _Section(self.show(index), index, self.hidden_in)
 
 
 def stepper(ctx: PageContext, titles: list[str], stacked: bool = False) -> Steps:
@@ -234,4 +242,4 @@ def stepper(ctx: PageContext, titles: list[str], stacked: bool = False) -> Steps
             st.button("←", on_click=_move, args=(-1, count), shortcut="Left")
             st.button("→", on_click=_move, args=(1, count), shortcut="Right")
             st.html(CLICKER_JS, unsafe_allow_javascript=True)
-    return Steps(current - 1)
+    return Steps(current - 1, None if ctx.presenter else ctx.controls)
