@@ -16,8 +16,11 @@ from ui.views import encoder as ev
 ctx = shell("encoder")
 t = ctx.t
 model = ev.current_model(ctx)  # the step bar and the texts name its sizes
-with st.spinner(t("encoder.loading")):  # the texts name the model's sizes: its first load
-    words = ev.words(ctx, model)
+try:
+    with st.spinner(t("encoder.loading")):  # the texts name the model's sizes: its first load
+        words = ev.words(ctx, model)
+except ev.LOAD_ERRORS as error:  # not installed, or its file unreadable
+    ev.unavailable(ctx, model, error)
 TEXT, COMPARE_TEXT = ev.texts(model, ctx.lang)
 header(ctx, **words)
 names = ("head", "grid", "search", "compare", "explain")

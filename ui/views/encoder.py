@@ -32,6 +32,7 @@ from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Text, assign, select, text, toggle
 from ui.safe import plain
+from ui.sentence import settings_box
 
 LESSON = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
@@ -215,6 +216,23 @@ def model_switch(ctx: PageContext, shown: str) -> None:
     )
     if picked != shown:
         st.rerun()
+
+
+# A model that cannot be read: its package is not installed (ImportError), its file is
+# missing (OSError) or corrupt (ValueError, e.g. multilingual_e5.ModelFileError).
+LOAD_ERRORS = (ImportError, OSError, ValueError)
+
+
+def unavailable(ctx: PageContext, model: str, error: Exception) -> None:
+    """``model`` cannot be loaded: say so and how to install it, keep the model switch (the
+    other model may work), and stop the page."""
+    st.error(
+        ctx.t("encoder.missing", name=ctx.t(f"encoder.model_{model}_name"), reason=str(error)),
+        icon=":material/error:",
+    )
+    with settings_box(ctx, ctx.t("encoder.settings")):
+        model_switch(ctx, model)
+    st.stop()
 
 
 def words(ctx: PageContext, model: str) -> dict[str, object]:
