@@ -8,7 +8,24 @@ with one. One thread makes every run sum the same way (and avoids BLAS threads f
 the browser tests' servers for the two cores). Servers the tests start inherit it.
 """
 
+import importlib
 import os
+from types import ModuleType
+
+import pytest
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+
+
+def optional_module(name: str) -> ModuleType:
+    """Import an optional extra. Missing: skipped on a developer's machine with the reason,
+    but a failure under CI (``CI`` set, as .ci/run does; it installs
+    requirements-optional.txt)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        hint = f"{name} is an optional extra: pip install -r requirements-optional.txt"
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must install it ({hint})")
+        pytest.skip(hint)

@@ -155,18 +155,3 @@ def open_exports(at: AppTest) -> AppTest:
     for key in keys:
         at.session_state[key] = True
     return at.run()
-
-
-def optional_module(name: str):
-    """Import an optional extra. Missing: skipped on a developer's machine with the reason,
-    but a failure under CI, whose .ci/run installs requirements-optional.txt."""
-    import importlib
-    import os
-
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        hint = f"{name} is an optional extra: pip install -r requirements-optional.txt"
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must install it ({hint})")
-        pytest.skip(hint)

@@ -11,7 +11,7 @@ import core
 from core.today_gqa import group_agreement, group_weight_gap, pool_heads, tiling_gaps, toy_heads
 from models import smollm
 from tests.app.conftest import chart_tables, open_exports, texts, visible, visible_of
-from tests.core.conftest import optional_module
+from tests.conftest import optional_module
 from ui import loaded
 from ui.i18n import Translator
 from ui.views import gqa as gv

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
-from tests.app.conftest import open_page, optional_module, texts, visible, visible_of
+from tests.app.conftest import open_page, texts, visible, visible_of
+from tests.conftest import optional_module
 from ui.i18n import Translator
 
 PAGE = "pages/7_multi_head.py"

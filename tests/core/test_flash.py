@@ -19,7 +19,7 @@ from core import (
     softmax_naive,
     standard_attention_io,
 )
-from tests.core.conftest import optional_module
+from tests.conftest import optional_module
 
 vals = st.floats(-4.0, 4.0, allow_nan=False, allow_infinity=False)
 

@@ -35,7 +35,7 @@ from core.kv_cache import (
     step_vs_full_diff,
     step_work,
 )
-from tests.core.conftest import optional_module
+from tests.conftest import optional_module
 
 vals = st.floats(-3.0, 3.0, allow_nan=False, allow_infinity=False)
 

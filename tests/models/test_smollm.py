@@ -12,7 +12,7 @@ import core
 import core.llama as llama
 import models
 from models import smollm
-from tests.core.conftest import optional_module
+from tests.conftest import optional_module
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "smollm_reference.npz"
 LESSON = "The animal didn't cross the street because it was too tired."
