@@ -5,7 +5,7 @@ import streamlit as st
 
 from ui import charts
 from ui import prompt as typed
-from ui.blocks import fragment, frame, header, intro, link, notice
+from ui.blocks import fragment, frame, header, heading, intro, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.sentence import step_box
@@ -49,7 +49,7 @@ def content(ctx: PageContext) -> None:
                 chart = charts.show_cached(ctx, rv.pair_chart, *args, space=rv.room(ctx, 460))
             with f.lead:
                 intro(ctx)
-                rv.heading(ctx, titles[0])
+                heading(ctx, titles[0])
                 if not ctx.presenter:
                     st.markdown(t("rope.s1_text", i=pair, d=rv.TOY_D))
                 st.latex(ROTATION)
@@ -76,7 +76,7 @@ def content(ctx: PageContext) -> None:
                     space=rv.room(ctx, 520),
                 )
             with f.lead:
-                rv.heading(ctx, titles[1])
+                heading(ctx, titles[1])
                 if not ctx.presenter:
                     st.markdown(t("rope.s2_text", d=rv.TOY_D))
                 st.latex(OFFSET)
@@ -99,7 +99,7 @@ def content(ctx: PageContext) -> None:
                 args = (t, rv.wave_series(t, w), w.context, ctx.presenter)
                 chart = charts.show_cached(ctx, rv.wave_chart, *args, space=rv.room(ctx, 480))
             with f.lead:
-                rv.heading(ctx, titles[2])
+                heading(ctx, titles[2])
                 if not ctx.presenter:
                     st.markdown(t("rope.s3_text", **rv.wave_facts(w)))
             with f.notes:
@@ -125,7 +125,7 @@ def content(ctx: PageContext) -> None:
                 args = (t, labels, r.cos, r.shift, ctx.presenter)
                 chart = charts.show_cached(ctx, rv.model_chart, *args, space=rv.room(ctx, 520))
             with f.lead:
-                rv.heading(ctx, titles[3])
+                heading(ctx, titles[3])
                 typed.chinese_note(ctx, raw)
                 key = "rope.s4_brief" if ctx.presenter else "rope.s4_text"
                 st.markdown(t(key, layer=layer, head=head, n=len(prompt.ids)))

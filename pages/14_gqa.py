@@ -5,7 +5,7 @@ import streamlit as st
 
 from ui import charts
 from ui import prompt as typed
-from ui.blocks import fragment, frame, header, intro, lazy_box, link, notice
+from ui.blocks import fragment, frame, header, heading, intro, lazy_box, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.sentence import step_box
@@ -41,7 +41,7 @@ def content(ctx: PageContext) -> None:
                 )
             with f.lead:
                 intro(ctx)
-                gv.heading(ctx, titles[0])
+                heading(ctx, titles[0])
                 if not ctx.presenter:
                     st.markdown(t("gqa.s1_text", h=gv.TOY_H, n=gv.TOY_N, d=gv.TOY_D))
             with f.notes:
@@ -65,7 +65,7 @@ def content(ctx: PageContext) -> None:
                 args = (t, m.curve_tokens, m.curves, m.tokens, m.at_tokens, names, ctx.presenter)
                 chart = charts.show_cached(ctx, gv.memory_chart, *args, space=gv.room(ctx, 480))
             with f.lead:
-                gv.heading(ctx, titles[1])
+                heading(ctx, titles[1])
                 if not ctx.presenter:
                     st.markdown(t("gqa.s2_text", **gv.sizes(cfg)))
                 st.latex(gv.memory_formula(t))
@@ -87,7 +87,7 @@ def content(ctx: PageContext) -> None:
                 args = (t, tr.h, tr.h_kv, tr.gaps, gv.trap_titles(t, layer), ctx.presenter)
                 chart = charts.show_cached(ctx, gv.trap_chart, *args, space=gv.room(ctx, 480))
             with f.lead:
-                gv.heading(ctx, titles[2])
+                heading(ctx, titles[2])
                 typed.chinese_note(ctx, raw)
                 if not ctx.presenter:
                     st.markdown(t("gqa.s3_text", **gv.sizes(cfg)))
@@ -119,7 +119,7 @@ def content(ctx: PageContext) -> None:
                 args = (t, labels, weights, cfg.n_kv_heads, ctx.presenter)
                 chart = charts.show_cached(ctx, gv.model_chart, *args, space=gv.groups_room(ctx))
             with f.lead:
-                gv.heading(ctx, titles[3])
+                heading(ctx, titles[3])
                 typed.chinese_note(ctx, raw)
                 if not ctx.presenter:
                     st.markdown(t("gqa.s4_text", layer=layer, n=len(prompt.ids), **gv.sizes(cfg)))

@@ -4,7 +4,7 @@ sum, the same answer as ordinary attention, and what it saves in memory and traf
 import streamlit as st
 
 from ui import charts
-from ui.blocks import fragment, frame, header, intro, notice
+from ui.blocks import fragment, frame, header, heading, intro, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.sentence import step_box
@@ -49,7 +49,7 @@ def content(ctx: PageContext) -> None:
                 chart = charts.show_cached(ctx, fv.tile_chart, t, v, ctx.presenter, space=space)
             with f.lead:
                 intro(ctx, **fv.intro_values())
-                fv.heading(ctx, titles[0])
+                heading(ctx, titles[0])
                 if not ctx.presenter:
                     st.markdown(t("flash.s1_text", n=toy.n, d=fv.D, block=toy.block))
                 st.latex(UPDATE)
@@ -73,7 +73,7 @@ def content(ctx: PageContext) -> None:
                     ctx, fv.agreement_chart, t, a, ctx.presenter, space=space
                 )
             with f.lead:
-                fv.heading(ctx, titles[1])
+                heading(ctx, titles[1])
                 if not ctx.presenter:
                     st.markdown(t("flash.s2_text", n=toy.n, d=fv.D, count=len(fv.BLOCKS)))
             with f.notes:
@@ -90,7 +90,7 @@ def content(ctx: PageContext) -> None:
                 space = fv.room(ctx, 470, 560)
                 chart = charts.show_cached(ctx, fv.traffic_chart, t, v, ctx.presenter, space=space)
             with f.lead:
-                fv.heading(ctx, titles[2])
+                heading(ctx, titles[2])
                 if not ctx.presenter:
                     st.markdown(t("flash.s3_text"))
                 st.latex(TRAFFIC)

@@ -6,7 +6,7 @@ import streamlit as st
 
 from ui import charts
 from ui import prompt as typed
-from ui.blocks import fragment, frame, header, intro, link, notice
+from ui.blocks import fragment, frame, header, heading, intro, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.sentence import step_box
@@ -45,7 +45,7 @@ def content(ctx: PageContext) -> None:
                 )
             with f.lead:
                 intro(ctx)
-                sv.heading(ctx, titles[0])
+                heading(ctx, titles[0])
                 if not ctx.presenter:
                     st.markdown(t("sinks.s1_text"))
                 st.latex(MASK)
@@ -73,7 +73,7 @@ def content(ctx: PageContext) -> None:
                     ctx, sv.prediction_chart, t, p, ctx.presenter, space=sv.room(ctx, 470, 600)
                 )
             with f.lead:
-                sv.heading(ctx, titles[1])
+                heading(ctx, titles[1])
                 if not ctx.presenter:
                     st.markdown(t("sinks.s2_text", scored=sv.SCORED, n=len(sv.text_tokens()[0])))
                     st.caption(t("sinks.positions"))
@@ -103,7 +103,7 @@ def content(ctx: PageContext) -> None:
                     ctx, sv.share_chart, t, s, ctx.presenter, space=sv.room(ctx, 470, 560)
                 )
             with f.lead:
-                sv.heading(ctx, titles[2])
+                heading(ctx, titles[2])
                 if not ctx.presenter:
                     st.markdown(t("sinks.s3_text"))
             with f.notes:

@@ -5,7 +5,7 @@ import streamlit as st
 import core
 from core.attention import mix_row
 from ui import charts
-from ui.blocks import folded, fragment, frame, header, intro, notice
+from ui.blocks import folded, fragment, frame, header, heading, intro, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.notes import short_list, untrained
@@ -51,7 +51,7 @@ def content(ctx: PageContext) -> None:
             f = frame(ctx, view.PRESENTER_SHARE)
             with f.lead:
                 intro(ctx)
-                view.heading(ctx, titles[0])
+                heading(ctx, titles[0])
                 st.markdown(t("weighted_sum.row_text", token=token, i=i, n=n))
             title = t("weighted_sum.row_chart", token=labels[i])
             left, right = f.chart, f.notes
@@ -68,7 +68,7 @@ def content(ctx: PageContext) -> None:
         if on_screen:
             f = frame(ctx, stacked=True)  # a slide: the four panels need its whole width
             with f.lead:
-                view.heading(ctx, titles[1])
+                heading(ctx, titles[1])
                 st.markdown(t("weighted_sum.scale_text", i=i))
             alpha = f"α_{i}"
             panels = [
@@ -92,7 +92,7 @@ def content(ctx: PageContext) -> None:
         if on_screen:
             f = frame(ctx, view.PRESENTER_SHARE)
             with f.lead:
-                view.heading(ctx, titles[2])
+                heading(ctx, titles[2])
                 st.markdown(t("weighted_sum.sum_text", token=token, i=i))
             title = t("weighted_sum.sum_chart", i=i, token=labels[i])
             left, right = f.chart, f.notes
@@ -124,7 +124,7 @@ def content(ctx: PageContext) -> None:
         if on_screen:
             f = frame(ctx, view.PRESENTER_SHARE)
             with f.lead:
-                view.heading(ctx, titles[3])
+                heading(ctx, titles[3])
                 st.markdown(t("weighted_sum.matrix_text", n=n, d_v=s.d_v))
             left, right = f.chart, f.notes
             right.latex(

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui import charts
-from ui.blocks import fragment, frame, header, intro, link, notice
+from ui.blocks import fragment, frame, frame_room, header, intro, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.notes import untrained
@@ -39,7 +39,7 @@ def decode_step(ctx: PageContext, on_screen: bool) -> None:
     with f.chart:
         if ctx.presenter:
             st.markdown(strip)
-        room = kv.room(ctx, kv.CHART_SHARE, kv.CHART_HEIGHT, kv.READOUT_HEIGHT)
+        room = frame_room(ctx, kv.CHART_SHARE, kv.CHART_HEIGHT, kv.READOUT_HEIGHT)
         chart = charts.show_cached(
             ctx, kv.cache_chart, t, sentence, step, ctx.presenter, space=room
         )
@@ -74,14 +74,14 @@ def cost_step(ctx: PageContext, on_screen: bool) -> None:
     if not on_screen:
         kv.cost_controls(ctx)
         return
-    f = kv.stacked(ctx)
+    f = frame(ctx, stacked=True)
     # a slide: the row above the chart
     with step_box(ctx, on_screen, t("kv_cache.s2_controls"), f.lead):
         n, width, layers, log = kv.cost_controls(ctx)
     with f.lead:
         kv.heading(ctx, titles[1], "kv_cache.s2_text")
     cv = kv.cost_view(n, width, layers)
-    room = kv.room(ctx, 1.0, kv.COST_HEIGHT)
+    room = frame_room(ctx, 1.0, kv.COST_HEIGHT)
     with f.chart:
         chart = charts.show_cached(
             ctx, kv.cost_chart, t, n, width, layers, log, ctx.presenter, space=room

@@ -77,7 +77,7 @@ def content(ctx: PageContext) -> None:
 
     with steps.section(1) as on_screen:
         if on_screen:
-            f = ev.stacked(ctx)
+            f = frame(ctx, stacked=True)
             with f.lead:
                 heading(ctx, titles[1])  # a slide: the step bar names the step
                 ev.step_text(ctx, "grid", shown=ev.MAX_GRID_QUERIES, **words)

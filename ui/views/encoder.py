@@ -27,7 +27,7 @@ from core.encoder_findings import (
 from models import minilm
 from models import multilingual_e5 as e5
 from ui import charts, loaded
-from ui.blocks import Frame, frame, frame_room
+from ui.blocks import frame_room
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Text, assign, select, text, toggle
@@ -289,12 +289,6 @@ def step_text(ctx: PageContext, name: str, **values: object) -> None:
     page's :func:`words` passed in ``values``)."""
     key = f"encoder.{name}_{'short' if ctx.presenter else 'text'}"
     st.markdown(ctx.t(key, **values))
-
-
-def stacked(ctx: PageContext) -> Frame:
-    """A step with one wide chart: for students chart first; on a slide its lead, chart and
-    notes one below the other, the chart at the full width (:func:`ui.blocks.frame`)."""
-    return frame(ctx, stacked=True)
 
 
 def side_room(ctx: PageContext, height: int) -> charts.Room:

@@ -35,7 +35,6 @@ from core.today_flash import (
 from core.today_flash import agreement as tiled_agreement
 from ui import charts
 from ui.blocks import frame_room
-from ui.blocks import heading as heading  # pages/15_flash.py calls it fv.heading
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.notes import grouped, num, subtitled

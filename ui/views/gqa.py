@@ -30,7 +30,6 @@ from core.today_gqa import (
 from models import smollm
 from ui import charts, loaded
 from ui.blocks import Frame, frame_room
-from ui.blocks import heading as heading  # pages/14_gqa.py calls it gv.heading
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.notes import grouped, num, sci

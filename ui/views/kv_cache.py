@@ -23,7 +23,7 @@ from core.kv_cache import (
     step_work,
 )
 from ui import charts
-from ui.blocks import Frame, frame, frame_room, notice
+from ui.blocks import notice
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.notes import power_of_ten, significant
@@ -63,15 +63,6 @@ def heading(ctx: PageContext, title: str, key: str) -> None:
     if not ctx.presenter:
         st.subheader(title)
         st.markdown(ctx.t(key))
-
-
-def stacked(ctx: PageContext) -> Frame:
-    """A step with one wide chart: for students chart first; on a slide its lead, chart and
-    notes one below the other, the chart at the full width (:func:`ui.blocks.frame`)."""
-    return frame(ctx, stacked=True)
-
-
-room = frame_room  # a chart's room; pages/8_kv_cache.py calls it kv.room
 
 
 def notices(ctx: PageContext, items: list[str]) -> None:

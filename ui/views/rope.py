@@ -27,7 +27,6 @@ from core.today_rope import rotation as rope_rotation
 from models.smollm_probe import LayerQueries, layer_queries
 from ui import charts, loaded
 from ui.blocks import frame_room
-from ui.blocks import heading as heading  # pages/13_rope.py calls it rv.heading
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.notes import grouped, num, power_of_ten, sci

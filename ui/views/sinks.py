@@ -35,7 +35,6 @@ from models import smollm
 from models.sinks_probe import SinkRun, sink_run
 from ui import charts, loaded, notes
 from ui.blocks import frame_room, lazy_box
-from ui.blocks import heading as heading  # pages/16_sinks.py calls it sv.heading
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Int, select, slider

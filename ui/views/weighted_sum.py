@@ -13,7 +13,6 @@ from streamlit.delta_generator import DeltaGenerator
 from core.attention import RowMix, SumTerms, row_leaders, sum_terms
 from ui import charts
 from ui.blocks import frame_room, link, notice
-from ui.blocks import heading as heading  # pages/5_weighted_sum.py calls it view.heading
 from ui.charts import vector_tex as vec_tex
 from ui.context import PageContext
 from ui.notes import untrained
