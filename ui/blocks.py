@@ -36,13 +36,13 @@ def link(ctx: PageContext, page_id: str, label: str | None = None) -> None:
         info.file,
         label=label or ctx.t(f"nav.{page_id}"),
         icon=info.icon,
-        query_params=carried(ctx),
+        query_params=carried(ctx.lang, ctx.presenter),
     )
 
 
-def carried(ctx: PageContext) -> dict[str, str]:
+def carried(lang: str, presenter: bool) -> dict[str, str]:
     """What a link to another page carries in its URL: the language and presenter mode."""
-    return {"lang": ctx.lang, **({"present": "1"} if ctx.presenter else {})}
+    return {"lang": lang, **({"present": "1"} if presenter else {})}
 
 
 def beside(ctx: PageContext, share: float = 0.6) -> tuple[DeltaGenerator, DeltaGenerator]:

@@ -14,6 +14,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from ui import loaded
+from ui.blocks import carried
 from ui.context import PageContext
 from ui.i18n import LANGUAGE_NAMES, LANGUAGES, Translator, browser_language
 from ui.pages import SECTIONS, available_pages, page_info
@@ -213,7 +214,7 @@ def _sidebar(page: str, lang: str, presenter: bool, t: Translator) -> DeltaGener
 def _navigation(page: str, lang: str, presenter: bool, t: Translator) -> str:
     """The sectioned page links as one HTML block (one element a rerun instead of a
     ``st.page_link`` per page and a caption per section), plus :data:`NAV_JS`."""
-    query = urlencode({"lang": lang, **({"present": "1"} if presenter else {})})
+    query = urlencode(carried(lang, presenter))
     base = "/" + st.get_option("server.baseUrlPath").strip("/")
     parts = ['<nav class="lab-nav">']
     pages = available_pages()

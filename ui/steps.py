@@ -108,7 +108,7 @@ def _page_button(ctx: PageContext, target: PageInfo, forward: bool) -> None:
         label=label,
         icon=":material/chevron_right:" if forward else ":material/chevron_left:",
         icon_position="right" if forward else "left",
-        query_params={**carried(ctx), STEP_KEY: "1" if forward else LAST},
+        query_params={**carried(ctx.lang, ctx.presenter), STEP_KEY: "1" if forward else LAST},
         width="stretch",
     )
 

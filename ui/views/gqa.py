@@ -17,6 +17,7 @@ from streamlit.delta_generator import DeltaGenerator
 import core
 import core.llama as llama
 from core.masks import future_blank
+from core.multihead import max_abs_difference
 from core.today_gqa import (
     Tiling,
     cache_ratios,
@@ -603,7 +604,7 @@ def torch_check(ids: tuple[int, ...]) -> TorchCheck | None:
         ours, _ = core.grouped_query_attention(q, k, v, core.causal_mask(q.shape[1]))
         with torch.no_grad():
             ref = sdpa(*(torch.from_numpy(x) for x in (q, k, v)), is_causal=True, enable_gqa=True)
-        worst = max(worst, float(np.max(np.abs(ref.numpy() - ours))))
+        worst = max(worst, max_abs_difference(ref.numpy(), ours))
     return TorchCheck(torch.__version__, worst, len(layers))
 
 
