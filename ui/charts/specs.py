@@ -37,7 +37,7 @@ from itertools import repeat
 import numpy as np
 import pandas as pd
 
-from ui.charts.sizing import fit_cell
+from ui.charts.sizing import PAGE_WIDTH, PRESENTER_WIDTH, fit_cell
 from ui.charts.text import chars, data_title, fmt_cells, unique_labels
 from ui.charts.theme import FRAME, KEY_COLOR, MASKED
 
@@ -352,14 +352,16 @@ def matrix_strip(
     cells print ``digits`` decimals and are ``aspect`` × as high as wide. ``legends=False``:
     a matrix whose cells print their numbers gets no colour legend (it repeats them; on a
     slide the room goes to the cells).
-    Cells shrink (not below 10 px) so the strip fits a 1920 px screen with the sidebar open
-    (without it in presenter mode), and grow up to ``largest`` px (default 26, or 34 on a
+    Cells shrink (not below 10 px) so the strip fits the page's width
+    (:data:`ui.charts.sizing.PAGE_WIDTH`, or ``PRESENTER_WIDTH`` on a slide), and grow up to
+    ``largest`` px (default 26, or 34 on a
     projector, numbers up to :data:`SLIDE_FONT`), unless ``cell`` gives their px (a caller
     that lays the panels out in rows of its own sizes them for those rows).
     """
     kinds, frames = kinds or {}, frames or {}
-    # px for the strip, largest cell, and the axis labels, legend and gap of one panel
-    width, top, overhead = (1650, 34, 100) if presenter else (1350, 26, 80)
+    # px for the strip (the page's room), largest cell, and one panel's axis labels, legend
+    # and gap
+    width, top, overhead = (PRESENTER_WIDTH, 34, 100) if presenter else (PAGE_WIDTH, 26, 80)
     top = largest or top
     columns, rows = sum(len(c) for *_, c in items), max(len(r) for _, _, r, _ in items)
     # At least 10 px: a wide strip then wraps into rows (see fit) instead of shrinking its
