@@ -1,4 +1,5 @@
-"""core/ is pure NumPy: no UI libraries, no I/O (DESIGN.md, architecture)."""
+"""core/ is pure NumPy: no UI libraries, no I/O (docs/architecture.md, "Layers": `core/`
+never imports streamlit, altair or pandas and does no I/O)."""
 
 import ast
 import json
