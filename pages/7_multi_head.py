@@ -73,7 +73,7 @@ def content(ctx: PageContext) -> None:
                     r"\quad \mathrm{head}_i=\mathrm{Attention}(XW^Q_i,\,XW^K_i,\,XW^V_i)"
                 )
             strip = (tr.concat, view.weights[3], tr.output, h)  # concat, W_O, output, heads
-            room = charts.room(ctx, height=mh.MERGE_HEIGHT) if ctx.presenter else None
+            room = charts.room(ctx, height=mh.MERGE_HEIGHT)
             with f.chart:
                 merged = charts.show_cached(
                     ctx, mh.output_chart, t, ctx.presenter, *strip, tokens, space=room

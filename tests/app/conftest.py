@@ -89,6 +89,19 @@ def chart_tables(at: AppTest, index: int) -> list[pd.DataFrame]:
     return tables
 
 
+def chart_extent(at: AppTest, index: int) -> tuple[float, float]:
+    """The estimated width and height in px of the ``index``-th chart as drawn
+    (:func:`ui.charts.estimate.extent` of its spec and datasets)."""
+    from ui.charts import estimate
+
+    proto = at.get("vega_lite_chart")[index].proto
+    datasets = {
+        ds.name: pa.ipc.open_stream(ds.data.data).read_pandas().to_dict("records")
+        for ds in proto.datasets
+    }
+    return estimate.extent(json.loads(proto.spec), datasets)
+
+
 def visible(node) -> list:
     """Elements drawn on screen: presenter mode draws other steps in hidden containers."""
     found = []

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
-from tests.app.conftest import open_page, texts, visible, visible_of
+from tests.app.conftest import chart_extent, open_page, texts, visible, visible_of
 from tests.conftest import optional_module
+from ui import charts
 from ui.i18n import Translator
 
 PAGE = "pages/7_multi_head.py"
@@ -335,21 +336,18 @@ def test_only_the_step_on_screen_draws_its_charts_and_runs_its_checks(monkeypatc
     assert len(torch_runs) == 1 and not at.get("vega_lite_chart")
 
 
-def test_the_merge_strip_keeps_its_spec_while_d_model_grows_for_students():
-    # In a student's chart room (at most charts.PAGE_HEIGHT tall) a small strip stands side
-    # by side, scaled to the room; from d_model = 16 it stands one below the other at its
-    # smallest scale, and a d_model step only swaps the rows.
-    at = page(step=MERGE, d_model="16")
-    seen = set()
-    for d_model in (16, 18, 20, 22, 24):
-        at.slider(key="d_model").set_value(d_model).run()
-        (chart,) = at.get("vega_lite_chart")
-        seen.add((chart.proto.spec, tuple(d.name for d in chart.proto.datasets)))
-    assert len(seen) == 1, "the browser swaps the rows instead of building a new chart"
-    ((spec, _),) = seen
-    assert len(json.loads(spec)["vconcat"]) == 3, "concat, W_O and output one below the other"
-    (small,) = page(step=MERGE).get("vega_lite_chart")  # d_model = 8: side by side
+def test_the_merge_strip_fits_a_student_s_first_screen_at_every_d_model():
+    # Side by side while d_model is small; one below the other once W_O's d_model rows make
+    # a row of three too small; the whole strip within the student's room either way.
+    at = page(step=MERGE)
+    (small,) = at.get("vega_lite_chart")  # d_model = 8: side by side
     assert len(json.loads(small.proto.spec)["hconcat"]) == 3
+    for d_model in (8, 16, 32, 64):
+        at.slider(key="d_model").set_value(d_model).run()
+        width, height = chart_extent(at, 0)
+        assert width <= charts.PAGE_WIDTH and height <= charts.PAGE_HEIGHT, d_model
+    (large,) = at.get("vega_lite_chart")  # d_model = 64: concat, W_O and output stacked
+    assert len(json.loads(large.proto.spec)["vconcat"]) == 3
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -10,7 +10,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import embed_tokens, init_projections, self_attention_trace, tokenize
-from tests.app.conftest import chart_tables, texts, visible, visible_of
+from tests.app.conftest import chart_extent, chart_tables, texts, visible, visible_of
+from ui import charts
 from ui.i18n import Translator
 
 PAGE = "pages/2_qkv.py"
@@ -226,14 +227,18 @@ def test_large_sizes_shorten_vectors_and_name_the_lesson(page):
     assert "lesson 002" not in shown and "Check against the from-scratch lesson" in shown
 
 
-def test_the_strip_keeps_its_spec_while_d_model_grows_so_the_browser_swaps_its_data(page):
-    at = page(PAGE, lang="en", d_model="11")
+def test_the_grid_fits_the_first_screen_and_keeps_its_spec_while_its_cells_do(page):
+    at = page(PAGE, lang="en", d_model="2")
     specs = []
-    for d_model in range(11, 20):  # 26 px cells fit a 1280 x 720 laptop's column up to 19
+    for d_model in range(2, 8):  # 26 px cells: d_model + 6 rows fit the room up to 7
         at.slider(key="d_model").set_value(d_model).run()
         (chart,) = at.get("vega_lite_chart")
         specs.append((chart.proto.spec, tuple(d.name for d in chart.proto.datasets)))
-    assert len(set(specs)) == 1, "same spec from d_model 11 to 19: only the rows change"
+    assert len(set(specs)) == 1, "same spec from d_model 2 to 7: only the rows change"
+    for d_model in (8, 16, 32, 64):  # W is d_model rows high: the cells shrink instead
+        at.slider(key="d_model").set_value(d_model).run()
+        width, height = chart_extent(at, 0)
+        assert width <= charts.PAGE_WIDTH and height <= charts.PAGE_HEIGHT, d_model
     spec = json.loads(specs[0][0])
     corner, w, x, q = spec["concat"]  # W above Q, X left of it: Q[i, j] = X row i · W column j
     assert spec["columns"] == 2 and corner["data"] == {"values": []}

@@ -13,9 +13,10 @@ How one chart is sized, in order (the numbers are this module's constants):
    any room is known, and these sizes decide the spec: a heatmap's cells are ``cell`` px,
    by default :func:`fit_cell` of the matrix in ~420 × 420 px (12..56 px); a matrix
    strip's cells fit :data:`PAGE_WIDTH` (:data:`PRESENTER_WIDTH` on a projector) less 80
-   px (100) per matrix for its axis and legend, 10..26 px (34); bars, lines and histograms have a ``width`` and
-   ``height`` of their own. Cells come in steps of :data:`LADDER`, so a slightly different
-   shape keeps the spec and the browser only swaps the data.
+   px (100) per matrix for its axis and legend, 10..26 px (34); bars, lines and
+   histograms have a ``width`` and ``height`` of their own. Cells come in steps of
+   :data:`LADDER`, so a slightly different shape keeps the spec and the browser only swaps
+   the data.
 3. **Themed.** :func:`ui.charts.drawing.to_spec` adds the house config, whose axis font
    (12 px, 19 on a projector) the estimate reads.
 4. **Fitted** (:func:`fit`; ``show_cached`` keeps the result per chart, input and room):

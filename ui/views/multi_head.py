@@ -160,8 +160,6 @@ def check_table(
     )
 
 
-PAGE_WIDTH = 1250  # px a chart may use: a 1920 px screen with the sidebar open…
-PRESENTER_WIDTH = 1650  # …and without it, on the projector
 WEIGHTS_SHARE = 0.6  # presenter: the heads' chart takes the chart column of ui.blocks.beside
 WEIGHTS_HEIGHT = 600  # presenter px for the heads' panels (the notes are beside them)
 MERGE_HEIGHT = 530  # presenter px for step 3's strip (the formula above it)
@@ -221,20 +219,22 @@ def output_chart(
 ) -> dict:
     """The ``h`` heads concatenated, W_O and the output, each titled with its shape: side
     by side on a slide; for students one below the other (the concatenation, times W_O,
-    gives the output), where each needs only d_model cells of width. In a student's chart
-    room (at most :data:`ui.charts.PAGE_HEIGHT` tall) :func:`ui.charts.fit` stands a small
-    strip side by side instead (up to d_model = 14 at the default sentence), scaled to the
-    room, so there each d_model step gives a new spec; from d_model = 16 the strip stands
-    one below the other at its smallest scale, and a d_model step swaps the chart's data
-    instead of building a new chart."""
-    d_model = w_o.shape[0]
+    gives the output). A student's cells are as large as the page's room
+    (:data:`ui.charts.PAGE_WIDTH` × :data:`ui.charts.PAGE_HEIGHT`) allows in the better of
+    the two layouts: side by side while d_model is small, one below the other when W_O's
+    d_model rows make a row of three too small (:func:`ui.charts.fit` picks the layout that
+    is drawn larger), so the whole strip is on the first screen up to d_model = 64."""
+    d_model, n = w_o.shape[0], len(tokens)
     concat_cols = _concat_labels(h, concat.shape[-1] // h)
     dims = charts.dim_labels(d_model)
     if presenter:
-        width, height = PRESENTER_WIDTH - 350, 330 * 1.35  # minus labels and legends
-        cell = charts.fit_cell(3 * d_model, max(len(tokens), d_model), width, height, lo=4)
-    else:
-        cell = charts.fit_cell(d_model, 1, PAGE_WIDTH - 150, lo=4, hi=26)
+        width, height = charts.PRESENTER_WIDTH - 360, 330 * 1.35  # minus labels and legends
+        cell = charts.fit_cell(3 * d_model, max(n, d_model), width, height, lo=4)
+    else:  # minus each panel's labels and legend, and the titles and x axes
+        width, height = charts.PAGE_WIDTH, charts.PAGE_HEIGHT
+        beside = charts.fit_cell(3 * d_model, max(n, d_model), width - 300, height - 70, lo=4)
+        stacked = charts.fit_cell(d_model, 2 * n + d_model, width - 110, height - 170, lo=4)
+        cell = min(max(beside, stacked), 26)
     font = charts.SLIDE_FONT if presenter else 15
     items = [
         ("concat", t("multi_head.concat"), concat, tokens, concat_cols),

@@ -88,16 +88,19 @@ def projection_strip(
 ) -> dict:
     """Step 1's chart of :func:`matrix_panels` (X, W and their product P), laid out as the
     product is computed: W above P and X left of it, so P[i, j] sits where X's row i meets
-    W's column j. For students the cells are sized for the page (:func:`charts.fit_cell`, up
-    to 26 px while d_model ≲ 19), so a d_model slider swaps the data of the chart on screen
-    instead of building a new one; a slide's grow into its room (:func:`charts.fit`)."""
+    W's column j. For students the cells are sized for the page's room
+    (:func:`charts.fit_cell`: up to 26 px, down to 4 px at d_model = 64, where W is 64 rows
+    high), in steps of the ladder, so most d_model steps swap the data of the chart on
+    screen instead of building a new one; a slide's grow into its room (:func:`charts.fit`)."""
     if presenter:  # lower cells: the grid is as tall as d_model + n rows, and the slide low
         options = {**options, "aspect": SLIDE_GRID_ASPECT}
         cell = None
-    else:  # one W and the product beside X: d_model + d_k cells wide
-        x_cols, w_cols = panels[0][3], panels[1][3]
+    else:  # X beside W's product: d_model + d_k cells wide; W above it: d_model + n high
+        x_rows, x_cols, w_cols = panels[0][2], panels[0][3], panels[1][3]
         width = charts.PAGE_WIDTH - 2 * STRIP_OVERHEAD
-        cell = charts.fit_cell(len(x_cols) + len(w_cols), width=width, lo=10, hi=26)
+        height = charts.PAGE_HEIGHT - GRID_OVERHEAD
+        columns, rows = len(x_cols) + len(w_cols), len(x_cols) + len(x_rows)
+        cell = charts.fit_cell(columns, rows, width, height, lo=4, hi=26)
     strip = charts.matrix_strip(panels, frames=frames, presenter=presenter, cell=cell, **options)
     x_view, w_view, product = strip.pop("hconcat")
     corner = {"data": {"values": []}, "mark": "rect", "width": 1, "height": 1}  # grid's top left
@@ -159,17 +162,16 @@ def fused_view(
 
 
 STRIP_OVERHEAD = 80  # px of a panel's axis labels, legend and gap in the strip
+GRID_OVERHEAD = 130  # px of step 1's grid that are not cells: two titles, two x axes
 
 
 def strip_room(ctx: PageContext) -> charts.Room:
     """Room for step 1's chart: on a slide :data:`SLIDE_SHARE` of the width,
-    :data:`STRIP_HEIGHT` high. For students the page width and no height: the cells keep
-    their size (:func:`projection_strip`) while d_model grows, so the browser only swaps the
-    chart's data; the grid, W above the product, then grows downwards (at the lesson's
-    d_model = 8 it fits a laptop's first screen; at 16 it reaches below it)."""
+    :data:`STRIP_HEIGHT` high; for students the page's room (the grid's cells are sized
+    for it by :func:`projection_strip`, so it stays on the first screen as d_model grows)."""
     if ctx.presenter:
         return charts.room(ctx, share=SLIDE_SHARE, height=STRIP_HEIGHT)
-    return charts.Room(charts.room(ctx).width)
+    return charts.room(ctx)
 
 
 def fused_room(ctx: PageContext) -> charts.Room:
