@@ -10,12 +10,17 @@ the browser tests' servers for the two cores). Servers the tests start inherit i
 
 import importlib
 import os
+import time
+from collections.abc import Callable
 from types import ModuleType
+from typing import TypeVar
 
 import pytest
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+
+T = TypeVar("T")
 
 
 def optional_module(name: str) -> ModuleType:
@@ -29,3 +34,22 @@ def optional_module(name: str) -> ModuleType:
         if os.environ.get("CI"):
             pytest.fail(f"CI must install it ({hint})")
         pytest.skip(hint)
+
+
+def wait_until(
+    condition: Callable[[], T],
+    what: str,
+    timeout: float,
+    poll: float = 0.2,
+    pause: Callable[[float], object] = time.sleep,
+) -> T:
+    """Wait until ``condition()`` is true and return its value: a condition, never a fixed
+    time. It is asked again every ``poll`` seconds (``pause``: how to wait meanwhile, e.g.
+    ``lambda s: page.wait_for_timeout(s * 1000)`` so Playwright delivers a page's events);
+    still false after ``timeout`` seconds, the test fails naming ``what`` it waited for."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            pytest.fail(f"not within {timeout:g} s: {what}")
+        pause(poll)
+    return value

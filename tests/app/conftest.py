@@ -15,9 +15,10 @@ ROOT = Path(__file__).resolve().parents[2]
 ENTRY = str(ROOT / "dashboard.py")
 
 
-def open_page(page_file: str | None = None, **params: str) -> AppTest:
-    """Run ``page_file`` (e.g. ``"pages/4_softmax.py"``; None = home) with URL ``params``."""
-    at = AppTest.from_file(ENTRY, default_timeout=60)
+def open_page(page_file: str | None = None, *, timeout: float = 60, **params: str) -> AppTest:
+    """Run ``page_file`` (e.g. ``"pages/4_softmax.py"``; None = home) with URL ``params``;
+    each run may take ``timeout`` seconds (a page that loads a model may want more)."""
+    at = AppTest.from_file(ENTRY, default_timeout=timeout)
     for key, value in params.items():
         at.query_params[key] = value
     if page_file is not None:

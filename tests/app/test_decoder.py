@@ -4,8 +4,6 @@ next-token probabilities, streamed generation and the KV cache, in both language
 import json
 import re
 import threading
-import time
-from collections.abc import Callable
 from functools import cache
 from types import SimpleNamespace
 
@@ -15,7 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 import core.llama as llama
 from models import smollm
-from tests.app.conftest import ENTRY, chart_tables, keys, order, texts, visible, visible_of
+from tests.app.conftest import chart_tables, keys, open_page, order, texts, visible, visible_of
+from tests.conftest import wait_until
 from ui.i18n import Translator
 from ui.views import decoder as dv
 
@@ -24,11 +23,7 @@ TIMEOUT = 600  # the first run loads the model (seconds on a busy machine)
 
 
 def open_decoder(**params: str) -> AppTest:
-    at = AppTest.from_file(ENTRY, default_timeout=TIMEOUT)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.switch_page(PAGE)
-    return at.run()
+    return open_page(PAGE, timeout=TIMEOUT, **params)
 
 
 def go(at: AppTest, step: str) -> AppTest:
@@ -410,14 +405,6 @@ def test_step_5_keeps_the_timing_chart_in_view_before_the_first_run():
     assert not visible_of(open_decoder(step="5", present="1"), "vega_lite_chart")  # a slide
 
 
-def wait_until(condition: Callable[[], bool], bound: float = TIMEOUT) -> None:
-    """Wait until ``condition()`` holds (at most ``bound`` seconds: a failure, not a timing)."""
-    deadline = time.monotonic() + bound
-    while not condition():
-        assert time.monotonic() < deadline, "condition never held"
-        time.sleep(0.001)
-
-
 def test_generation_steps_take_turns_first_steps_shortest_prompt_first_then_in_arrival_order():
     line, order = dv.Turns(), []
 
@@ -439,7 +426,9 @@ def test_generation_steps_take_turns_first_steps_shortest_prompt_first_then_in_a
         for args in arrivals:
             threads.append(threading.Thread(target=step, args=args))
             threads[-1].start()
-            wait_until(lambda: line.waiting() == len(threads))
+            wait_until(
+                lambda: line.waiting() == len(threads), "every arrival waits", TIMEOUT, 0.001
+            )
     for thread in threads:
         thread.join(timeout=60)
     assert order == [
@@ -479,7 +468,7 @@ def test_the_pages_own_forward_pass_waits_for_its_turn():
     worker = threading.Thread(target=lambda: done.append(dv.run(ids)))
     with dv.turns().turn(first=False):  # a generation's step under way
         worker.start()
-        wait_until(lambda: dv.turns().waiting() == 1)
+        wait_until(lambda: dv.turns().waiting() == 1, "the forward pass waits", TIMEOUT, 0.001)
         assert not done
     worker.join(timeout=120)
     assert done[0].attention.shape[-1] == len(ids)

@@ -10,7 +10,6 @@ import re
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -62,17 +61,24 @@ class Server:
             options += ["--server.headless", "true", "--browser.gatherUsageStats", "false"]
             command = [sys.executable, "-m", "streamlit", "run", "dashboard.py", *options]
             self.proc = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.3)
-        self.stop()
-        tail = self.log.read_text(errors="replace")[-2000:]
-        raise RuntimeError(f"streamlit did not become healthy within 60 s:\n{tail}")
+        # Imported here: bench scripts import this file, and tests/conftest.py pins BLAS to
+        # one thread on import (their servers would inherit it).
+        from tests.conftest import wait_until
+
+        try:
+            wait_until(self.healthy, "streamlit becomes healthy", 60, poll=0.3)
+        except pytest.fail.Exception as error:
+            self.stop()
+            tail = self.log.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"{error.msg}:\n{tail}") from None
+
+    def healthy(self) -> bool:
+        """The server answers its health check."""
+        try:
+            with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return False
 
     def stop(self) -> None:
         self.proc.terminate()

@@ -23,7 +23,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -33,6 +32,7 @@ from pathlib import Path
 import pytest
 from websockets.sync.client import connect as ws_connect
 
+from tests.conftest import wait_until
 from tests.e2e.conftest import ROOT, no_error_on_screen, wait_idle
 from ui.i18n import Translator
 
@@ -205,15 +205,15 @@ def _step_slider(page) -> None:
 
 def _wait_for_streams(deployment: Deployment, routes: set[str]) -> list[dict[str, str]]:
     """nginx logs a websocket when it closes: wait until each route's stream is logged."""
-    deadline = time.monotonic() + 30
-    while True:
+
+    def logged() -> list[dict[str, str]] | None:
         log = deployment.log()
-        logged = {
+        streams = {
             e["route"] for e in log if e["path"] == "/_stcore/stream" and e["status"] == "101"
         }
-        if routes <= logged or time.monotonic() > deadline:
-            return log
-        time.sleep(0.3)
+        return log if routes <= streams else None
+
+    return wait_until(logged, f"nginx logs the websockets of {sorted(routes)}", 30, poll=0.3)
 
 
 def test_two_students_each_stick_to_their_replica_over_the_websocket(
@@ -319,12 +319,8 @@ def test_the_supervisor_restarts_a_crashing_process_with_growing_delays(tmp_path
 
 
 def _wait(page, condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    """Wait until ``condition()`` holds (Playwright delivers the page's events meanwhile)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"not within {timeout:.0f} s: {what}")
-        page.wait_for_timeout(100)
+    """``wait_until``, while Playwright delivers the page's events."""
+    wait_until(condition, what, timeout, 0.1, pause=lambda s: page.wait_for_timeout(s * 1000))
 
 
 def _replicas(run_dir: Path) -> list[dict]:
@@ -433,11 +429,15 @@ def test_two_hosts_share_a_class_and_one_takes_over_when_the_other_is_lost(tmp_p
             where = ["--replica-address", hosts[1], "--run-dir", str(dirs["host-b"])]
             cmd = [str(SERVE), *only, *where, "--foreground"]
             host_b = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 120
-        while "ready: " not in (tmp_path / "host-b.log").read_text():
-            assert host_b.poll() is None, (tmp_path / "host-b.log").read_text()
-            assert time.monotonic() < deadline, "host B is not ready within 120 s"
-            time.sleep(0.2)
+
+        def b_ready() -> bool:
+            text = (tmp_path / "host-b.log").read_text()
+            if "ready: " in text:
+                return True
+            assert host_b.poll() is None, text
+            return False
+
+        wait_until(b_ready, "host B is ready", 120)
         proxy = ["--role", "proxy", "--port", str(port), "--upstream", ",".join(upstreams)]
         tools = ["--nginx", nginx, "--python", sys.executable]
         front = _serve(*proxy, "--run-dir", str(dirs["front"]), *tools)
@@ -451,20 +451,22 @@ def test_two_hosts_share_a_class_and_one_takes_over_when_the_other_is_lost(tmp_p
 
         killed = front_nginx()
         os.kill(killed["pid"], signal.SIGKILL)
-        deadline = time.monotonic() + 30
-        while front_nginx()["pid"] == killed["pid"] or not serve.healthy(f"{url}/_stcore/health"):
-            assert time.monotonic() < deadline, "nginx is not back within 30 s"
-            time.sleep(0.2)
+
+        def nginx_back() -> bool:
+            return front_nginx()["pid"] != killed["pid"] and serve.healthy(f"{url}/_stcore/health")
+
+        wait_until(nginx_back, "nginx is back", 30)
         assert serve.group_members(killed["pid"], "nginx") == [], "no orphaned worker serves"
 
         # Host B's supervisor, in the foreground, restarts its replica on the same port.
         lost = _replicas(dirs["host-b"])[0]
         os.kill(lost["pid"], signal.SIGKILL)
         health = f"http://{upstreams[1]}/_stcore/health"
-        deadline = time.monotonic() + 60
-        while _replicas(dirs["host-b"])[0]["pid"] == lost["pid"] or not serve.healthy(health, 1):
-            assert time.monotonic() < deadline, "host B's replica is not back within 60 s"
-            time.sleep(0.2)
+
+        def replica_back() -> bool:
+            return _replicas(dirs["host-b"])[0]["pid"] != lost["pid"] and serve.healthy(health, 1)
+
+        wait_until(replica_back, "host B's replica is back", 60)
 
         # A class arrives: nginx spreads it over both hosts and each student sticks.
         students = []
@@ -482,10 +484,12 @@ def test_two_hosts_share_a_class_and_one_takes_over_when_the_other_is_lost(tmp_p
         host_b.kill()
         host_b.wait(timeout=30)
         os.kill(_replicas(dirs["host-b"])[0]["pid"], signal.SIGKILL)
-        deadline = time.monotonic() + 30
-        while _listening(replica_port, hosts[1]):
-            assert time.monotonic() < deadline, "host B's replica still listens 30 s after SIGKILL"
-            time.sleep(0.1)
+        wait_until(
+            lambda: not _listening(replica_port, hosts[1]),
+            "host B's replica stops listening after SIGKILL",
+            30,
+            poll=0.1,
+        )
         for cookie, upstream in students:
             if upstream == upstreams[0]:
                 assert _get(f"{url}/_stcore/health", cookie) == (upstream, ""), "undisturbed"
