@@ -1,7 +1,8 @@
 """AppTest helpers: start from the entrypoint and switch to a page, as a user's link would."""
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -10,9 +11,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ui.exports import KEY_PREFIX
+from ui.i18n import Translator
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY = str(ROOT / "dashboard.py")
+STEP_BAR = {"_step_choice", "step_prev", "step_next"}  # the step bar's widget keys
 
 
 def open_page(page_file: str | None = None, *, timeout: float = 60, **params: str) -> AppTest:
@@ -169,3 +172,72 @@ def open_exports(at: AppTest) -> AppTest:
     for key in keys:
         at.session_state[key] = True
     return at.run()
+
+
+# --- a page of steps (?step=N): what every such page promises -------------------------------
+
+
+def each_step(
+    page_file: str, section: str, steps: tuple[str, ...], lang: str, present: str
+) -> Iterator[tuple[str, AppTest]]:
+    """Open each of ``steps`` in ``lang``, for students (``present`` "0") or as a slide ("1"),
+    check what every step shows (no exception, no warning, the title ``<section>.title``, the
+    step's one chart) and yield the step and its run page."""
+    t = Translator(lang)
+    for step in steps:
+        params = {"lang": lang, "step": step} | ({"present": "1"} if present == "1" else {})
+        at = open_page(page_file, **params)
+        assert not at.exception, (lang, present, step)
+        assert not at.warning
+        assert at.title[0].value == t(f"{section}.title")
+        assert len(visible_of(at, "vega_lite_chart")) == 1  # the step's one chart
+        yield step, at
+
+
+def assert_every_step_renders(
+    page_file: str, section: str, steps: tuple[str, ...], lang: str, present: str
+) -> None:
+    """:func:`each_step`'s checks, and each step's subheader ``<section>.s<N>_title`` (none on
+    a slide) and no raw nan/inf on screen."""
+    t = Translator(lang)
+    for step, at in each_step(page_file, section, steps, lang, present):
+        heads = [s.value for s in visible_of(at, "Subheader")]
+        assert heads == ([] if present == "1" else [t(f"{section}.s{step}_title")])
+        assert not re.search(r"\b(nan|inf)\b", texts(at)), "no raw nan/inf on screen"
+
+
+def bad_value(page_file: str, step: str, key: str, raw: str) -> AppTest:
+    """The page on ``step`` with ``key=raw`` in the URL, checked: no exception, a warning that
+    names ``key``, the step's one chart, no raw nan/inf on screen."""
+    at = open_page(page_file, lang="en", step=step, **{key: raw})
+    assert not at.exception
+    assert any(key in w.value for w in at.warning), [w.value for w in at.warning]
+    assert len(visible_of(at, "vega_lite_chart")) == 1
+    assert not re.search(r"\b(nan|inf)\b", texts(at))
+    return at
+
+
+def assert_each_step_exports(
+    page_file: str, steps: tuple[str, ...], names: tuple[str, ...]
+) -> None:
+    """Each step's export boxes, opened, offer its chart (PNG, SVG) and arrays (CSV, NPZ), every
+    button named after the step's entry in ``names``."""
+    for step, name in zip(steps, names, strict=True):
+        at = open_exports(open_page(page_file, lang="en", step=step))
+        labels = {e.proto.label for e in at.get("download_button")}
+        assert {"PNG", "SVG", "CSV", "NPZ"} <= labels, step
+        assert all(name in b.key for b in at.get("download_button")), step
+
+
+def assert_step_controls_placed(page_file: str, step: str, own: dict[str, set[str]]) -> None:
+    """Students find the step's controls (``own[step]``) in the sidebar, none in the main area,
+    the other steps' kept hidden; a slide shows them in its step, none in the sidebar."""
+    every = set().union(*own.values())
+    at = open_page(page_file, lang="en", step=step)
+    shown = own[step]
+    assert shown <= keys(at.sidebar)
+    assert not shown & keys(at.main)
+    assert not (every - shown) & keys(at.sidebar)  # the other steps': kept hidden
+    slide = open_page(page_file, lang="en", step=step, present="1")
+    assert shown <= keys(slide.main) and not shown & keys(slide.sidebar)
+    assert not (every - shown) & keys(slide.main)

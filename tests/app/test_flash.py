@@ -1,8 +1,6 @@
 """The FlashAttention page: one query's row tile by tile, the tiled result against ordinary
 attention (and a softmax without the max), and the paper's memory and traffic model."""
 
-import re
-
 import numpy as np
 import pytest
 
@@ -16,7 +14,15 @@ from core.today_flash import (
     traffic_curves,
     traffic_ratio_limit,
 )
-from tests.app.conftest import chart_tables, open_exports, texts, visible, visible_of
+from tests.app.conftest import (
+    STEP_BAR,
+    assert_each_step_exports,
+    assert_every_step_renders,
+    bad_value,
+    chart_tables,
+    keys,
+    texts,
+)
 from ui.i18n import Translator
 from ui.views import flash as fv
 
@@ -25,27 +31,12 @@ EN, ZH = Translator("en"), Translator("zh")
 STEPS = ("1", "2", "3")
 TOY = {"keys", "block", "causal", "seed"}
 OWN = {"1": {"query", "tile"}, "2": {"factor"}, "3": {"_choice_d", "sram"}}
-STEP_BAR = {"_step_choice", "step_prev", "step_next"}
-
-
-def keys(widgets) -> set[str]:
-    return {w.key for w in widgets if getattr(w, "key", None) is not None}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("present", ["0", "1"])
-def test_every_step_renders_in_both_languages_and_modes(page, lang, present):
-    t = Translator(lang)
-    for step in STEPS:
-        params = {"lang": lang, "step": step} | ({"present": "1"} if present == "1" else {})
-        at = page(PAGE, **params)
-        assert not at.exception, (lang, present, step)
-        assert not at.warning
-        assert at.title[0].value == t("flash.title")
-        assert len(visible_of(at, "vega_lite_chart")) == 1  # the step's one chart
-        heads = [s.value for s in visible_of(at, "Subheader")]
-        assert heads == ([] if present == "1" else [t(f"flash.s{step}_title")])
-        assert not re.search(r"\b(nan|inf)\b", texts(at)), "no raw nan/inf on screen"
+def test_every_step_renders_in_both_languages_and_modes(lang, present):
+    assert_every_step_renders(PAGE, "flash", STEPS, lang, present)
 
 
 def test_step_1_states_the_running_maximum_and_sum_of_core_s_trace(page):
@@ -150,37 +141,29 @@ def test_url_state_restores_every_control(page):
     [("keys", "abc"), ("keys", "999"), ("block", "0"), ("factor", "1e9"), ("d", "65"),
      ("sram", "-4"), ("query", "77"), ("tile", "x"), ("causal", "maybe")],
 )  # fmt: skip
-def test_bad_url_values_warn_and_fall_back(page, key, raw):
-    step = {"factor": "2", "d": "3", "sram": "3"}.get(key, "1")
-    at = page(PAGE, lang="en", step=step, **{key: raw})
-    assert not at.exception
-    assert at.warning and f"`{key}`" in at.warning[0].value
-    assert not re.search(r"\b(nan|inf)\b", texts(at))
-    assert len(visible_of(at, "vega_lite_chart")) == 1
+def test_bad_url_values_warn_and_fall_back(key, raw):
+    at = bad_value(PAGE, {"factor": "2", "d": "3", "sram": "3"}.get(key, "1"), key, raw)
+    assert f"`{key}`" in at.warning[0].value
 
 
 def test_students_find_the_controls_in_the_sidebar_and_a_slide_in_its_step(page):
     for step in STEPS:
         at = page(PAGE, lang="en", step=step)
-        side = keys(visible(at.sidebar))
+        side = keys(at.sidebar)
         toy = TOY if step in ("1", "2") else set()
         assert toy | OWN[step] <= side, step
-        assert keys(visible(at.main)) <= STEP_BAR, step
+        assert keys(at.main) <= STEP_BAR, step
         slide = page(PAGE, lang="en", step=step, present="1")
-        shown = keys(visible(slide.main))
+        shown = keys(slide.main)
         assert OWN[step] <= shown, step
-        assert not (TOY | OWN[step]) & keys(visible(slide.sidebar)), step
+        assert not (TOY | OWN[step]) & keys(slide.sidebar), step
         if toy:  # a slide folds the toy head's settings in a closed box
             box = next(e for e in slide.main.expander if e.label == EN("flash.toy"))
-            assert keys(visible(box)) >= TOY
+            assert keys(box) >= TOY
 
 
-def test_exports_offer_the_chart_and_the_arrays_of_each_step(page):
-    for step, name in zip(STEPS, ("flash_tiles", "flash_agreement", "flash_traffic"), strict=True):
-        at = open_exports(page(PAGE, lang="en", step=step))
-        labels = {e.proto.label for e in at.get("download_button")}
-        assert {"PNG", "SVG", "CSV", "NPZ"} <= labels, step
-        assert all(name in b.key for b in at.get("download_button")), step
+def test_exports_offer_the_chart_and_the_arrays_of_each_step():
+    assert_each_step_exports(PAGE, STEPS, ("flash_tiles", "flash_agreement", "flash_traffic"))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

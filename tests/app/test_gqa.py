@@ -2,15 +2,21 @@
 SmolLM2's shape with MHA/GQA/MQA, the repeat-versus-tile bug on the real model's q, k, v
 (and PyTorch's enable_gqa where installed), and SmolLM2's 9 query heads in their groups."""
 
-import re
-
 import numpy as np
 import pytest
 
 import core
 from core.today_gqa import group_agreement, group_weight_gap, pool_heads, tiling_gaps, toy_heads
 from models import smollm
-from tests.app.conftest import chart_tables, open_exports, texts, visible, visible_of
+from tests.app.conftest import (
+    assert_each_step_exports,
+    assert_every_step_renders,
+    assert_step_controls_placed,
+    bad_value,
+    chart_tables,
+    texts,
+    visible_of,
+)
 from tests.conftest import optional_module
 from ui import loaded
 from ui.i18n import Translator
@@ -26,11 +32,6 @@ OWN = {  # each step's controls on screen (students: the sidebar; a slide: the s
     "3": {"prompt", "layer"},
     "4": {"prompt", "layer"},
 }
-ALL = set().union(*OWN.values())
-
-
-def keys(widgets) -> set[str]:
-    return {w.key for w in widgets if getattr(w, "key", None) is not None}
 
 
 def real_qkv(text: str = LESSON) -> list:
@@ -44,18 +45,8 @@ def toy(h_kv: int, seed: int = 42) -> tuple:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("present", ["0", "1"])
-def test_every_step_renders_in_both_languages_and_modes(page, lang, present):
-    t = Translator(lang)
-    for step in STEPS:
-        params = {"lang": lang, "step": step} | ({"present": "1"} if present == "1" else {})
-        at = page(PAGE, **params)
-        assert not at.exception, (lang, present, step)
-        assert not at.warning
-        assert at.title[0].value == t("gqa.title")
-        assert len(visible_of(at, "vega_lite_chart")) == 1  # the step's one chart
-        heads = [s.value for s in visible_of(at, "Subheader")]
-        assert heads == ([] if present == "1" else [t(f"gqa.s{step}_title")])
-        assert not re.search(r"\b(nan|inf)\b", texts(at)), "no raw nan/inf on screen"
+def test_every_step_renders_in_both_languages_and_modes(lang, present):
+    assert_every_step_renders(PAGE, "gqa", STEPS, lang, present)
 
 
 @pytest.mark.parametrize(("kv", "kind"), [("8", "mha"), ("4", "gqa"), ("2", "gqa"), ("1", "mqa")])
@@ -218,33 +209,17 @@ def test_url_state_restores_every_control_and_survives_a_step_change(page):
         ("prompt", "x" * 401, "4"),
     ],
 )
-def test_bad_url_values_warn_and_fall_back(page, key, raw, step):
-    at = page(PAGE, lang="en", step=step, **{key: raw})
-    assert not at.exception
-    assert any(key in w.value for w in at.warning), [w.value for w in at.warning]
-    assert len(visible_of(at, "vega_lite_chart")) == 1
-    assert not re.search(r"\b(nan|inf)\b", texts(at))
+def test_bad_url_values_warn_and_fall_back(key, raw, step):
+    bad_value(PAGE, step, key, raw)
 
 
-def test_exports_offer_the_chart_and_the_arrays_of_each_step(page):
-    names = ("gqa_toy", "gqa_memory", "gqa_trap", "gqa_heads")
-    for step, name in zip(STEPS, names, strict=True):
-        at = open_exports(page(PAGE, lang="en", step=step))
-        labels = {e.proto.label for e in at.get("download_button")}
-        assert {"PNG", "SVG", "CSV", "NPZ"} <= labels, step
-        assert all(name in b.key for b in at.get("download_button")), step
+def test_exports_offer_the_chart_and_the_arrays_of_each_step():
+    assert_each_step_exports(PAGE, STEPS, ("gqa_toy", "gqa_memory", "gqa_trap", "gqa_heads"))
 
 
 @pytest.mark.parametrize("step", STEPS)
-def test_students_find_the_step_controls_in_the_sidebar_a_lecturer_on_the_slide(page, step):
-    at = page(PAGE, lang="en", step=step)
-    shown = OWN[step]
-    assert shown <= keys(visible(at.sidebar))
-    assert not shown & keys(visible(at.main))
-    assert not (ALL - shown) & keys(visible(at.sidebar))  # the other steps': kept hidden
-    slide = page(PAGE, lang="en", step=step, present="1")
-    assert shown <= keys(visible(slide.main)) and not shown & keys(visible(slide.sidebar))
-    assert not (ALL - shown) & keys(visible(slide.main))
+def test_students_find_the_step_controls_in_the_sidebar_a_lecturer_on_the_slide(step):
+    assert_step_controls_placed(PAGE, step, OWN)
 
 
 def test_without_the_model_the_toy_step_works_and_the_others_say_how_to_install(page, no_model):

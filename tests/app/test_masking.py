@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app.conftest import chart_tables, texts, visible, visible_of
+from tests.app.conftest import STEP_BAR, chart_tables, keys, texts, visible, visible_of
 
 PAGE = "pages/6_masking.py"
 N_LESSON = 6  # "The cat sat on the mat"
@@ -339,13 +339,8 @@ def test_chinese_notices_quote_the_token(page):
     assert f"“**{last.text_input(key='text').value[5]}**”是最后一个词" in texts(last)
 
 
-def _keys(widgets) -> set[str]:
-    return {w.key for w in widgets if getattr(w, "key", None) is not None}
-
-
 MASKS = {"causal", "pad", "_choice_pad_side"}
 FILLS = {"row", "temp", "_choice_dtype"}
-STEP_BAR = {"_step_choice", "step_prev", "step_next"}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -357,9 +352,9 @@ def test_students_find_every_control_of_the_step_in_the_sidebar(page, lang):
     tr = Translator(lang)
     for step, own in (("1", MASKS), ("2", {"gen"}), ("3", FILLS)):
         at = page(PAGE, lang=lang, step=step, pad="1", gen="3", row="1")
-        side = _keys(visible(at.sidebar))
+        side = keys(at.sidebar)
         assert {"text", "d_model", "lesson_example", "seed"} | own <= side, step
-        assert _keys(visible(at.main)) <= STEP_BAR, step
+        assert keys(at.main) <= STEP_BAR, step
         # the other steps' controls stay bound to the URL, out of sight
         assert at.slider(key="pad").value == 1 and at.slider(key="gen").value == 3
         assert at.slider(key="row").value == 1
@@ -369,10 +364,10 @@ def test_students_find_every_control_of_the_step_in_the_sidebar(page, lang):
         fold = [e for e in at.sidebar.expander if e.label == tr("masking.masks_fold")]
         assert (len(fold) == 1) == (step == "3"), "step 3 folds the mask switches"
         if fold:
-            assert MASKS.issubset(_keys(visible(fold[0])))
+            assert MASKS.issubset(keys(fold[0]))
         slide = page(PAGE, lang=lang, step=step, present="1", gen="3")
-        assert not (MASKS | FILLS | {"gen", "text", "d_model"}) & _keys(visible(slide.sidebar))
+        assert not (MASKS | FILLS | {"gen", "text", "d_model"}) & keys(slide.sidebar)
         settings = next(e for e in slide.main.expander if e.label == tr("masking.controls"))
-        assert {"text", "d_model", "causal", "pad"} <= _keys(visible(settings))
-        shown = _keys(visible(slide.main))
+        assert {"text", "d_model", "causal", "pad"} <= keys(settings)
+        shown = keys(slide.main)
         assert own <= shown or step == "1", step  # steps 2 and 3: above the chart

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
-from tests.app.conftest import chart_extent, open_page, texts, visible, visible_of
+from tests.app.conftest import STEP_BAR, chart_extent, open_page, texts, visible, visible_of
 from tests.conftest import optional_module
 from ui import charts
 from ui.i18n import Translator
@@ -17,7 +17,6 @@ from ui.i18n import Translator
 PAGE = "pages/7_multi_head.py"
 LONG_TEXT = " ".join(f"w{i}" for i in range(32))  # the 32-token maximum
 SPLIT, WEIGHTS, MERGE, CHECK = "1", "2", "3", "4"  # the steps (?step=): only one is drawn
-STEP_BAR = {"_step_choice", "step_prev", "step_next"}
 
 
 def page_widgets(at) -> list[str]:

@@ -2,8 +2,6 @@
 grids with RoPE and with absolute positions, the wavelengths of SmolLM2's pairs read from its
 file, and the rotation inside the model (core's apply_rope)."""
 
-import re
-
 import numpy as np
 import pytest
 
@@ -18,7 +16,15 @@ from core.today_rope import (
 )
 from models import smollm
 from models.smollm_probe import layer_queries
-from tests.app.conftest import chart_tables, open_exports, texts, visible, visible_of
+from tests.app.conftest import (
+    assert_each_step_exports,
+    assert_every_step_renders,
+    assert_step_controls_placed,
+    bad_value,
+    chart_tables,
+    texts,
+    visible_of,
+)
 from ui import loaded
 from ui.i18n import Translator
 from ui.views import rope as rv
@@ -33,11 +39,6 @@ OWN = {  # each step's controls on screen (students: the sidebar; a slide: the s
     "3": {"_choice_base"},
     "4": {"prompt", "layer", "head"},
 }
-ALL = set().union(*OWN.values())
-
-
-def keys(widgets) -> set[str]:
-    return {w.key for w in widgets if getattr(w, "key", None) is not None}
 
 
 def cfg():
@@ -46,18 +47,8 @@ def cfg():
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("present", ["0", "1"])
-def test_every_step_renders_in_both_languages_and_modes(page, lang, present):
-    t = Translator(lang)
-    for step in STEPS:
-        params = {"lang": lang, "step": step} | ({"present": "1"} if present == "1" else {})
-        at = page(PAGE, **params)
-        assert not at.exception, (lang, present, step)
-        assert not at.warning
-        assert at.title[0].value == t("rope.title")
-        assert len(visible_of(at, "vega_lite_chart")) == 1  # the step's one chart
-        heads = [s.value for s in visible_of(at, "Subheader")]
-        assert heads == ([] if present == "1" else [t(f"rope.s{step}_title")])
-        assert not re.search(r"\b(nan|inf)\b", texts(at)), "no raw nan/inf on screen"
+def test_every_step_renders_in_both_languages_and_modes(lang, present):
+    assert_every_step_renders(PAGE, "rope", STEPS, lang, present)
 
 
 def test_step_1_states_core_s_scores_equal_after_a_shift_and_different_one_place_on(page):
@@ -201,12 +192,8 @@ def test_url_state_restores_every_control_and_survives_a_step_change(page):
         ("prompt", "x" * 401, "4"),
     ],
 )
-def test_bad_url_values_warn_and_fall_back(page, key, raw, step):
-    at = page(PAGE, lang="en", step=step, **{key: raw})
-    assert not at.exception
-    assert any(key in w.value for w in at.warning), [w.value for w in at.warning]
-    assert len(visible_of(at, "vega_lite_chart")) == 1
-    assert not re.search(r"\b(nan|inf)\b", texts(at))
+def test_bad_url_values_warn_and_fall_back(key, raw, step):
+    bad_value(PAGE, step, key, raw)
 
 
 def test_a_bad_value_of_a_hidden_step_s_control_warns_on_the_step_on_screen(page):
@@ -214,25 +201,13 @@ def test_a_bad_value_of_a_hidden_step_s_control_warns_on_the_step_on_screen(page
     assert any("layer" in w.value for w in at.warning)
 
 
-def test_exports_offer_the_chart_and_the_arrays_of_each_step(page):
-    names = ("rope_pair", "rope_grid", "rope_waves", "rope_model")
-    for step, name in zip(STEPS, names, strict=True):
-        at = open_exports(page(PAGE, lang="en", step=step))
-        labels = {e.proto.label for e in at.get("download_button")}
-        assert {"PNG", "SVG", "CSV", "NPZ"} <= labels, step
-        assert all(name in b.key for b in at.get("download_button")), step
+def test_exports_offer_the_chart_and_the_arrays_of_each_step():
+    assert_each_step_exports(PAGE, STEPS, ("rope_pair", "rope_grid", "rope_waves", "rope_model"))
 
 
 @pytest.mark.parametrize("step", STEPS)
-def test_students_find_the_step_controls_in_the_sidebar_a_lecturer_on_the_slide(page, step):
-    at = page(PAGE, lang="en", step=step)
-    shown = OWN[step]
-    assert shown <= keys(visible(at.sidebar))
-    assert not shown & keys(visible(at.main))
-    assert not (ALL - shown) & keys(visible(at.sidebar))  # the other steps': kept hidden
-    slide = page(PAGE, lang="en", step=step, present="1")
-    assert shown <= keys(visible(slide.main)) and not shown & keys(visible(slide.sidebar))
-    assert not (ALL - shown) & keys(visible(slide.main))
+def test_students_find_the_step_controls_in_the_sidebar_a_lecturer_on_the_slide(step):
+    assert_step_controls_placed(PAGE, step, OWN)
 
 
 def test_without_the_model_the_toy_steps_work_and_the_model_steps_say_how_to_install(

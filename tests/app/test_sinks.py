@@ -9,7 +9,16 @@ import pytest
 import core
 from core.today_sinks import keys_kept, reach_back, reach_depth, share_summary
 from models import smollm
-from tests.app.conftest import chart_tables, open_exports, texts, visible, visible_of
+from tests.app.conftest import (
+    STEP_BAR,
+    assert_each_step_exports,
+    bad_value,
+    chart_tables,
+    each_step,
+    keys,
+    open_page,
+    texts,
+)
 from ui import loaded
 from ui.i18n import Translator
 from ui.views import sinks as sv
@@ -22,12 +31,7 @@ OWN = {
     "2": {"_choice_keep", "sink", "back", "sinks_run"},
     "3": {"_choice_keep", "sink", "sinks_run"},
 }
-STEP_BAR = {"_step_choice", "step_prev", "step_next"}
 RUN_TIMEOUT = 900  # s: three forward passes of ~530 tokens on a busy 2-core machine
-
-
-def keys(widgets) -> set[str]:
-    return {w.key for w in widgets if getattr(w, "key", None) is not None}
 
 
 def run(at):
@@ -44,8 +48,6 @@ def ran():
 
 
 def run_page(**params):
-    from tests.app.conftest import open_page
-
     at = open_page(PAGE, **params)
     assert not at.exception
     return at
@@ -53,15 +55,9 @@ def run_page(**params):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("present", ["0", "1"])
-def test_every_step_renders_before_any_run(page, lang, present):
+def test_every_step_renders_before_any_run(lang, present):
     t = Translator(lang)
-    for step in STEPS:
-        params = {"lang": lang, "step": step} | ({"present": "1"} if present == "1" else {})
-        at = page(PAGE, **params)
-        assert not at.exception, (lang, present, step)
-        assert not at.warning
-        assert at.title[0].value == t("sinks.title")
-        assert len(visible_of(at, "vega_lite_chart")) == 1  # also before Run: its place kept
+    for step, at in each_step(PAGE, "sinks", STEPS, lang, present):  # the chart: its place kept
         if step != "1":
             assert t("sinks.notice_press") in texts(at)
 
@@ -190,29 +186,20 @@ def test_url_state_restores_every_control(page):
     [("n", "1000", "1"), ("window", "0", "1"), ("sinks", "x", "1"), ("layers", "-2", "1"),
      ("keep", "17", "2"), ("sink", "99", "3"), ("back", "-1", "2"), ("back", "1e3", "1")],
 )  # fmt: skip
-def test_bad_url_values_warn_and_fall_back(page, key, raw, step):
-    at = page(PAGE, lang="en", step=step, **{key: raw})
-    assert not at.exception
-    assert at.warning and f"`{key}`" in at.warning[0].value
-    assert len(visible_of(at, "vega_lite_chart")) == 1
+def test_bad_url_values_warn_and_fall_back(key, raw, step):
+    assert f"`{key}`" in bad_value(PAGE, step, key, raw).warning[0].value
 
 
 def test_students_find_the_controls_in_the_sidebar_and_a_slide_in_its_step(page):
     for step in STEPS:
         at = page(PAGE, lang="en", step=step)
-        assert OWN[step] <= keys(visible(at.sidebar)), step
-        assert keys(visible(at.main)) <= STEP_BAR, step
+        assert OWN[step] <= keys(at.sidebar), step
+        assert keys(at.main) <= STEP_BAR, step
         slide = page(PAGE, lang="en", step=step, present="1")
-        assert OWN[step] <= keys(visible(slide.main)), step
-        assert not OWN[step] & keys(visible(slide.sidebar)), step
+        assert OWN[step] <= keys(slide.main), step
+        assert not OWN[step] & keys(slide.sidebar), step
 
 
 @pytest.mark.xdist_group("smollm2")
-def test_exports_offer_the_chart_and_the_arrays(page, ran):
-    for step, name in zip(
-        STEPS, ("sinks_mask", "sinks_perplexity", "sinks_first_share"), strict=True
-    ):
-        at = open_exports(page(PAGE, lang="en", step=step))
-        labels = {e.proto.label for e in at.get("download_button")}
-        assert {"PNG", "SVG", "CSV", "NPZ"} <= labels, step
-        assert all(name in b.key for b in at.get("download_button")), step
+def test_exports_offer_the_chart_and_the_arrays(ran):
+    assert_each_step_exports(PAGE, STEPS, ("sinks_mask", "sinks_perplexity", "sinks_first_share"))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core.softmax_numerics import EXP_UNDERFLOW, softmax
-from tests.app.conftest import open_exports, texts, visible, visible_of
+from tests.app.conftest import STEP_BAR, keys, open_exports, texts, visible, visible_of
 from ui.i18n import Translator
 from ui.views.softmax import MAX_ENTRIES, Problem, parse_logits
 
@@ -290,10 +290,6 @@ def test_a_bad_value_for_a_step_off_screen_warns_on_screen(page, step):
     assert at.slider(key="scale").value == 1
 
 
-def _keys(widgets) -> set[str]:
-    return {w.key for w in widgets if getattr(w, "key", None) is not None}
-
-
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_students_find_every_control_of_the_step_in_the_sidebar(page, lang):
     """Students: the logits, T and the step's own control in the sidebar, nothing but the
@@ -303,17 +299,17 @@ def test_students_find_every_control_of_the_step_in_the_sidebar(page, lang):
     own = {"1": set(), "2": set(), "3": {"scale"}, "4": {"_choice_masked"}}
     for step in STEPS:
         at = page(PAGE, lang=lang, step=step, scale="400", masked="3")
-        side = _keys(visible(at.sidebar))
+        side = keys(at.sidebar)
         assert shared | own[step] <= side, step
         assert not ({"scale", "_choice_masked"} - own[step]) & side, "one step's control only"
-        assert _keys(visible(at.main)) <= {"_step_choice", "step_prev", "step_next"}, step
+        assert keys(at.main) <= STEP_BAR, step
         assert at.slider(key="scale").value == 400  # off screen: still bound to the URL
         assert at.button_group(key="_choice_masked").value == "3"
         labels = {"3": "softmax.stable_controls", "4": "softmax.mask_controls"}
         if step in labels:
             assert f"**{tr(labels[step])}**" in [m.value for m in at.sidebar.markdown]
         slide = page(PAGE, lang=lang, step=step, present="1")
-        assert not (shared | {"scale", "_choice_masked"}) & _keys(visible(slide.sidebar))
+        assert not (shared | {"scale", "_choice_masked"}) & keys(slide.sidebar)
         box = next(e for e in slide.main.expander if e.label == tr("softmax.settings"))
-        assert shared <= _keys(visible(box))
-        assert own[step] <= _keys(visible(slide.main)), step
+        assert shared <= keys(box)
+        assert own[step] <= keys(slide.main), step
