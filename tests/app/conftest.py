@@ -5,11 +5,13 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ui import charts
 from ui.exports import KEY_PREFIX
 from ui.i18n import Translator
 
@@ -104,6 +106,16 @@ def chart_extent(at: AppTest, index: int) -> tuple[float, float]:
         for ds in proto.datasets
     }
     return estimate.extent(json.loads(proto.spec), datasets)
+
+
+def facet_spec(panels: int, **kw: object) -> dict:
+    """The presenter spec of a heatmap of ``panels`` 6 x 6 panels (cells of 30 px): a faceted
+    chart for the sizing tests (``kw``: more of ``charts.heatmap``'s options)."""
+    m = np.eye(6)
+    chart = charts.heatmap(
+        {f"p{i}": m for i in range(panels)}, list("abcdef"), list("abcdef"), cell=30, **kw
+    )
+    return charts.to_spec(chart, presenter=True)
 
 
 def visible(node) -> list:

@@ -3,25 +3,18 @@
 import numpy as np
 import pytest
 
+from tests.app.conftest import facet_spec
 from ui import charts
 from ui.charts import estimate
 
 
-def _facet(panels: int, **kw: object) -> dict:
-    m = np.eye(6)
-    chart = charts.heatmap(
-        {f"p{i}": m for i in range(panels)}, list("abcdef"), list("abcdef"), cell=30, **kw
-    )
-    return charts.to_spec(chart, presenter=True)
-
-
 def test_facet_panels_share_one_y_axis_and_one_legend_in_the_size_estimate() -> None:
-    one, four = _facet(1, y_title="query"), _facet(4, y_title="query", columns=4)
+    one, four = facet_spec(1, y_title="query"), facet_spec(4, y_title="query", columns=4)
     w1 = estimate.extent(one, one["datasets"])[0]
     w4 = estimate.extent(four, four["datasets"])[0]
     assert w4 - w1 == pytest.approx(3 * (6 * 30 + 20), abs=1), "each panel adds a view and a gap"
-    two_rows = _facet(4, columns=2)
-    h1 = estimate.extent(_facet(2, columns=2), two_rows["datasets"])[1]
+    two_rows = facet_spec(4, columns=2)
+    h1 = estimate.extent(facet_spec(2, columns=2), two_rows["datasets"])[1]
     h2 = estimate.extent(two_rows, two_rows["datasets"])[1]
     assert h2 - h1 < 6 * 30 + 20 + 30, "a second row adds its view, header and gap, no x axis"
 

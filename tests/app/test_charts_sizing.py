@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from tests.app.conftest import facet_spec
 from ui import charts, exports
 from ui.charts import estimate, sizing
 
@@ -75,19 +76,11 @@ def test_panels_in_one_row_wrap_when_the_row_is_too_wide() -> None:
     assert exports.chart_svg(spec).lstrip().startswith("<svg")
 
 
-def _facet(panels: int, **kw: object) -> dict:
-    m = np.eye(6)
-    chart = charts.heatmap(
-        {f"p{i}": m for i in range(panels)}, list("abcdef"), list("abcdef"), cell=30, **kw
-    )
-    return charts.to_spec(chart, presenter=True)
-
-
 def test_facet_y_title_stands_beside_the_axis_not_over_the_panel_headers() -> None:
-    spec = charts.fit(_facet(3, y_title="提问的位置"), charts.Room(1600, 500, grow=True))
+    spec = charts.fit(facet_spec(3, y_title="提问的位置"), charts.Room(1600, 500, grow=True))
     axis = spec["spec"]["encoding"]["y"]["axis"]
     assert axis["titleAlign"] == "right" and axis["titleX"] < 0
-    single = charts.fit(_facet(1, y_title="query"), charts.Room(1600, 500, grow=True))
+    single = charts.fit(facet_spec(1, y_title="query"), charts.Room(1600, 500, grow=True))
     assert "titleAlign" not in single["encoding"]["y"]["axis"], "one view keeps the theme's"
     assert exports.chart_svg(spec).lstrip().startswith("<svg")
 
