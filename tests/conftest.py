@@ -12,6 +12,8 @@ import importlib
 import os
 import time
 from collections.abc import Callable
+from functools import cache
+from pathlib import Path
 from types import ModuleType
 from typing import TypeVar
 
@@ -21,6 +23,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 T = TypeVar("T")
+FIXTURES = Path(__file__).resolve().parent / "fixtures"  # the real models' reference outputs
 
 
 def optional_module(name: str) -> ModuleType:
@@ -34,6 +37,15 @@ def optional_module(name: str) -> ModuleType:
         if os.environ.get("CI"):
             pytest.fail(f"CI must install it ({hint})")
         pytest.skip(hint)
+
+
+@cache
+def read_fixture(path: Path) -> dict:
+    """The arrays of a reference file (``FIXTURES / "minilm_reference.npz"``), read once."""
+    import numpy as np  # here: NumPy loads after the BLAS setting above
+
+    with np.load(path, allow_pickle=False) as f:
+        return dict(f)
 
 
 def wait_until(

@@ -3,7 +3,6 @@ against transformers' BertModel (tests/fixtures/minilm_reference.npz, made by
 tests/fixtures/make_minilm_reference.py)."""
 
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,8 +10,9 @@ import pytest
 import models
 from core.bert import BertOutput, BertWeights
 from models import minilm
+from tests.conftest import FIXTURES, read_fixture
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "minilm_reference.npz"
+FIXTURE = FIXTURES / "minilm_reference.npz"
 LESSON = "The animal didn't cross the street because it was too tired."
 TOLERANCE = 1e-5
 
@@ -27,10 +27,8 @@ def tokenizer():
     return minilm.load_tokenizer()
 
 
-@cache
 def reference() -> dict[str, np.ndarray]:
-    with np.load(FIXTURE, allow_pickle=False) as f:
-        return dict(f)
+    return read_fixture(FIXTURE)
 
 
 def ours(k: int) -> tuple[minilm.Encoded, BertOutput]:

@@ -7,7 +7,6 @@ written here."""
 import itertools
 import struct
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +15,9 @@ import models
 from core.bert import BertWeights
 from models import minilm
 from models import multilingual_e5 as e5
+from tests.conftest import FIXTURES, read_fixture
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "e5_reference.npz"
+FIXTURE = FIXTURES / "e5_reference.npz"
 PREFIX = "passage: "  # what the engine puts before a text it embeds
 TIRED = "动物没有过马路，它太累了。"
 WIDE = "动物没有过马路，它太宽了。"
@@ -36,10 +36,8 @@ def tokenizer():
     return e5.load_tokenizer()
 
 
-@cache
 def reference() -> dict[str, np.ndarray]:
-    with np.load(FIXTURE, allow_pickle=False) as f:
-        return dict(f)
+    return read_fixture(FIXTURE)
 
 
 def encode(text: str) -> e5.Encoded:

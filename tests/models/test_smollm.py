@@ -3,7 +3,6 @@ transformers' LlamaForCausalLM on the same GGUF file (tests/fixtures/smollm_refe
 made by tests/fixtures/make_smollm_reference.py)."""
 
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,9 +11,9 @@ import core
 import core.llama as llama
 import models
 from models import smollm
-from tests.conftest import optional_module
+from tests.conftest import FIXTURES, optional_module, read_fixture
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "smollm_reference.npz"
+FIXTURE = FIXTURES / "smollm_reference.npz"
 LESSON = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
 ATTENTION_TOL = 5e-6
@@ -32,10 +31,8 @@ def model() -> smollm.SmolLM:
     return smollm.load()
 
 
-@cache
 def reference() -> dict[str, np.ndarray]:
-    with np.load(FIXTURE, allow_pickle=False) as f:
-        return dict(f)
+    return read_fixture(FIXTURE)
 
 
 @cache
