@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
+from common import chromium, rss_mb  # noqa: E402
+
 from ui.pages import available_pages  # noqa: E402
 
 RESULTS = ROOT / "bench" / "RESULTS.md"
@@ -102,20 +104,13 @@ def _server(gc: bool, port: int) -> subprocess.Popen:
     return proc
 
 
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def bench_browser(path: str = "/softmax?lang=en", steps: int = 40) -> None:
     from conftest import CHROMIUM_ARGS, wait_idle
     from playwright.sync_api import sync_playwright
 
     rows = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
         for gc in (True, False):
             port = 8650 + int(gc)
             proc = _server(gc, port)
@@ -132,7 +127,7 @@ def bench_browser(path: str = "/softmax?lang=en", steps: int = 40) -> None:
                     times.append(page.evaluate(STEP_JS))
                     time.sleep(0.2)
                 good = [t for t in times if t > 0]
-                rows.append((gc, statistics.median(good), len(good), _rss_mb(proc.pid)))
+                rows.append((gc, statistics.median(good), len(good), rss_mb(proc.pid)))
                 print(
                     f"postScriptGC={gc}: median {rows[-1][1]:.0f} ms over {len(good)} steps,"
                     f" server RSS {rows[-1][3]:.0f} MB"

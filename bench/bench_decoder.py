@@ -20,16 +20,15 @@ import os
 import platform
 import re
 import resource
-import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
+from common import median_times  # noqa: E402
 
 import core.llama as llama  # noqa: E402
 from models import smollm  # noqa: E402
@@ -38,17 +37,6 @@ HEADING = "## decoder: SmolLM2-135M in NumPy"
 RESULTS = ROOT / "bench" / "RESULTS.md"
 PROMPT = "The animal didn't cross the street because it was too tired. " * 8
 REPEATS = 5
-
-
-def timed(call: Callable[[], object], repeats: int = REPEATS) -> tuple[float, float]:
-    """Median wall and CPU seconds of ``call``."""
-    walls, cpus = [], []
-    for _ in range(repeats):
-        w, c = time.perf_counter(), time.process_time()
-        call()
-        walls.append(time.perf_counter() - w)
-        cpus.append(time.process_time() - c)
-    return statistics.median(walls), statistics.median(cpus)
 
 
 def rss_mb() -> float:
@@ -63,7 +51,7 @@ def memory_floor(weights: llama.LlamaWeights) -> list[tuple[str, str, str, str]]
     step_bytes = weights.embed.nbytes + weights.out_norm.nbytes
     step_bytes += sum(a.nbytes for layer in weights.layers for a in vars(layer).values())
     x = np.ones((1, weights.config.d_model), np.float32)
-    wall, _ = timed(lambda: x @ weights.embed.T, repeats=9)
+    wall, _ = median_times(lambda: x @ weights.embed.T, 9)
     speed = weights.embed.nbytes / wall  # bytes per second
     return [
         ("weights read per decode step", f"{step_bytes / 1e6:.0f} MB", "", ""),
@@ -85,18 +73,20 @@ def main() -> None:
     ids = smollm.encode(model, PROMPT)
     weights = model.weights
     for n, budget in ((16, "<= 150 ms"), (64, "")):
-        wall, cpu = timed(lambda n=n: llama.forward(weights, ids[:n], all_logits=False))
+        wall, cpu = median_times(
+            lambda n=n: llama.forward(weights, ids[:n], all_logits=False), REPEATS
+        )
         rows.append(
             (f"full forward, {n} tokens", f"{wall * 1e3:.0f} ms", f"{cpu * 1e3:.0f} ms", budget)
         )
     _, _, caches = llama.decode(weights, ids[:16], llama.empty_caches(model.config))
-    wall, cpu = timed(lambda: llama.decode(weights, [ids[16]], caches), repeats=15)
+    wall, cpu = median_times(lambda: llama.decode(weights, [ids[16]], caches), 15)
     rows.append(("cached decode step", f"{wall * 1e3:.0f} ms", f"{cpu * 1e3:.0f} ms", "<= 50 ms"))
     rows += memory_floor(weights)
     for use_cache in (True, False):
-        wall, cpu = timed(
+        wall, cpu = median_times(
             lambda u=use_cache: list(llama.generate_steps(weights, ids[:13], 12, use_cache=u)),
-            repeats=3,
+            3,
         )
         label = "12 greedy tokens, " + ("with cache" if use_cache else "without cache")
         rows.append((label, f"{wall:.2f} s", f"{cpu:.2f} s", ""))

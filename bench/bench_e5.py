@@ -24,6 +24,8 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from common import rss_mb, timed  # noqa: E402
+
 from models import multilingual_e5 as e5  # noqa: E402
 
 LOAD_BUDGET_S, MEMORY_BUDGET_MB, FORWARD_BUDGET_MS = 1.0, 250.0, {64: 60.0}
@@ -47,24 +49,6 @@ def paste(chars: int = 10_000, seed: int = 0) -> str:
     while len(out) < chars:
         out += rng.choice(SENTENCES) + " "
     return out[:chars]
-
-
-def rss_mb() -> float:
-    """Resident memory of this process now, in MB (Linux /proc)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def timed(fn, repeats: int, clock=time.perf_counter) -> list[float]:
-    """ms per call of ``fn``."""
-    out = []
-    for _ in range(repeats):
-        t0 = clock()
-        fn()
-        out.append((clock() - t0) * 1000)
-    return out
 
 
 def verdict(ok: bool) -> str:

@@ -21,29 +21,12 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from common import rss_mb, timed  # noqa: E402
+
 from models import minilm  # noqa: E402
 
 BUDGET_MS = {16: 20.0, 64: 60.0}
 LONG = " ".join(["the animal didn't cross the street because it was too tired"] * 8)
-
-
-def rss_mb() -> float:
-    """Resident memory of this process now, in MB (Linux /proc)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def timed(fn, repeats: int, clock=time.perf_counter) -> list[float]:
-    """ms per call of ``fn``. ``clock=time.process_time`` counts only this process's CPU
-    time: on a loaded shared machine that is closer to what the call costs than wall time."""
-    out = []
-    for _ in range(repeats):
-        t0 = clock()
-        fn()
-        out.append((clock() - t0) * 1000)
-    return out
 
 
 def bench_model(repeats: int = 40) -> None:

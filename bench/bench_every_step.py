@@ -21,16 +21,15 @@ the cache ends within one animation frame, and React then never renders the "run
 state: lab_bench waits its 30 s timeout and drops the press (measured on /softmax: about
 one press in six), so the fastest presses went missing and a run of every page took an
 hour instead of minutes.
+
+lab_bench.py is found as common.py says (``$LAB_TOOLS`` or ``../shared/tools``).
 """
 
 import argparse
-import sys
-import tempfile
-from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[1]
-TOOLS = ROOT.parent / "shared" / "tools"
+from common import ROOT, lab_bench, lab_bench_browser, press_rounds, reference_server
+
 STEP_BAR = ".st-key-_step_choice button"
 NO_SLIDER = {"encoder"}  # its controls are choices: nothing for lab_bench to press
 PAGES = tuple(  # the navigation's order: pages/<n>_<name>.py
@@ -64,56 +63,39 @@ def main() -> None:
     ap.add_argument("--pages", default=",".join(("home", *PAGES)), help="comma-separated")
     ap.add_argument("--presses", type=int, default=8)
     args = ap.parse_args()
-    sys.path.insert(0, str(TOOLS))
-    import lab_bench as lb  # ../shared/tools, on the path from here on
-
+    lb = lab_bench()
     _adapt(lb)
-    from playwright.sync_api import sync_playwright
-
     pages = args.pages.split(",")
-    tmp = Path(tempfile.gettempdir()) / "lab_bench"
-    tmp.mkdir(exist_ok=True)
-    (tmp / "ref_app.py").write_text(lb.REF_SRC)
-    lab, ref = lb.Server(ROOT, "dashboard.py", []), lb.Server(tmp, "ref_app.py", [])
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=lb.CHROMIUM, args=["--disable-dev-shm-usage"])
-        lab.__enter__()
-        ref.__enter__()
-        try:
-            runs = {"ref": lb.Run(browser, ref.url)}
-            missing = []
-            for page in pages:
-                path = "" if page == "home" else page
-                probe = lb.Run(browser, f"{lab.url}{path}?lang=en")
-                count = probe.page.locator(STEP_BAR).count()  # 0: stacked steps
-                probe.close()
-                for step in range(1, max(count, 1) + 1):
-                    query = f"&step={step}" if count else ""
-                    run = lb.Run(browser, f"{lab.url}{path}?lang=en{query}")
-                    sliders = run.page.locator(VISIBLE_SLIDER)
-                    if not sliders.count():
-                        missing.append(f"{page} {step}")
-                        run.close()
-                        continue
-                    run.sl = sliders.first
-                    runs[f"{page} {step}"] = run
-            for i in range(2 + args.presses):  # the first two presses warm up
-                for run in runs.values():
-                    run.step(record=i >= 2)
-            base = lb.pct(runs["ref"].times, 50)
-            print(f"reference p50 {base * 1e3:.0f} ms")
-            print(f"{'page step':16s} {'p50 ms':>7s} {'p95 ms':>7s} {'× ref':>6s} fails")
-            for name, run in runs.items():
-                p50, p95 = lb.pct(run.times, 50), lb.pct(run.times, 95)
-                print(f"{name:16s} {p50 * 1e3:7.0f} {p95 * 1e3:7.0f} {p50 / base:6.2f} {run.fails}")
-            if missing:
-                print("no slider on screen:", ", ".join(missing))
-            for run in runs.values():
-                run.close()
-        finally:
-            lab.__exit__()
-            ref.__exit__()
-            browser.close()
+    lab, ref = lb.Server(ROOT, "dashboard.py", []), reference_server(lb)
+    with lab_bench_browser(lb, [lab, ref]) as browser:
+        runs = {"ref": lb.Run(browser, ref.url)}
+        missing = []
+        for page in pages:
+            path = "" if page == "home" else page
+            probe = lb.Run(browser, f"{lab.url}{path}?lang=en")
+            count = probe.page.locator(STEP_BAR).count()  # 0: stacked steps
+            probe.close()
+            for step in range(1, max(count, 1) + 1):
+                query = f"&step={step}" if count else ""
+                run = lb.Run(browser, f"{lab.url}{path}?lang=en{query}")
+                sliders = run.page.locator(VISIBLE_SLIDER)
+                if not sliders.count():
+                    missing.append(f"{page} {step}")
+                    run.close()
+                    continue
+                run.sl = sliders.first
+                runs[f"{page} {step}"] = run
+        press_rounds(runs.values(), args.presses)
+        base = lb.pct(runs["ref"].times, 50)
+        print(f"reference p50 {base * 1e3:.0f} ms")
+        print(f"{'page step':16s} {'p50 ms':>7s} {'p95 ms':>7s} {'× ref':>6s} fails")
+        for name, run in runs.items():
+            p50, p95 = lb.pct(run.times, 50), lb.pct(run.times, 95)
+            print(f"{name:16s} {p50 * 1e3:7.0f} {p95 * 1e3:7.0f} {p50 / base:6.2f} {run.fails}")
+        if missing:
+            print("no slider on screen:", ", ".join(missing))
+        for run in runs.values():
+            run.close()
 
 
 if __name__ == "__main__":

@@ -40,12 +40,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_step import QUIET, REF_SRC, free_port, start  # noqa: E402
+from common import chromium  # noqa: E402
 
 from ui.pages import PAGES  # noqa: E402
 
 HEADING = "## app: fresh page load in Chromium"
 RESULTS = ROOT / "bench" / "RESULTS.md"
-CHROMIUM = "/usr/bin/chromium"
 SERVE = ROOT / "deploy" / "serve"
 
 # The websocket hooks of bench_step.INIT_JS, with a lighter observer: only added and removed
@@ -154,7 +154,7 @@ def main() -> None:
     rows = []
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            browser = pw.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
             rows.append(_measure(browser, "reference", ref_url, args.repeats, args.cached))
             for info in pages:
                 query = f"lang={args.lang}" + ("&present=1" if args.present else "")

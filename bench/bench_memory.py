@@ -35,17 +35,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_app import write_section  # noqa: E402
 from bench_step import start  # noqa: E402
+from common import TOOLS, rss_mb  # noqa: E402
 
 from ui.pages import available_pages  # noqa: E402
 
-LOAD = ROOT.parent / "shared" / "tools" / "st_load.py"
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+LOAD = TOOLS / "st_load.py"  # TOOLS: ../shared/tools or $LAB_TOOLS (common.py)
 
 
 def load_run(url: str, page: str, pid: int, sessions: int, steps: int) -> str:

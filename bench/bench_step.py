@@ -29,6 +29,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from common import chromium, press_rounds
+
 ROOT = Path(__file__).resolve().parents[1]
 QUIET = 150  # ms without a DOM change in the main area = done (as lab_bench.py)
 
@@ -186,15 +188,13 @@ def main() -> None:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(
-                executable_path="/usr/bin/chromium", args=["--disable-dev-shm-usage"]
+                executable_path=chromium(), args=["--disable-dev-shm-usage"]
             )
             probes = {"ref": Probe(browser, ref_url, 0)}
             for name in args.pages:
                 path = "" if name == "home" else name
                 probes[name] = Probe(browser, f"{lab_url}{path}?lang=en", args.slider)
-            for k in range(2 + args.presses):
-                for probe in probes.values():
-                    probe.step(record=k >= 2)
+            press_rounds(probes.values(), args.presses)
             print(
                 f"{'page':14s} {'total':>6s} {'server':>6s} {'client':>6s} {'embeds':>6s} "
                 f"{'views':>5s} {'kB':>6s} {'main':>6s} {'msgs':>5s}"

@@ -23,23 +23,12 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_app import STEP_JS, machine, write_section  # noqa: E402
+from common import chromium, lab_bench, median_times  # noqa: E402
 
 import core  # noqa: E402
 from core.training import steps_to  # noqa: E402
 
 SEEDS = range(5)
-
-
-def _timed(fn, repeats: int) -> tuple[float, float]:
-    """(median wall s, median CPU s of this process): on a shared, overloaded machine the CPU
-    time is what the run costs; the wall time also counts waiting for a core."""
-    wall, cpu = [], []
-    for _ in range(repeats):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    return statistics.median(wall), statistics.median(cpu)
 
 
 def _compare() -> None:
@@ -49,9 +38,9 @@ def _compare() -> None:
 
 
 def bench_core(repeats: int = 5) -> None:
-    run_wall, run_cpu = _timed(core.train_attention, repeats)
-    big_wall, big_cpu = _timed(lambda: core.train_attention(d_k=256), max(2, repeats // 2))
-    cmp_wall, cmp_cpu = _timed(_compare, max(2, repeats // 2))
+    run_wall, run_cpu = median_times(core.train_attention, repeats)
+    big_wall, big_cpu = median_times(lambda: core.train_attention(d_k=256), max(2, repeats // 2))
+    cmp_wall, cmp_cpu = median_times(_compare, max(2, repeats // 2))
     lines = [
         "| what | median wall s | median CPU s | budget s | CPU within |",
         "|---|---:|---:|---:|---|",
@@ -145,15 +134,12 @@ def bench_browser(presses: int = 30) -> None:
     from conftest import CHROMIUM_ARGS
     from playwright.sync_api import sync_playwright
 
-    sys.path.insert(0, str(ROOT.parent / "shared" / "tools"))  # ../shared/tools/lab_bench.py
-    from lab_bench import REF_SRC
-
     ref = Path(tempfile.mkdtemp()) / "ref_app.py"
-    ref.write_text(REF_SRC)
+    ref.write_text(lab_bench().REF_SRC)  # ../shared/tools or $LAB_TOOLS (common.py)
     app, refsrv = _serve("dashboard.py", 8661), _serve(str(ref), 8662)
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            browser = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1920, "height": 1080})
             page.goto("http://127.0.0.1:8661/training?lang=en&run=1&step=2")
             page.wait_for_timeout(3000)

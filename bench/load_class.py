@@ -28,9 +28,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from common import TOOLS
+
 ROOT = Path(__file__).resolve().parents[1]
 SERVE = ROOT / "deploy" / "serve"
-TOOL = ROOT.parent / "shared" / "tools" / "st_load.py"
+TOOL = TOOLS / "st_load.py"  # TOOLS: ../shared/tools or $LAB_TOOLS (common.py)
 TICK = os.sysconf("SC_CLK_TCK")
 
 

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import websockets
+from common import chromium
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -431,7 +432,6 @@ def measure(args: argparse.Namespace, run_dir: Path) -> dict:
         print(stopped.stdout.strip(), flush=True)
 
 
-CHROMIUM = "/usr/bin/chromium"
 # The app has rendered and no script run is in progress (tests/e2e/conftest.py's IDLE).
 IDLE = """() => !!document.querySelector('h1')
     && !document.querySelector('[data-testid="stStatusWidget"]')
@@ -526,7 +526,9 @@ async def lecture(args: argparse.Namespace, base: str, victim: dict, refs: dict)
         from playwright.async_api import async_playwright
 
         playwright = await async_playwright().start()
-        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser = await playwright.chromium.launch(
+            executable_path=chromium(), args=["--no-sandbox"]
+        )
         tabs = await open_tabs(browser, base, args.browsers)
     tasks = [asyncio.create_task(staggered(s)) for s in students]
     while clock["loaded"] < len(students) and time.monotonic() < t_start + 60:

@@ -1,8 +1,8 @@
 """Browser tests: a real `streamlit run` on a loopback port, driven by Debian's Chromium.
 
-No browser is downloaded: Playwright launches ``/usr/bin/chromium``. Without it the tests
-are skipped locally with the reason, and fail under CI (``CI`` set) so a missing install
-step cannot pass silently.
+No browser is downloaded: Playwright launches ``$CHROMIUM`` (default ``/usr/bin/chromium``;
+bench scripts use this ``CHROMIUM`` too). Without it the tests are skipped locally with the
+reason, and fail under CI (``CI`` set) so a missing install step cannot pass silently.
 """
 
 import os
