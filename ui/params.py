@@ -100,9 +100,13 @@ Spec = Int | Float | Choice | Text | Flag
 def check_url(ctx: PageContext, spec: Spec) -> None:
     """Warn (translated) when the URL holds a value for ``spec`` that cannot be used."""
     raw = st.query_params.get(spec.key)
-    if raw is not None and spec.parse(raw) is None:
-        shown = "" if isinstance(spec, Text) else plain(raw, 24)
-        ctx.warn(ctx.t("params.invalid", name=spec.key, value=shown, default=plain(spec.default)))
+    if raw is None or spec.parse(raw) is not None:
+        return
+    default = plain(spec.default)
+    if isinstance(spec, Text):  # too long: not echoed (it may be any length), cut by the box
+        ctx.warn(ctx.t("params.too_long", name=spec.key, limit=spec.max_len))
+    else:
+        ctx.warn(ctx.t("params.invalid", name=spec.key, value=plain(raw, 24), default=default))
 
 
 def _fit_range(spec: Int | Float) -> None:
@@ -216,20 +220,20 @@ def toggle(ctx: PageContext, spec: Flag, label: str, **kw: object) -> bool:
 
 
 def text(ctx: PageContext, spec: Text, label: str, **kw: object) -> str:
-    """A URL-bound single-line text box; an over-long URL value falls back to the default.
+    """A URL-bound single-line text box; an over-long URL value is cut to its first
+    ``spec.max_len`` characters (with a warning).
 
     A default may depend on other controls (/encoder's sentence on its model and language):
     a box still showing its previous default follows the new one, a box the user typed in
     keeps its text.
     """
+    # A text too long for the box: on a page's first run Streamlit seeds a bound box from
+    # the URL whatever the session state says, and cuts it to max_chars (check_url says so).
     check_url(ctx, spec)
-    raw = st.query_params.get(spec.key)
     seen_key = f"_default_{spec.key}"
     seen = st.session_state.get(seen_key)
     st.session_state[seen_key] = spec.default
-    if raw is not None and spec.parse(raw) is None:
-        st.session_state[spec.key] = spec.default
-    elif seen not in (None, spec.default) and st.session_state.get(spec.key, seen) == seen:
+    if seen not in (None, spec.default) and st.session_state.get(spec.key, seen) == seen:
         st.session_state[spec.key] = spec.default
         st.query_params.pop(spec.key, None)
     return st.text_input(

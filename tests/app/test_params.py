@@ -32,3 +32,15 @@ def test_divisor_choice_offers_only_divisors() -> None:
     spec = divisor_choice("heads", 12, 5)
     assert spec.options == ("1", "2", "3", "4", "6", "12")
     assert spec.default == "1"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_over_long_url_text_is_cut_to_the_box_and_says_so(lang) -> None:
+    from tests.app.conftest import open_page
+    from ui.i18n import Translator
+
+    at = open_page("pages/2_qkv.py", lang=lang, text="cat " * 100)  # 400 characters
+    box = at.text_input(key="text").value
+    assert box == ("cat " * 100)[:300]  # the box keeps the first max_chars
+    said = Translator(lang)("params.too_long", name="text", limit=300)
+    assert said in [w.value for w in at.warning]
