@@ -206,6 +206,20 @@ def wait_for_url(page, fragment: str) -> None:
     wait_idle(page)
 
 
+def sidebar_slider(page, label: str):
+    """The range input of the sidebar slider whose label holds ``label``."""
+    box = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').filter(has_text=label)
+    return box.get_by_role("slider").first
+
+
+def press(page, control, key: str, fragment: str) -> None:
+    """Focus ``control`` (a locator, e.g. a slider), press ``key``, and wait until the address
+    bar contains ``fragment`` and the app is idle."""
+    control.focus()
+    page.keyboard.press(key)
+    wait_for_url(page, fragment)
+
+
 def shot(page, name: str) -> Path:
     """Save a screenshot under artifacts/screens/ for a person to look at."""
     SHOTS.mkdir(parents=True, exist_ok=True)

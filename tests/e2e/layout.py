@@ -2,7 +2,9 @@
 (:func:`measure`), the rule's verdict (:class:`Layout`), and a walk over every step of a page
 (:func:`walk`). Shared by ``tests/e2e/test_layout.py`` (the rule, every page), the new pages'
 browser tests and ``bench/layout_report.py`` (the same measurements as a table); the rule is
-described in ``test_layout.py``'s docstring.
+described in ``test_layout.py``'s docstring. For the pages' browser tests also: a page opened
+on a laptop and drawn (:func:`open_drawn`), a chart redrawn (:func:`wait_redrawn`), every
+step checked on a laptop (:func:`assert_steps_on_a_laptop`).
 """
 
 from collections.abc import Callable
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.e2e.conftest import wait_idle
+from tests.e2e.conftest import Server, no_error_on_screen, shot, wait_idle
 from ui.exports import KEY_PREFIX
 from ui.pages import PageInfo, available_pages
 
@@ -298,6 +300,32 @@ def wait_drawn(page: Page) -> None:
     """Wait until every visible chart has been drawn (vega-embed draws after the run)."""
     with suppress(PlaywrightTimeout):  # measured anyway: reported as never drawn
         page.wait_for_function(CHARTS_DRAWN, timeout=20_000)
+
+
+def wait_redrawn(page: Page, before: str | None, timeout: float = 30_000) -> None:
+    """Wait until the main chart shows something else than ``before`` (its
+    ``page.evaluate(CHART_PRINT)`` taken before the change); ``timeout`` in ms."""
+    page.wait_for_function(f"b => ({CHART_PRINT})() !== b", arg=before, timeout=timeout)
+
+
+def open_drawn(server: Server, open_app: OpenApp, path: str) -> Page:
+    """``open_app`` on a student's laptop (1366 x 768), every chart on screen drawn."""
+    page = open_app(server, path, *LAPTOP)
+    wait_drawn(page)
+    return page
+
+
+def assert_steps_on_a_laptop(server: Server, open_app: OpenApp, page_id: str, steps: int) -> None:
+    """Each step of ``/<page_id>`` in Chinese on a laptop keeps the student's-screen rule, has
+    a control in the sidebar beside its chart and no error; a screenshot of each for a person
+    (``<page_id>_zh_step<N>_laptop``)."""
+    for step in range(1, steps + 1):
+        page = open_drawn(server, open_app, f"/{page_id}?lang=zh&step={step}")
+        layout = measure(page)
+        assert layout.problems() == [], (step, layout.problems())
+        assert any(c.area == "sidebar" for c in layout.controls), step  # beside the chart
+        no_error_on_screen(page)
+        shot(page, f"{page_id}_zh_step{step}_laptop")
 
 
 def open_step(page: Page, base_url: str, info: PageInfo, lang: str, step: int) -> None:

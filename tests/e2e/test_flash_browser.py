@@ -5,8 +5,8 @@ a softmax without the max is a word on screen, never a raw nan."""
 import pytest
 
 from core.today_flash import traffic_curves
-from tests.e2e.conftest import no_error_on_screen, shot, wait_for_url, wait_idle
-from tests.e2e.layout import CHART_PRINT, LAPTOP, measure, wait_drawn
+from tests.e2e.conftest import no_error_on_screen, press, shot, wait_for_url, wait_idle
+from tests.e2e.layout import CHART_PRINT, LAPTOP, measure, open_drawn, wait_drawn, wait_redrawn
 from ui.i18n import Translator
 
 ZH = Translator("zh")
@@ -16,8 +16,7 @@ ZH = Translator("zh")
 def test_each_step_shows_its_chart_and_sidebar_controls_on_the_first_screen(
     server, open_app, step
 ) -> None:
-    page = open_app(server, f"/flash?lang=zh&step={step}", *LAPTOP)
-    wait_drawn(page)
+    page = open_drawn(server, open_app, f"/flash?lang=zh&step={step}")
     no_error_on_screen(page)
     layout = measure(page)
     assert layout.main is not None and layout.main.kind == "chart"
@@ -27,15 +26,11 @@ def test_each_step_shows_its_chart_and_sidebar_controls_on_the_first_screen(
 
 
 def test_stepping_through_the_tiles_redraws_the_chart_in_view(server, open_app) -> None:
-    page = open_app(server, "/flash?lang=zh&step=1", *LAPTOP)
-    wait_drawn(page)
+    page = open_drawn(server, open_app, "/flash?lang=zh&step=1")
     before = page.evaluate(CHART_PRINT)
-    sidebar = page.locator('[data-testid="stSidebar"]')
-    thumb = sidebar.locator(".st-key-tile").get_by_role("slider")
-    thumb.focus()
-    page.keyboard.press("ArrowRight")
-    wait_for_url(page, "tile=2")
-    page.wait_for_function(f"b => ({CHART_PRINT})() !== b", arg=before, timeout=30_000)
+    thumb = page.locator('[data-testid="stSidebar"] .st-key-tile').get_by_role("slider")
+    press(page, thumb, "ArrowRight", "tile=2")
+    wait_redrawn(page, before)
     wait_idle(page)
     wait_drawn(page)
     main = measure(page).main
@@ -45,8 +40,7 @@ def test_stepping_through_the_tiles_redraws_the_chart_in_view(server, open_app) 
 
 
 def test_large_logits_show_nan_as_a_word_and_the_traffic_ratios(server, open_app) -> None:
-    page = open_app(server, "/flash?lang=zh&step=2&factor=30", *LAPTOP)
-    wait_drawn(page)
+    page = open_drawn(server, open_app, "/flash?lang=zh&step=2&factor=30")
     no_error_on_screen(page)  # no raw nan anywhere
     assert ZH("flash.nan") in page.locator("body").inner_text()
     page.locator(".st-key-_step_choice button").nth(2).click()

@@ -56,6 +56,7 @@ from tests.e2e.layout import (
     measure,
     step_path,
     wait_drawn,
+    wait_redrawn,
     walk,
 )
 from ui.pages import PageInfo
@@ -230,7 +231,7 @@ def test_moving_the_first_slider_redraws_the_chart_in_view(
     thumb.focus()
     page.keyboard.press("ArrowRight")
     try:
-        page.wait_for_function(f"b => ({CHART_PRINT})() !== b", arg=before, timeout=30_000)
+        wait_redrawn(page, before)
     except PlaywrightTimeout as error:
         raise AssertionError(f"{page_id} ({lang}): the slider moved, the chart did not") from error
     wait_idle(page)

@@ -6,29 +6,27 @@ import re
 
 from playwright.sync_api import Page
 
-from tests.e2e.conftest import Server, href, no_error_on_screen, shot, wait_for_url, wait_idle
-from tests.e2e.layout import CHART_PRINT, LAPTOP, measure, wait_drawn
+from tests.e2e.conftest import Server, href, no_error_on_screen, press, sidebar_slider, wait_idle
+from tests.e2e.layout import (
+    CHART_PRINT,
+    LAPTOP,
+    assert_steps_on_a_laptop,
+    measure,
+    open_drawn,
+    wait_drawn,
+    wait_redrawn,
+)
 
 # "(m, n) = (5, 2) 时分数为 −2.274；(105, 102) 时为 −2.274": the scores before and after the shift
 SCORES = re.compile(r"\) 时(?:分数)?为 (−?[\d.]+)")
 
 
 def _open(server: Server, open_app, query: str) -> Page:
-    page = open_app(server, f"/rope?lang=zh&{query}", *LAPTOP)
-    wait_drawn(page)
-    return page
-
-
-def _slider(page: Page, label: str):
-    """The range input of the sidebar slider whose label is ``label``."""
-    box = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"]').filter(has_text=label)
-    return box.get_by_role("slider").first
+    return open_drawn(server, open_app, f"/rope?lang=zh&{query}")
 
 
 def _press(page: Page, label: str, key: str, fragment: str) -> None:
-    _slider(page, label).focus()
-    page.keyboard.press(key)
-    wait_for_url(page, fragment)
+    press(page, sidebar_slider(page, label), key, fragment)
     wait_drawn(page)
 
 
@@ -39,20 +37,14 @@ def _notice(page: Page) -> str:
 def test_every_step_shows_its_chart_and_sidebar_controls_in_chinese_on_a_laptop(
     server, open_app
 ) -> None:
-    for step in range(1, 5):
-        page = _open(server, open_app, f"step={step}")
-        layout = measure(page)
-        assert layout.problems() == [], (step, layout.problems())
-        assert any(c.area == "sidebar" for c in layout.controls), step  # beside the chart
-        no_error_on_screen(page)
-        shot(page, f"rope_zh_step{step}_laptop")
+    assert_steps_on_a_laptop(server, open_app, "rope", 4)
 
 
 def test_turning_the_pair_redraws_the_chart_and_a_shift_keeps_the_score(server, open_app) -> None:
     page = _open(server, open_app, "step=1")
     before = page.evaluate(CHART_PRINT)
     _press(page, "第 i 对", "ArrowRight", "pair=1")
-    page.wait_for_function(f"b => ({CHART_PRINT})() !== b", arg=before, timeout=30_000)
+    wait_redrawn(page, before)
     assert measure(page).main.box.inside(*LAPTOP)  # redrawn where the student looks
     scores = SCORES.findall(_notice(page))
     _press(page, "两者同时后移", "ArrowRight", "shift=101")
@@ -66,7 +58,7 @@ def test_the_real_model_step_follows_its_layer_slider(server, open_app) -> None:
     page = _open(server, open_app, "step=4")
     before = page.evaluate(CHART_PRINT)
     _press(page, "查询头", "ArrowRight", "head=1")
-    page.wait_for_function(f"b => ({CHART_PRINT})() !== b", arg=before, timeout=30_000)
+    wait_redrawn(page, before)
     wait_idle(page)
     assert "True" in _notice(page)  # core.llama.apply_rope is core.apply_rope
     no_error_on_screen(page)

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from tests.e2e.conftest import IDLE, no_error_on_screen, shot, wait_for_url, wait_idle
-from tests.e2e.layout import CHART_PRINT, LAPTOP, measure, wait_drawn
+from tests.e2e.conftest import IDLE, no_error_on_screen, press, shot, wait_idle
+from tests.e2e.layout import CHART_PRINT, LAPTOP, measure, open_drawn, wait_drawn, wait_redrawn
 from ui.i18n import Translator
 
 ZH = Translator("zh")
@@ -29,14 +29,11 @@ def test_each_step_shows_its_chart_and_sidebar_controls_on_the_first_screen(
 
 
 def test_the_window_slider_redraws_the_mask_in_view(server, open_app) -> None:
-    page = open_app(server, "/sinks?lang=zh&step=1", *LAPTOP)
-    wait_drawn(page)
+    page = open_drawn(server, open_app, "/sinks?lang=zh&step=1")
     before = page.evaluate(CHART_PRINT)
     thumb = page.locator('[data-testid="stSidebar"] .st-key-window').get_by_role("slider")
-    thumb.focus()
-    page.keyboard.press("ArrowRight")
-    wait_for_url(page, "window=5")
-    page.wait_for_function(f"b => ({CHART_PRINT})() !== b", arg=before, timeout=30_000)
+    press(page, thumb, "ArrowRight", "window=5")
+    wait_redrawn(page, before)
     wait_idle(page)
     wait_drawn(page)
     assert measure(page).main.box.inside(*LAPTOP)
@@ -49,7 +46,7 @@ def test_run_fills_the_perplexity_chart_in_view(server, open_app) -> None:
     wait_drawn(page)
     before = page.evaluate(CHART_PRINT)
     page.get_by_role("button", name=ZH("sinks.run"), exact=True).click()
-    page.wait_for_function(f"b => ({CHART_PRINT})() !== b", arg=before, timeout=RUN_TIMEOUT)
+    wait_redrawn(page, before, RUN_TIMEOUT)
     page.wait_for_function(IDLE, timeout=RUN_TIMEOUT)
     wait_drawn(page)
     no_error_on_screen(page)
