@@ -108,7 +108,7 @@ def annotated(rows: int, columns: int, cell: float) -> bool:
     return max(rows, columns) <= MAX_ANNOTATED and cell >= MIN_ANNOTATED_CELL
 
 
-def _by_index(field: str) -> dict:
+def by_index(field: str) -> dict:
     """A heatmap axis in the order of its index ``field`` in the data, not of a label list in
     the spec: other labels (another sentence, another layer) leave the spec unchanged."""
     return {"field": field, "op": "min", "order": "ascending"}
@@ -239,14 +239,14 @@ def heatmap(
             "x": {
                 "field": "col",
                 "type": "nominal",
-                "sort": _by_index("j"),
+                "sort": by_index("j"),
                 "title": x_title or None,
                 "axis": {"labelAngle": angle, **crowded},
             },
             "y": {
                 "field": "row",
                 "type": "nominal",
-                "sort": _by_index("i"),
+                "sort": by_index("i"),
                 "title": y_title or None,
                 "axis": crowded,
             },

@@ -151,21 +151,27 @@ def mask_chart(t: Translator, v: MaskView, presenter: bool) -> dict:
             "state": [names[s] for s in v.states.ravel()],
             "depth": [int(d) if d else None for d in depth],
             "text": [str(int(d)) if d else "–" for d in depth],
+            "last": (i == n - 1).tolist(),  # the framed row
         }
     )
-    cell = charts.fit_cell(2 * n, n, 700, 380, lo=6, hi=26)
+    # two n-cell panels in the room less their axes, titles and gap (students: so that fit
+    # need not shrink them again, and a step of n keeps the spec while the cells keep their
+    # size on the ladder)
+    cell = charts.fit_cell(2 * n, n, 700 if presenter else 640, 380, lo=6, hi=26)
     crowded = {"labelOverlap": "greedy"} if cell < 16 else {}
+    # the axes in the order of the index fields, the frame on a field of the data: another n
+    # leaves the spec as it is (while the cells keep their size), the chart swaps its data
     x = {
         "field": "col",
         "type": "ordinal",
-        "sort": labels,
+        "sort": charts.by_index("j"),
         "title": t("sinks.axis_key"),
         "axis": {"labelAngle": 0, **crowded},
     }
     y = {
         "field": "row",
         "type": "ordinal",
-        "sort": labels,
+        "sort": charts.by_index("i"),
         "title": t("sinks.axis_query"),
         "axis": crowded,
     }
@@ -225,7 +231,7 @@ def mask_chart(t: Translator, v: MaskView, presenter: bool) -> dict:
                 },
             },
             {
-                "transform": [{"filter": f"datum.i == {n - 1}"}],
+                "transform": [{"filter": "datum.last"}],
                 "mark": {
                     "type": "rect",
                     "fillOpacity": 0,
