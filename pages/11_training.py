@@ -45,12 +45,11 @@ def content(ctx: PageContext) -> None:
                 st.markdown(t(f"training.{'short' if ctx.presenter else 'about'}_{cfg.task}"))
                 if ctx.presenter:
                     tv.train_button(ctx)
-            slot = f.chart.empty()
-            live = tv.train_here(ctx, cfgs, slot) if pressed else None
+            live = tv.train_here(ctx, cfgs, f.chart) if pressed else None
             trained = tv.is_trained()
             runs = live or (tv.finished_runs(ctx, cfgs) if trained else tuple(map(tv.start, cfgs)))
             space = tv.chart_room(ctx, runs, snapshot=False)
-            with slot.container():
+            with f.chart:
                 charts.show_cached(ctx, tv.run_chart, t, runs, None, ctx.presenter, space=space)
             with f.notes:
                 if trained:
@@ -63,7 +62,7 @@ def content(ctx: PageContext) -> None:
     for k, index in enumerate(stops, start=1):  # PageDown walks through the learning
         with steps.section(k) as on_screen:
             if on_screen and pressed:
-                tv.train_here(ctx, cfgs, st.empty())
+                tv.train_here(ctx, cfgs, st.container())
             if k == SCRUB:
                 scrub(ctx, on_screen)
             elif on_screen:
@@ -84,7 +83,7 @@ def content(ctx: PageContext) -> None:
     with steps.section(last) as on_screen:
         if on_screen:
             if pressed:
-                tv.train_here(ctx, cfgs, st.empty())
+                tv.train_here(ctx, cfgs, st.container())
             f = frame(ctx, stacked=True)
             with f.lead:
                 st.subheader(titles[last])

@@ -35,7 +35,8 @@ def test_pressing_train_grows_the_curve_live(server, open_app, lang, present, st
     seen = [int(m.group(1)) for text in shown if (m := PROGRESS[lang].search(text))]
     assert len(seen) >= 8, f"the class saw only {seen}"
     assert seen == sorted(seen) and seen[-1] > seen[0]
-    assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 1
+    wait_idle(page)  # the run has ended: the live chart gave way to the step's own
+    assert page.locator('[data-testid="stVegaLiteChart"]:visible').count() == 1
     assert f"step={step}" in page.evaluate("location.href")  # trained where the student was
     body = main.inner_text()
     if step == "1":  # the summary of the run

@@ -139,14 +139,17 @@ def take_train() -> bool:
     return bool(st.session_state.pop(_TRAIN, False))
 
 
-def train_here(ctx: PageContext, cfgs: tuple[TrainConfig, ...], slot) -> tuple[History, ...]:
-    """Train ``cfgs`` live in ``slot`` (a progress bar and the growing chart), then clear it
-    for the step's own chart; "run=1" goes into the URL."""
-    with slot.container():
-        bar, chart = st.empty(), st.empty()
+def train_here(
+    ctx: PageContext, cfgs: tuple[TrainConfig, ...], place: DeltaGenerator
+) -> tuple[History, ...]:
+    """Train ``cfgs`` live in ``place`` (a progress bar and the growing chart), then clear
+    both for the step's own chart, drawn after them; "run=1" goes into the URL. (The two
+    are elements in empties of their own: an empty holding a container of them, emptied,
+    kept the live chart on screen above the step's own after a fragment run.)"""
+    bar, chart = place.empty(), place.empty()
     runs = train_live_view(ctx, cfgs, chart, bar)
     mark_trained()
-    slot.empty()
+    chart.empty()
     return runs
 
 
