@@ -229,8 +229,12 @@ def heatmap(
                 },
             }
         )
-    crowded = {"labelOverlap": "greedy"} if cell < 16 else {}  # tiny cells: skip clashing labels
+    # Labels that would touch are skipped (a chart scaled down by fit, low rows with aspect < 1):
+    # upright labels always, slanted ones (long tokens) only in tiny cells, where they
+    # would pile up; slanted boxes overlap long before their text does.
     angle = 0 if max(map(chars, cols), default=0) <= 2 else -45  # "d0", "猫": upright
+    upright = {"labelOverlap": "greedy", "labelSeparation": 2}
+    crowded = upright if angle == 0 or cell < 16 else {}
     tips = "α" if kind == "weights" else "="
     view = {
         "width": {"step": cell},  # the view grows with the columns: same spec, more data
@@ -248,7 +252,7 @@ def heatmap(
                 "type": "nominal",
                 "sort": by_index("i"),
                 "title": y_title or None,
-                "axis": crowded,
+                "axis": upright,
             },
             "tooltip": [
                 {"field": "row", "type": "nominal", "title": y_title or "i"},
