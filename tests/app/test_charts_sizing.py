@@ -144,3 +144,13 @@ def test_room_is_the_page_column_for_students_and_the_projector_in_presenter_mod
     assert charts.room(student, 1.0, height=300) == charts.Room(charts.PAGE_WIDTH, 300)
     assert charts.room(presenter) == charts.Room(1660, 520, grow=True)
     assert charts.room(presenter, 0.5, 300) == charts.Room(830, 300, grow=True)
+
+
+def test_a_heatmap_shrunk_below_16_px_cells_skips_labels_that_would_touch() -> None:
+    labels = [f"token{i}" for i in range(20)]
+    spec = charts.heatmap({"w": np.eye(20)}, labels, labels, cell=30)  # slanted: no skipping
+    assert "labelOverlap" not in spec["encoding"]["x"]["axis"]
+    fitted = charts.fit(charts.to_spec(spec, False), charts.Room(400, 400))
+    assert fitted["width"]["step"] < 16  # scaled down to fit the room
+    for channel in ("x", "y"):
+        assert fitted["encoding"][channel]["axis"]["labelOverlap"] == "greedy"

@@ -33,8 +33,9 @@ How one chart is sized, in order (the numbers are this module's constants):
       candidate, so a chart is wrapped only when that draws it larger);
    d. :func:`scaled` multiplies the winner's view widths and heights (and steps, to 0.1
       px), pixel positions and mark fonts (whole px within 9..28) by the scale, and drops
-      cell numbers whose font would fall below :data:`MIN_CELL_FONT`; a scale within 3 %
-      of 1 leaves the chart as it is.
+      cell numbers whose font would fall below :data:`MIN_CELL_FONT`; a band axis whose step
+      shrinks below 16 px skips labels that would touch (:func:`_crowded`); a scale within
+      3 % of 1 leaves the chart as it is.
 5. **The scale of one layout** (:func:`_scale_for`). This is why the size estimate
    (:func:`ui.charts.estimate.extent`) runs more than once per chart:
 
@@ -333,7 +334,29 @@ def scaled(node: object, f: float) -> object:
             out[key] = scaled(value, f)
         else:  # transforms, facet definitions, resolve…: nothing sized inside
             out[key] = value
-    return out
+    return _crowded(out) if f < 1 else out
+
+
+_CROWDED = 16  # px: a band axis's step below which its labels may touch
+_GREEDY = {"labelOverlap": "greedy", "labelSeparation": 2}
+
+
+def _crowded(view: dict) -> dict:
+    """A view whose band steps shrank below :data:`_CROWDED` px skips labels that would touch
+    (its builder chose the axes for the steps before scaling)."""
+    enc = view.get("encoding")
+    if not isinstance(enc, dict):
+        return view
+    changed = dict(enc)
+    for size, channel in (("width", "x"), ("height", "y")):
+        step = view.get(size)
+        pos = enc.get(channel)
+        if not (isinstance(step, dict) and isinstance(step.get("step"), int | float)):
+            continue
+        if step["step"] >= _CROWDED or not isinstance(pos, dict) or pos.get("axis", {}) is None:
+            continue
+        changed[channel] = {**pos, "axis": {**(pos.get("axis") or {}), **_GREEDY}}
+    return {**view, "encoding": changed}
 
 
 def has_nodes(items: list) -> bool:
