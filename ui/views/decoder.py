@@ -243,7 +243,7 @@ def head_chart(
     )
     head = charts.framed(head, query)
     overview_title = [  # two lines: one would be wider than the panel
-        t("decoder.overview", q=names[query]),
+        t("decoder.overview", q=names[query].strip() or names[query]),
         charts.shape_title(t("decoder.overview_mean", heads=heads), overview.shape),
     ]
     return charts.concat(
