@@ -62,6 +62,11 @@ header[data-testid="stHeader"] [data-testid="stToolbar"] { display: none; }
 # own box instead of pushing the whole page sideways), and long widget labels wrap.
 BASE_CSS = """
 <style>
+/* a page link in a narrow column (home's five cards) wraps instead of being cut off; its
+   label's span sets nowrap and overflow: hidden with a more specific class */
+[data-testid="stMain"] [data-testid="stPageLink-NavLink"] span:not([data-testid="stIconMaterial"]),
+[data-testid="stMain"] [data-testid="stPageLink-NavLink"] p {
+  white-space: normal !important; overflow: visible !important; }
 .katex { font-size: 1.15em; }
 [data-testid="stSidebarNav"] { display: none; }
 .st-key-arrow_keys, [class*="st-key-hidden_step_"],
