@@ -24,11 +24,13 @@ Everything a caller uses is here, as ``charts.<name>``.
 
 from ui.charts.drawing import show, show_cached, to_spec
 from ui.charts.sizing import (
+    CROWDED_STEP,
     LADDER,
     MAX_GROWTH,
     PAGE_HEIGHT,
     PAGE_WIDTH,
     PRESENTER_WIDTH,
+    SKIP_TOUCHING,
     Room,
     fit,
     fit_cell,
@@ -78,6 +80,7 @@ from ui.charts.theme import (
 
 __all__ = [
     "ACCENT",
+    "CROWDED_STEP",
     "FRAME",
     "KEY_COLOR",
     "LADDER",
@@ -89,6 +92,7 @@ __all__ = [
     "PAGE_WIDTH",
     "PRESENTER_WIDTH",
     "QUERY_COLOR",
+    "SKIP_TOUCHING",
     "SLIDE_FONT",
     "SUBSCRIPTS",
     "VALUE_COLOR",

@@ -337,12 +337,12 @@ def scaled(node: object, f: float) -> object:
     return _crowded(out) if f < 1 else out
 
 
-_CROWDED = 16  # px: a band axis's step below which its labels may touch
-_GREEDY = {"labelOverlap": "greedy", "labelSeparation": 2}
+CROWDED_STEP = 16  # px: a band axis's step below which its labels may touch…
+SKIP_TOUCHING = {"labelOverlap": "greedy", "labelSeparation": 2}  # …so skip those that would
 
 
 def _crowded(view: dict) -> dict:
-    """A view whose band steps shrank below :data:`_CROWDED` px skips labels that would touch
+    """A view whose band steps shrank below :data:`CROWDED_STEP` px skips labels that would touch
     (its builder chose the axes for the steps before scaling)."""
     enc = view.get("encoding")
     if not isinstance(enc, dict):
@@ -353,9 +353,9 @@ def _crowded(view: dict) -> dict:
         pos = enc.get(channel)
         if not (isinstance(step, dict) and isinstance(step.get("step"), int | float)):
             continue
-        if step["step"] >= _CROWDED or not isinstance(pos, dict) or pos.get("axis", {}) is None:
+        if step["step"] >= CROWDED_STEP or not isinstance(pos, dict) or pos.get("axis", {}) is None:
             continue
-        changed[channel] = {**pos, "axis": {**(pos.get("axis") or {}), **_GREEDY}}
+        changed[channel] = {**pos, "axis": {**(pos.get("axis") or {}), **SKIP_TOUCHING}}
     return {**view, "encoding": changed}
 
 

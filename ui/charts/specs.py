@@ -37,7 +37,7 @@ from itertools import repeat
 import numpy as np
 import pandas as pd
 
-from ui.charts.sizing import PAGE_WIDTH, PRESENTER_WIDTH, fit_cell
+from ui.charts.sizing import CROWDED_STEP, PAGE_WIDTH, PRESENTER_WIDTH, SKIP_TOUCHING, fit_cell
 from ui.charts.text import chars, data_title, fmt_cells, unique_labels
 from ui.charts.theme import FRAME, KEY_COLOR, MASKED
 
@@ -233,8 +233,8 @@ def heatmap(
     # upright labels always, slanted ones (long tokens) only in tiny cells, where they
     # would pile up; slanted boxes overlap long before their text does.
     angle = 0 if max(map(chars, cols), default=0) <= 2 else -45  # "d0", "猫": upright
-    upright = {"labelOverlap": "greedy", "labelSeparation": 2}
-    crowded = upright if angle == 0 or cell < 16 else {}
+    upright = SKIP_TOUCHING
+    crowded = upright if angle == 0 or cell < CROWDED_STEP else {}
     tips = "α" if kind == "weights" else "="
     view = {
         "width": {"step": cell},  # the view grows with the columns: same spec, more data

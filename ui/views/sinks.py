@@ -158,7 +158,7 @@ def mask_chart(t: Translator, v: MaskView, presenter: bool) -> dict:
     # need not shrink them again, and a step of n keeps the spec while the cells keep their
     # size on the ladder)
     cell = charts.fit_cell(2 * n, n, 700 if presenter else 640, 380, lo=6, hi=26)
-    crowded = {"labelOverlap": "greedy", "labelSeparation": 2} if cell < 16 else {}
+    crowded = charts.SKIP_TOUCHING if cell < charts.CROWDED_STEP else {}
     # the axes in the order of the index fields, the frame on a field of the data: another n
     # leaves the spec as it is (while the cells keep their size), the chart swaps its data
     x = {
