@@ -22,11 +22,14 @@ from ui.safe import plain
 
 # Presenter mode: type for the back of the hall, and as little chrome above the step as
 # possible (small top bar, a modest page title, tighter gaps) so that each step fits one
-# 1920 x 1080 screen. The step bar's labels wrap instead of being cut off. Charts are laid
-# out for a 1920 px projector; on a smaller screen (a 1366 x 768 laptop driving the
-# projector) a wider chart is scaled down to its column instead of being cut off: nobody
-# scrolls a chart box with a clicker. For the same reason rows of buttons (the step bar,
-# segmented controls) wrap, and metric and link labels wrap instead of ending in "…".
+# 1920 x 1080 slide (SLIDE). The step bar's labels wrap instead of being cut off. A smaller
+# screen (a 1366 x 768 laptop driving the projector, a window that is not full screen) shows
+# the same slide scaled down as a whole (ZOOM_JS): text, charts and gaps shrink together,
+# so a step that fits the projector fits the laptop, as a mirrored screen would show it.
+# The zoom is set on the page's content, not on the whole app: Streamlit sizes the app to
+# the window with vh units, which a zoomed ancestor would scale too (the page would end at
+# 71 % of the screen). Nobody scrolls a chart box with a clicker: a chart is still never
+# drawn wider than its column.
 # The tab icon ships with the app: a Material icon name would be fetched from a font CDN,
 # which fails in a hall without internet.
 ICON = Path(__file__).resolve().parent.parent / "static" / "icon.png"
@@ -39,24 +42,56 @@ html { font-size: 22px; }
 .stApp [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p {
   font-size: 1.7rem; line-height: 1.15; }
 header[data-testid="stHeader"] { height: 2.2rem; min-height: 0; background: transparent; }
-header[data-testid="stHeader"] [data-testid="stToolbar"] { display: none; }
+/* the header keeps only the button that opens the sidebar (the way out of presenter mode) */
+header[data-testid="stHeader"] [data-testid="stStatusWidget"] { display: none; }
 .block-container { padding-top: 1.6rem; padding-bottom: 0.4rem; max-width: 100%; }
 .block-container h1 { font-size: 1.9rem; padding: 0 0 0.2rem 0; }
 .block-container h2 { font-size: 1.6rem; padding: 0.3rem 0 0.2rem 0; }
 .block-container h3 { font-size: 1.4rem; padding: 0.2rem 0 0.4rem 0; }
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.6rem; }
 [data-testid="stVegaLiteChart"] svg.marks { max-width: 100%; height: auto; }
-@media (max-width: 1600px) {  /* smaller than a projector: wrap rather than hide */
-  [data-testid="stButtonGroup"] > div { flex-wrap: wrap; }
-  [data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"],
-  [data-testid="stMetricLabel"] p, [data-testid="stPageLink-NavLink"] span,
-  [data-testid="stMetricDelta"] [data-testid="stMarkdownContainer"],
-  [data-testid="stMetricDelta"] p,
-  [data-testid="stPageLink-NavLink"] p { white-space: normal; }
-}
+/* wrap rather than hide: a row of buttons in a narrow column (the encoder's twelve layers),
+   a metric's label or delta */
+[data-testid="stButtonGroup"] > div { flex-wrap: wrap; }
+[data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"], [data-testid="stMetricLabel"] p,
+[data-testid="stMetricDelta"] [data-testid="stMarkdownContainer"],
+[data-testid="stMetricDelta"] p { white-space: normal; }
+[data-testid="stMainBlockContainer"] { zoom: var(--lab-slide-zoom, 1); }
+[data-testid="stSidebarUserContent"], header[data-testid="stHeader"] {
+  zoom: var(--lab-screen-zoom, 1); }
 .st-key-_step_choice button p { font-size: 0.9rem; }
 .st-key-step_next a p, .st-key-step_prev a p { font-size: 0.9rem; }
 </style>
+"""
+SLIDE = (1920, 1080)  # px: the projector a presenter step is laid out for
+# Sets the zooms of PRESENTER_CSS. The slide's: the share of the slide the main area shows
+# (the window's height, the main area's width: less when the lecturer opens the sidebar),
+# less 1 % (text set smaller rounds its lines differently: /softmax's first step, 1080 px
+# tall on the projector, measured 1084 slide px on a 1366 x 768 laptop). The screen's (the
+# header, the sidebar): the share of the slide the window shows. Each 1 where the slide
+# fits (a larger screen keeps the 1920 px layout). Again whenever the main area changes
+# size; its own width, with its scroll bar, which the zoom never changes (no feedback).
+ZOOM_JS = f"""
+<script>
+(() => {{
+  const doc = window.document;
+  const area = () => doc.querySelector('[data-testid="stMain"]');
+  const zoom = (name, width) => {{
+    const share = Math.min(width / {SLIDE[0]}, window.innerHeight / {SLIDE[1]});
+    doc.documentElement.style.setProperty(name, String(share >= 1 ? 1 : 0.99 * share));
+  }};
+  const fit = () => {{
+    zoom("--lab-slide-zoom", area() ? area().offsetWidth : window.innerWidth);
+    zoom("--lab-screen-zoom", window.innerWidth);
+  }};
+  if (!window.__attentionLabZoom) {{
+    window.__attentionLabZoom = new ResizeObserver(fit);
+    window.addEventListener("resize", fit);
+  }}
+  if (area()) window.__attentionLabZoom.observe(area());
+  fit();
+}})();
+</script>
 """
 # Both modes: a chart is never wider than its column (a too-wide chart scrolls inside its
 # own box instead of pushing the whole page sideways), and long widget labels wrap.
@@ -239,7 +274,7 @@ def _navigation(page: str, lang: str, presenter: bool, t: Translator) -> str:
                 href = f"{base.rstrip('/')}{p.url_path}?{query}"
                 parts.append(f'<a class="lab-nav-link" href="{escape(href)}">{body}</a>')
     parts.append("</nav>")
-    return "".join(parts) + NAV_JS
+    return "".join(parts) + NAV_JS + (ZOOM_JS if presenter else "")
 
 
 @st.cache_resource(show_spinner=False)

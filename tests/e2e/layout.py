@@ -286,6 +286,18 @@ def measure(page: Page) -> Layout:
     return Layout(raw["width"], raw["height"], *views, tuple(raw["errors"]), *widths)
 
 
+OPEN_SIDEBAR = '[data-testid="stExpandSidebarButton"]'
+SIDEBAR_OPEN = """() => { const s = document.querySelector('[data-testid="stSidebar"]');
+  const r = s && s.getBoundingClientRect(); return !!r && r.left >= -1 && r.width > 0; }"""
+
+
+def open_sidebar(page: Page) -> None:
+    """Open the sidebar with the header's button, if it is closed (a phone, a slide)."""
+    if page.locator(OPEN_SIDEBAR).count():
+        page.locator(OPEN_SIDEBAR).click()
+        page.wait_for_function(SIDEBAR_OPEN, timeout=10_000)
+
+
 def step_path(info: PageInfo, lang: str, step: int) -> str:
     """The address of a page's step in the student view."""
     return f"{info.url_path}?lang={lang}&step={step}"

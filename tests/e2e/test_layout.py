@@ -54,6 +54,7 @@ from tests.e2e.layout import (
     OpenApp,
     StepResult,
     measure,
+    open_sidebar,
     step_path,
     wait_drawn,
     wait_redrawn,
@@ -157,9 +158,6 @@ def _info(page_id: str) -> PageInfo:
 
 
 NEXT_FRAMES = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
-OPEN_SIDEBAR = '[data-testid="stExpandSidebarButton"]'
-SIDEBAR_OPEN = """() => { const s = document.querySelector('[data-testid="stSidebar"]');
-  const r = s && s.getBoundingClientRect(); return !!r && r.left >= -1 && r.width > 0; }"""
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -188,9 +186,7 @@ def _phone(server: Server, page: Page, info: PageInfo, lang: str) -> None:
     phone = measure(page)
     problems = phone.sideways()
     main = [c for c in phone.controls if c.area == "main"]
-    if page.locator(OPEN_SIDEBAR).count():  # open it, as a student taps the menu button
-        page.locator(OPEN_SIDEBAR).click()
-        page.wait_for_function(SIDEBAR_OPEN, timeout=10_000)
+    open_sidebar(page)  # as a student taps the menu button
     side = [c for c in measure(page).controls if c.area == "sidebar"]
     width = PHONE[0] + SLACK
     problems += [

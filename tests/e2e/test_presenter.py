@@ -1,7 +1,8 @@
 """Presenter mode and screen sizes as a lecturer and a student meet them, in Chromium.
 
 Every page of the registry is covered (new pages join automatically): each presenter step
-must fit a 1920 x 1080 projector with its charts in view, no page may scroll sideways at
+must fit a 1920 x 1080 projector with its charts in view, and a 1366 x 768 laptop driving
+the projector (the slide zoomed as a whole), no page may scroll sideways at
 1366 x 768 or 1920 x 1080, the clicker keys must turn the step whatever has focus, and
 every page must render with every request to another host blocked (a hall without
 internet). Screenshots go to artifacts/screens/.
@@ -13,22 +14,28 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.conftest import href, no_error_on_screen, shot, wait_for_url, wait_idle, wait_quiet
+from tests.e2e.layout import LAPTOP, open_sidebar
 from ui.i18n import Translator
 from ui.pages import available_pages
+from ui.shell import SLIDE
 
 PAGES = available_pages()
 LANGS = ["en", "zh"]
 SLACK = 2  # px of rounding
 PX = 0.01  # a font size measured through the SVG's scale: 18 px reads as 17.9999
 
+# The main area and its visible charts on screen; a chart's smallest text in px of the slide
+# (through the SVG's scale, and the slide's zoom on a screen smaller than the projector).
 LAYOUT = """() => {
   const main = document.querySelector('[data-testid="stMain"]');
+  const zoom = parseFloat(getComputedStyle(document.documentElement)
+    .getPropertyValue('--lab-slide-zoom')) || 1;
   const charts = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
     .filter((e) => e.offsetParent !== null)
     .map((e) => { const r = e.getBoundingClientRect();
-                  const svg = e.querySelector('svg.marks');  // text px through its scale
+                  const svg = e.querySelector('svg.marks');
                   const k = svg && svg.getBoundingClientRect().width
-                    / parseFloat(svg.getAttribute('width'));
+                    / parseFloat(svg.getAttribute('width')) / zoom;
                   const px = svg ? [...svg.querySelectorAll('text')]
                     .filter((t) => t.textContent.trim())
                     .map((t) => parseFloat(t.getAttribute('font-size')) * k) : [];
@@ -36,7 +43,7 @@ LAYOUT = """() => {
                           text: px.length ? Math.min(...px) : null}; });
   return {scrollWidth: main.scrollWidth, clientWidth: main.clientWidth,
           scrollHeight: main.scrollHeight, clientHeight: main.clientHeight,
-          width: window.innerWidth, height: window.innerHeight, charts};
+          width: window.innerWidth, height: window.innerHeight, zoom, charts};
 }"""
 
 
@@ -225,52 +232,6 @@ STEP_BAR_HIDES = """() => {
 }"""
 
 
-@pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("info", PAGES, ids=lambda p: p.id)
-def test_every_presenter_step_fits_one_screen(server, open_app, info, lang) -> None:
-    """Each step, reached with the Next button, fits 1920 x 1080 with its charts in view and
-    their text >= 18 px; on the steps of READABLE_CASES and LOG_AXIS_STEPS the same visit
-    also checks that the chart fills its column and that log-axis labels stay apart."""
-    page = open_app(server, f"{info.url_path}?lang={lang}&present=1")
-    count = max(_step_count(page), 1)
-    problems = []
-    for step in range(1, count + 1):
-        if step > 1:
-            page.locator(".st-key-step_next button").click()
-            wait_for_url(page, f"step={step}")
-        no_error_on_screen(page)
-        readable = READABLE_CASES.get((info.url_path, step))
-        log_axis = (info.url_path, step) in LOG_AXIS_STEPS
-        if readable or log_axis:
-            page.wait_for_selector('[data-testid="stVegaLiteChart"]:visible svg', timeout=60_000)
-        box = _layout(page)
-        if step == 1 and (hidden := page.evaluate(STEP_BAR_HIDES)):
-            problems.append(f"the step bar cuts off {hidden}")
-        shot(page, f"{info.id}_{lang}_presenter_step{step}")
-        if box["scrollHeight"] > box["clientHeight"] + SLACK:
-            problems.append(f"step {step}: {box['scrollHeight']} px tall")
-        for c in box["charts"]:
-            if c["bottom"] > box["height"] + SLACK or c["right"] > box["width"] + SLACK:
-                problems.append(
-                    f"step {step}: a chart ends at ({c['right']:.0f}, {c['bottom']:.0f})"
-                )
-            if c["text"] is not None and c["text"] < 18 - PX:  # read from the back of the hall
-                problems.append(f"step {step}: chart text of {c['text']:.1f} px")
-        if sideways := _sideways(box):
-            problems.append(f"step {step}: {sideways}")
-        if readable:
-            problems += [f"step {step} ({readable[0]}): {p}" for p in _unreadable(page, *readable)]
-        if log_axis:
-            problems += [f"step {step}: {p}" for p in _tick_label_clashes(page)]
-    assert not problems, f"{info.id} ({lang}) in {box['width']}x{box['height']}: {problems}"
-
-
-def _local(url: str) -> bool:
-    return urlparse(url).hostname in ("127.0.0.1", "localhost") or url.startswith(
-        ("data:", "blob:", "about:")
-    )
-
-
 # A chart wider than its column, a Back/Next label cut to "上…", a row of buttons (the step
 # bar, a segmented control) that hides some, or a metric's label or delta cut with "…".
 CUT_ON_A_LAPTOP = """() => {
@@ -296,6 +257,113 @@ CUT_ON_A_LAPTOP = """() => {
 }"""
 
 
+def _misfits(box: dict) -> list[str]:
+    """What keeps a presenter step from fitting the screen ``box`` was measured on."""
+    screen = f"{box['width']}x{box['height']}"
+    problems = []
+    if box["scrollHeight"] > box["clientHeight"] + SLACK:
+        problems.append(f"{box['scrollHeight']} px tall in {screen}")
+    for c in box["charts"]:
+        if c["bottom"] > box["height"] + SLACK or c["right"] > box["width"] + SLACK:
+            problems.append(f"a chart ends at ({c['right']:.0f}, {c['bottom']:.0f}) in {screen}")
+        if c["text"] is not None and c["text"] < 18 - PX:  # read from the back of the hall
+            problems.append(f"chart text of {c['text']:.1f} px of the slide")
+    if sideways := _sideways(box):
+        problems.append(f"{sideways} in {screen}")
+    return problems
+
+
+ZOOM = """() => parseFloat(getComputedStyle(document.documentElement)
+  .getPropertyValue('--lab-slide-zoom'))"""
+
+
+def _resize(page, size: tuple[int, int]) -> None:
+    """Resize the window and wait until the slide has zoomed to it (below 1 on a screen
+    smaller than the slide, 1 on the projector)."""
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    smaller = size[0] < SLIDE[0] or size[1] < SLIDE[1]
+    page.wait_for_function(f"s => s ? ({ZOOM})() < 1 : ({ZOOM})() === 1", arg=smaller)
+
+
+def _on_the_laptop(page, name: str) -> tuple[dict, list[str]]:
+    """The step's layout on a laptop driving the projector, and what is cut off there (the
+    window resized on the same visit: the slide zooms, nothing reruns); then the window
+    back at the projector's size."""
+    _resize(page, LAPTOP)
+    wait_quiet(page, settle=0.2)
+    box, cut = _layout(page), page.evaluate(CUT_ON_A_LAPTOP)
+    shot(page, name)
+    _resize(page, SLIDE)
+    return box, cut
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("info", PAGES, ids=lambda p: p.id)
+def test_every_presenter_step_fits_one_screen(server, open_app, info, lang) -> None:
+    """Each step, reached with the Next button, fits 1920 x 1080 with its charts in view and
+    their text >= 18 px, and fits a 1366 x 768 laptop the same way (the slide zoomed to the
+    window); on the steps of READABLE_CASES and LOG_AXIS_STEPS the same visit also checks
+    that the chart fills its column and that log-axis labels stay apart."""
+    page = open_app(server, f"{info.url_path}?lang={lang}&present=1", *SLIDE)
+    count = max(_step_count(page), 1)
+    problems = []
+    for step in range(1, count + 1):
+        if step > 1:
+            page.locator(".st-key-step_next button").click()
+            wait_for_url(page, f"step={step}")
+        no_error_on_screen(page)
+        readable = READABLE_CASES.get((info.url_path, step))
+        log_axis = (info.url_path, step) in LOG_AXIS_STEPS
+        if readable or log_axis:
+            page.wait_for_selector('[data-testid="stVegaLiteChart"]:visible svg', timeout=60_000)
+        box = _layout(page)
+        if step == 1 and (hidden := page.evaluate(STEP_BAR_HIDES)):
+            problems.append(f"the step bar cuts off {hidden}")
+        shot(page, f"{info.id}_{lang}_presenter_step{step}")
+        problems += [f"step {step}: {p}" for p in _misfits(box)]
+        if readable:
+            problems += [f"step {step} ({readable[0]}): {p}" for p in _unreadable(page, *readable)]
+        if log_axis:
+            problems += [f"step {step}: {p}" for p in _tick_label_clashes(page)]
+        laptop, cut = _on_the_laptop(page, f"{info.id}_{lang}_presenter_step{step}_laptop")
+        problems += [f"step {step}: {p}" for p in _misfits(laptop) + cut]
+    assert not problems, f"{info.id} ({lang}): {problems}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_lecturer_leaves_presenter_mode_from_the_slide(server, browser, lang) -> None:
+    """On a slide the sidebar is closed; the header's button opens it (on a laptop, where
+    the slide is zoomed: smaller again beside the open sidebar, and still one screen), and
+    its switch turns presenter mode off: the page is laid out for students, unzoomed.
+
+    In a browser context of its own: the browser remembers a sidebar opened by hand."""
+    context = browser.new_context(viewport={"width": LAPTOP[0], "height": LAPTOP[1]})
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/softmax?lang={lang}&present=1")
+        wait_idle(page)
+        content = '[data-testid="stMainBlockContainer"]'
+        zoom = f"() => parseFloat(getComputedStyle(document.querySelector('{content}')).zoom)"
+        closed = page.evaluate(zoom)
+        assert closed < 1, "the slide is zoomed to the laptop"
+        open_sidebar(page)
+        page.wait_for_function(f"z => ({zoom})() < z", arg=closed)
+        assert _misfits(_layout(page)) == [], "the slide beside the sidebar"
+        page.locator(".st-key-_present_choice label").click()
+        page.wait_for_function("() => !location.href.includes('present=1')", timeout=30_000)
+        wait_idle(page)
+        assert page.evaluate(zoom) == 1
+        assert not page.locator(".st-key-arrow_keys").count(), "the clicker keys are gone"
+    finally:
+        context.close()
+
+
+def _local(url: str) -> bool:
+    return urlparse(url).hostname in ("127.0.0.1", "localhost") or url.startswith(
+        ("data:", "blob:", "about:")
+    )
+
+
 @pytest.mark.parametrize(
     ("path", "lang"),
     [("/scaling?step=2", "zh"), ("/training?run=1&step=2", "en"), ("/kv_cache?step=1", "en")],
@@ -304,7 +372,8 @@ def test_presenter_mode_on_a_laptop_screen_scales_charts_into_their_column(
     server, open_app, path, lang
 ) -> None:
     """Slides are laid out for a 1920 px projector; a 1366 x 768 laptop driving the projector
-    gets the whole chart, smaller, not a chart cut off at the right edge."""
+    gets the whole slide, smaller: no chart, label or row of buttons cut off (here also
+    after a training run, which the walk over every step does not start)."""
     sep = "&" if "?" in path else "?"
     page = open_app(server, f"{path}{sep}lang={lang}&present=1", width=1366, height=768)
     page.wait_for_selector('[data-testid="stVegaLiteChart"]:visible svg', timeout=60_000)
