@@ -110,7 +110,9 @@ BASE_CSS = """
 [data-testid="stWidgetLabel"] p { white-space: normal; overflow-wrap: anywhere; }
 .st-key-step_prev button, .st-key-step_next button { padding-left: 0.4rem; padding-right: 0.4rem; }
 .st-key-_step_choice [data-testid="stButtonGroup"] > div { flex-wrap: wrap; }
-.st-key-_step_choice button { max-width: none; height: auto; min-height: 2.2rem; }
+/* a step's tab is never wider than the bar (a phone): its label wraps inside it */
+.st-key-_step_choice button { max-width: 100%; min-width: 0; height: auto; min-height: 2.2rem; }
+.st-key-_step_choice button div, .st-key-_step_choice button span { min-width: 0; }
 .st-key-_step_choice button p { white-space: normal; overflow: visible; text-overflow: clip;
   line-height: 1.2; }
 [data-testid="stSidebarHeader"] { height: 2.75rem; margin-bottom: 0; padding-top: 0.75rem; }

@@ -167,7 +167,8 @@ def test_a_phone_never_scrolls_sideways_and_reaches_every_control(
 ) -> None:
     """At 390 x 844, step 1: no horizontal scroll of the page or the main area; every control
     the page has at 1366 px is also on the phone, rendered and within the screen's width
-    (vertical scrolling is fine; the sidebar's controls once the sidebar is opened).
+    (vertical scrolling is fine; the sidebar's controls once the sidebar is opened), and so
+    is every tab of the step bar (a long label wraps inside its tab).
 
     In a browser context of its own: the browser remembers a sidebar opened by hand, and
     the shared context's later pages (slides, whose sidebar starts closed) must not inherit
@@ -185,10 +186,17 @@ def _phone(server: Server, page: Page, info: PageInfo, lang: str) -> None:
     wait_drawn(page)
     phone = measure(page)
     problems = phone.sideways()
+    width = PHONE[0] + SLACK
+    tabs = page.evaluate(
+        "() => [...document.querySelectorAll('.st-key-_step_choice button')]"
+        ".map((b) => [b.innerText, b.getBoundingClientRect().right])"
+    )
+    problems += [
+        f"step tab {text!r} ends at {right:.0f} px" for text, right in tabs if right > width
+    ]
     main = [c for c in phone.controls if c.area == "main"]
     open_sidebar(page)  # as a student taps the menu button
     side = [c for c in measure(page).controls if c.area == "sidebar"]
-    width = PHONE[0] + SLACK
     problems += [
         f"control {c} sticks out of the {PHONE[0]} px screen"
         for c in main + side
