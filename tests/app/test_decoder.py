@@ -472,3 +472,11 @@ def test_the_pages_own_forward_pass_waits_for_its_turn():
         assert not done
     worker.join(timeout=120)
     assert done[0].attention.shape[-1] == len(ids)
+
+
+def test_the_query_list_shows_the_tokens_as_they_read():
+    """The query token's select box shows text as text: the lesson's full stop reads ".",
+    not the markdown-escaped "\\."."""
+    at = open_decoder(step="1")
+    options = at.selectbox(key="_choice_query").options
+    assert "." in options and not any("\\" in o for o in options)

@@ -84,6 +84,18 @@ def test_default_head_is_the_one_head_search_ranks_first(page):
     assert buttons[1].endswith(f"{attention[5, 11, 10, 2]:.3f}")
 
 
+def test_token_lists_show_the_tokens_as_they_read(page):
+    """A select box and a multiselect show their options as text: [CLS] reads [CLS], not the
+    markdown-escaped \\[CLS\\] (the step bar's pills, which read markdown, are escaped)."""
+    at = page(PAGE)
+    tokens, _ = reference(LESSON)
+    lists = (at.selectbox(key="_choice_target"), at.multiselect(key="_q_pick"))
+    for options in (widget.options for widget in lists):
+        assert options[0] == "[CLS]" and options[-1] == "[SEP]"
+        assert not any("\\" in o for o in options)
+        assert len(options) == len(tokens)
+
+
 def test_head_search_button_selects_that_head_everywhere(page):
     at = page(PAGE, step="3")  # head search
     at.button(key="pick_L5H11").click().run()

@@ -29,7 +29,7 @@ from ui import prompt as typed
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Float, Int, Text, number, select, slider, text, toggle
-from ui.safe import plain
+from ui.safe import one_line, plain
 from ui.sentence import more_box
 
 LESSON = "The animal didn't cross the street because it was too tired."
@@ -198,7 +198,7 @@ def head_controls(ctx: PageContext, m: smollm.SmolLM, p: Prompt) -> tuple[int, i
     with c3:
         spec = Choice("query", str(default), tuple(str(i) for i in range(len(p.labels))))
         query = select(
-            ctx, spec, t("decoder.query"), lambda i: plain(names[int(i)], 24), widget="select"
+            ctx, spec, t("decoder.query"), lambda i: one_line(names[int(i)], 24), widget="select"
         )
     return layer, head, int(query)
 

@@ -31,7 +31,7 @@ from ui.blocks import frame_room
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Text, assign, select, text, toggle
-from ui.safe import plain
+from ui.safe import one_line, plain
 from ui.sentence import settings_box
 
 LESSON = "The animal didn't cross the street because it was too tired."
@@ -337,15 +337,17 @@ def query_picker(ctx: PageContext, tokens: list[str], default: int) -> list[int]
         st.query_params.pop(QUERY_KEY, None)
         picked = [default]
     st.session_state[QUERY_WIDGET] = [str(i) for i in picked]
+    pills = ctx.presenter and len(tokens) <= MAX_PILLS
+    shown_as = plain if pills else one_line  # pills read markdown, a list shows plain text
     common = {
-        "format_func": lambda i: plain(labels[int(i)], 24),
+        "format_func": lambda i: shown_as(labels[int(i)], 24),
         "key": QUERY_WIDGET,
         "on_change": _queries_changed,
         "args": (default,),
         "help": t("encoder.queries_help"),
     }
     options = [str(i) for i in range(len(tokens))]
-    if ctx.presenter and len(tokens) <= MAX_PILLS:  # the sidebar: a list, a row of its own
+    if pills:  # the sidebar: a list, a row of its own
         st.pills(t("encoder.queries"), options, selection_mode="multi", **common)
     else:
         # its own placeholder (Streamlit's is English) and no "Select all" entry (English too,
@@ -401,7 +403,8 @@ def controls(ctx: PageContext, a: Analysis) -> Controls:
         c1, c4 = st.container(), st.container()
     with c1:
         spec = token_choice("target", a.tokens, default_index(a.tokens, TARGET_WORDS, 1))
-        fmt = lambda i: plain(labels[int(i)], 24)  # noqa: E731
+        # a select box shows its options as text: nothing to escape
+        fmt = lambda i: one_line(labels[int(i)], 24)  # noqa: E731
         target = int(select(ctx, spec, t("encoder.target"), fmt, "select"))
     order, _ = head_ranking(a.attention, queries[0], target)  # default: stable as queries are added
     L, H = a.attention.shape[:2]  # noqa: N806
