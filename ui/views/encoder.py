@@ -347,7 +347,7 @@ def query_picker(ctx: PageContext, tokens: list[str], default: int) -> list[int]
         "help": t("encoder.queries_help"),
     }
     options = [str(i) for i in range(len(tokens))]
-    if pills:  # the sidebar: a list, a row of its own
+    if pills:  # a slide's settings box: one row of pills (the sidebar: a list, below)
         st.pills(t("encoder.queries"), options, selection_mode="multi", **common)
     else:
         # its own placeholder (Streamlit's is English) and no "Select all" entry (English too,
