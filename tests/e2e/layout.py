@@ -358,11 +358,13 @@ class StepResult:
 
     @property
     def problems(self) -> list[str]:
-        """The step's violations of the rule, each naming the page, step and language."""
+        """The step's violations of the rule, and any sideways scrolling of the page, each
+        naming the page, step and language."""
         w, h = self.layout.width, self.layout.height
         where = f"{self.page} step {self.step} ({self.lang}, {w}x{h})"
         chartless = (self.page, self.step) in CHARTLESS
-        return [f"{where}: {p}" for p in self.layout.problems(chartless)]
+        found = self.layout.problems(chartless) + self.layout.sideways()
+        return [f"{where}: {p}" for p in found]
 
 
 def walk(

@@ -21,7 +21,8 @@ the main area ``stMain`` and the sidebar all at scrollTop 0):
   popovers, the export boxes (``ui.exports.KEY_PREFIX``) and everything in them, and
   anything not rendered: the content of a closed expander, the hidden off-screen step
   containers (``hidden_step_<k>``, display: none), elements of zero size;
-- no exception box is on screen (it would hide the step's chart).
+- no exception box is on screen (it would hide the step's chart);
+- neither the page nor the main area scrolls sideways (a chart may, inside its own box).
 
 A 2 px slack absorbs rounding. Two more checks: on a phone (390 x 844) the page never
 scrolls sideways (a chart may scroll inside its own box) and every control of the page is
@@ -106,6 +107,16 @@ def test_the_rule_on_made_up_screens(layout: Layout, expected: list[str]) -> Non
     for problem, start in zip(problems, expected, strict=True):
         assert problem.startswith(start), problem
     assert Layout(1366, 768, (), (), (), (_SLIDER,)).problems(chartless=True) == []
+
+
+def test_a_step_that_scrolls_sideways_breaks_the_walk() -> None:
+    """A step whose main area is wider than itself fails the walk over the steps, even with
+    its chart and controls in view."""
+    fits = Layout(1366, 768, (_CHART,), (), (), (_SLIDER,), (), 1366, 1066, 1066)
+    assert StepResult("demo", 2, "en", fits).problems == []
+    wide = Layout(1366, 768, (_CHART,), (), (), (_SLIDER,), (), 1366, 1500, 1066)
+    (problem,) = StepResult("demo", 2, "en", wide).problems
+    assert problem == "demo step 2 (en, 1366x768): the main area is 1500 px wide in 1066 px"
 
 
 def _check_pages(
