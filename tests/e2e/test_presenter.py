@@ -375,7 +375,7 @@ def test_presenter_mode_on_a_laptop_screen_scales_charts_into_their_column(
     gets the whole slide, smaller: no chart, label or row of buttons cut off (here also
     after a training run, which the walk over every step does not start)."""
     sep = "&" if "?" in path else "?"
-    page = open_app(server, f"{path}{sep}lang={lang}&present=1", width=1366, height=768)
+    page = open_app(server, f"{path}{sep}lang={lang}&present=1", *LAPTOP)
     page.wait_for_selector('[data-testid="stVegaLiteChart"]:visible svg', timeout=60_000)
     assert page.evaluate(CUT_ON_A_LAPTOP) == []
     drawn = page.evaluate(
