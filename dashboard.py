@@ -10,6 +10,7 @@ from ui import steps as stepbar
 from ui.blocks import frame, header, intro, link, notice
 from ui.exports import export_panel
 from ui.notes import untrained
+from ui.pages import in_section
 from ui.params import Int, slider
 from ui.sentence import settings_box
 from ui.shell import shell
@@ -134,8 +135,8 @@ def pipeline(on_screen: bool) -> None:
         link(ctx, start.id, t("home.start_link", page=t(f"nav.{start.id}")))
         st.markdown(t("home.today"))
         with st.container(horizontal=True):
-            for page in ("rope", "gqa", "flash", "sinks"):
-                link(ctx, page)
+            for info in in_section("today"):
+                link(ctx, info.id)
 
 
 with steps.section(2) as on_screen:

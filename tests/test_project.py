@@ -94,3 +94,15 @@ def test_ui_modules_import_each_other_without_a_cycle() -> None:
     for name in sorted(graph):
         visit(name, [])
     assert "ui.charts" in graph["ui.views.decoder"], "the graph was read, packages included"
+
+
+def test_page_files_are_numbered_in_the_navigations_order() -> None:
+    """``pages/<N>_<id>.py``: N counts up along ui.pages.PAGES, and every file is a page."""
+    from ui.pages import PAGES, available_pages
+
+    files = sorted((ROOT / "pages").glob("*.py"))
+    numbered = {p.stem.split("_", 1)[1]: int(p.stem.split("_", 1)[0]) for p in files}
+    registered = [p.id for p in PAGES if p.id != "home"]
+    assert set(numbered) == set(registered), "a file without an entry, or an entry without a file"
+    assert [numbered[i] for i in registered] == list(range(1, len(registered) + 1))
+    assert len(available_pages()) == len(PAGES)

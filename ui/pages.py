@@ -1,7 +1,10 @@
-"""The page registry: ids, files and navigation sections, in reading order.
+"""The page registry: ids, navigation sections and icons, in reading order.
 
-A later issue adds a page by adding its file under ``pages/`` and one entry here (and its
-``nav.<id>`` catalog keys). Entries whose file does not exist yet are not linked.
+A page is its file ``pages/<N>_<id>.py`` and one entry here (plus its ``nav.<id>`` catalog
+keys). The entry's place in :data:`PAGES` is the page's place in the navigation and on the
+clicker's walk; ``N`` only sorts the folder and follows the same order
+(tests/test_project.py). The file is found from the id, so the number is written once, in
+the file's name. Entries whose file does not exist (yet) are not linked.
 """
 
 from dataclasses import dataclass
@@ -9,45 +12,58 @@ from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+HOME = "dashboard.py"  # the entrypoint: the home page
 
 
 @dataclass(frozen=True)
 class PageInfo:
     """One page of the app."""
 
-    id: str  # catalog key under nav.*, and the page's name in code
-    file: str  # path relative to the project root, as st.page_link wants it
+    id: str  # catalog key under nav.*, the page's name in code and its address
     section: str  # catalog key under nav.section.*
     icon: str  # a Material icon shown in the navigation
 
     @property
+    def file(self) -> str:
+        """The page's script relative to the project root, as ``st.page_link`` wants it:
+        ``pages/4_softmax.py`` for "softmax" (:data:`HOME` for the home page)."""
+        return HOME if self.id == "home" else _page_files().get(self.id, f"pages/{self.id}.py")
+
+    @property
     def url_path(self) -> str:
         """The page's address: ``/`` for the home page, ``/softmax`` for pages/4_softmax.py."""
-        if self.file == "dashboard.py":
-            return "/"
-        return "/" + Path(self.file).stem.split("_", 1)[1]
+        return "/" if self.id == "home" else f"/{self.id}"
 
 
 PAGES = (
-    PageInfo("home", "dashboard.py", "start", ":material/home:"),
-    PageInfo("lookup", "pages/1_lookup.py", "concepts", ":material/search:"),
-    PageInfo("qkv", "pages/2_qkv.py", "concepts", ":material/call_split:"),
-    PageInfo("scaling", "pages/3_scaling.py", "concepts", ":material/straighten:"),
-    PageInfo("softmax", "pages/4_softmax.py", "concepts", ":material/bar_chart:"),
-    PageInfo("weighted_sum", "pages/5_weighted_sum.py", "concepts", ":material/functions:"),
-    PageInfo("masking", "pages/6_masking.py", "practice", ":material/visibility_off:"),
-    PageInfo("multi_head", "pages/7_multi_head.py", "practice", ":material/view_column:"),
-    PageInfo("kv_cache", "pages/8_kv_cache.py", "practice", ":material/memory:"),
-    PageInfo("encoder", "pages/9_encoder.py", "models", ":material/travel_explore:"),
-    PageInfo("decoder", "pages/10_decoder.py", "models", ":material/edit_note:"),
-    PageInfo("rope", "pages/13_rope.py", "today", ":material/rotate_right:"),
-    PageInfo("gqa", "pages/14_gqa.py", "today", ":material/group_work:"),
-    PageInfo("flash", "pages/15_flash.py", "today", ":material/bolt:"),
-    PageInfo("sinks", "pages/16_sinks.py", "today", ":material/anchor:"),
-    PageInfo("training", "pages/11_training.py", "exercises", ":material/model_training:"),
-    PageInfo("homework", "pages/12_homework.py", "exercises", ":material/task_alt:"),
+    PageInfo("home", "start", ":material/home:"),
+    PageInfo("lookup", "concepts", ":material/search:"),
+    PageInfo("qkv", "concepts", ":material/call_split:"),
+    PageInfo("scaling", "concepts", ":material/straighten:"),
+    PageInfo("softmax", "concepts", ":material/bar_chart:"),
+    PageInfo("weighted_sum", "concepts", ":material/functions:"),
+    PageInfo("masking", "practice", ":material/visibility_off:"),
+    PageInfo("multi_head", "practice", ":material/view_column:"),
+    PageInfo("kv_cache", "practice", ":material/memory:"),
+    PageInfo("encoder", "models", ":material/travel_explore:"),
+    PageInfo("decoder", "models", ":material/edit_note:"),
+    PageInfo("rope", "today", ":material/rotate_right:"),
+    PageInfo("gqa", "today", ":material/group_work:"),
+    PageInfo("flash", "today", ":material/bolt:"),
+    PageInfo("sinks", "today", ":material/anchor:"),
+    PageInfo("training", "exercises", ":material/model_training:"),
+    PageInfo("homework", "exercises", ":material/task_alt:"),
 )
 SECTIONS = ("start", "concepts", "practice", "models", "today", "exercises", "reference")
+
+
+@cache
+def _page_files() -> dict[str, str]:
+    """Each page script's id (the name after the number and the first ``_``) and path."""
+    return {
+        p.stem.split("_", 1)[1]: p.relative_to(ROOT).as_posix()
+        for p in sorted((ROOT / "pages").glob("*_*.py"))
+    }
 
 
 @cache
@@ -63,3 +79,8 @@ def page_info(page_id: str) -> PageInfo:
         if p.id == page_id:
             return p
     raise KeyError(page_id)
+
+
+def in_section(section: str) -> tuple[PageInfo, ...]:
+    """The available pages of one navigation section, in order (e.g. "today")."""
+    return tuple(p for p in available_pages() if p.section == section)

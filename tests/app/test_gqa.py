@@ -22,7 +22,7 @@ from ui import loaded
 from ui.i18n import Translator
 from ui.views import gqa as gv
 
-PAGE = "pages/14_gqa.py"
+PAGE = "pages/12_gqa.py"
 EN, ZH = Translator("en"), Translator("zh")
 STEPS = ("1", "2", "3", "4")
 LESSON = "The animal didn't cross the street because it was too tired."

@@ -16,9 +16,9 @@ def test_decoder_without_the_model_says_how_to_install_it_and_stops(no_model, la
 
 
 def test_sinks_without_the_model_keeps_its_toy_step_and_says_so_on_the_model_steps(no_model):
-    toy = open_page("pages/16_sinks.py", lang="zh", step="1")
+    toy = open_page("pages/14_sinks.py", lang="zh", step="1")
     assert not toy.exception and not toy.error and toy.get("vega_lite_chart")
     for step in ("2", "3"):
-        at = open_page("pages/16_sinks.py", lang="zh", step=step)
+        at = open_page("pages/14_sinks.py", lang="zh", step=step)
         assert not at.exception
         assert [e.value for e in at.error] == [Translator("zh")("sinks.missing")]

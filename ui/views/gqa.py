@@ -1,4 +1,4 @@
-"""Presentation helpers for the grouped-query attention page (pages/14_gqa.py).
+"""Presentation helpers for the grouped-query attention page (pages/12_gqa.py).
 
 Controls, charts and words only: every number comes from :mod:`core.kv_cache` (grouped-query
 attention, the K/V expansions, the cache's size), :mod:`core.today_gqa` and, for the real

@@ -1,4 +1,4 @@
-"""Presentation helpers for the rotary-positions page (pages/13_rope.py).
+"""Presentation helpers for the rotary-positions page (pages/11_rope.py).
 
 Controls, charts and words only: every number comes from :mod:`core.rope` (the one RoPE of
 ``core``, also used by :mod:`core.llama`), :mod:`core.today_rope` and, for the real model,

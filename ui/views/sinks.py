@@ -1,4 +1,4 @@
-"""Presentation helpers for the sliding-window and attention-sink page (pages/16_sinks.py).
+"""Presentation helpers for the sliding-window and attention-sink page (pages/14_sinks.py).
 
 Controls, charts and words only: every number comes from :mod:`core.masks`,
 :mod:`core.today_sinks` and, for the real model, :mod:`models.sinks_probe` (one masked

@@ -1,4 +1,4 @@
-"""Presentation helpers for the training page (pages/11_training.py).
+"""Presentation helpers for the training page (pages/15_training.py).
 
 Controls, the cached and the live runs, one concatenated chart per view, metrics and
 "what to notice" lines. Every number comes from :mod:`core.training`.
