@@ -5,8 +5,7 @@ import streamlit as st
 
 import core
 from core.masks import row_sums
-from ui import charts
-from ui import steps as stepbar
+from ui import charts, stepbar
 from ui.blocks import frame, header, intro, link, notice
 from ui.exports import export_panel
 from ui.notes import untrained

@@ -10,7 +10,7 @@ from ui.context import PageContext
 from ui.exports import export_panel
 from ui.sentence import settings_box, step_box
 from ui.shell import shell
-from ui.steps import stepper
+from ui.stepbar import stepper
 from ui.views import decoder as dv
 
 ctx = shell("decoder")

@@ -11,7 +11,7 @@ from ui.context import PageContext
 from ui.exports import export_panel
 from ui.sentence import step_box
 from ui.shell import shell
-from ui.steps import stepper
+from ui.stepbar import stepper
 from ui.views import sinks as sv
 
 ctx = shell("sinks")

@@ -8,7 +8,7 @@ from ui import charts
 from ui.blocks import fragment, frame, header, intro, link, notice
 from ui.context import PageContext
 from ui.shell import shell
-from ui.steps import stepper
+from ui.stepbar import stepper
 from ui.views import training as tv
 
 ctx = shell("training")

@@ -8,7 +8,7 @@ from ui.blocks import fragment, header, intro, link
 from ui.context import PageContext
 from ui.sentence import settings_box
 from ui.shell import shell
-from ui.steps import stepper
+from ui.stepbar import stepper
 from ui.views import homework as hv
 
 ctx = shell("homework")

@@ -6,7 +6,7 @@ from ui.blocks import fragment, header
 from ui.context import PageContext
 from ui.sentence import sentence_controls
 from ui.shell import shell
-from ui.steps import stepper
+from ui.stepbar import stepper
 from ui.views import scaling as view
 
 ctx = shell("scaling")

@@ -12,7 +12,7 @@ from ui.notes import short_list, untrained
 from ui.safe import plain
 from ui.sentence import sentence_controls, settings_box, token_picker
 from ui.shell import shell
-from ui.steps import stepper
+from ui.stepbar import stepper
 from ui.views import weighted_sum as view
 
 ctx = shell("weighted_sum")

@@ -8,7 +8,7 @@ from ui.context import PageContext
 from ui.exports import export_panel
 from ui.notes import untrained
 from ui.shell import shell
-from ui.steps import stepper
+from ui.stepbar import stepper
 from ui.views import multi_head as mh
 
 ctx = shell("multi_head")

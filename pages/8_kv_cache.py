@@ -9,7 +9,7 @@ from ui.exports import export_panel
 from ui.notes import untrained
 from ui.sentence import step_box
 from ui.shell import shell
-from ui.steps import stepper
+from ui.stepbar import stepper
 from ui.views import kv_cache as kv
 
 ctx = shell("kv_cache")
