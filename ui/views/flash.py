@@ -6,7 +6,6 @@ builders here (:func:`tile_chart`, :func:`agreement_chart`, :func:`traffic_chart
 with :func:`ui.charts.show_cached`.
 """
 
-from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,12 +33,13 @@ from core.today_flash import (
 )
 from core.today_flash import agreement as tiled_agreement
 from ui import charts
-from ui.blocks import frame_room
 from ui.context import PageContext
+from ui.exports import export_panel
 from ui.i18n import Translator
 from ui.notes import grouped, num, subtitled
 from ui.params import Choice, Flag, Int, index_slider, number, select, slider, toggle
-from ui.sentence import more_box, settings_box
+from ui.sentence import more_box
+from ui.steps import Controls, Got, View
 
 D = 8  # the toy head's width (d_k = d_v): eight output numbers fit one small panel
 KEYS = Int("keys", 40, 8, 128)  # T: keys (and queries) of the toy head
@@ -65,13 +65,6 @@ NAN_AT = 3e-3  # where "NaN" marks sit on the growth curve's log axis (above eve
 # Small helpers ---------------------------------------------------------------------------
 
 
-def room(ctx: PageContext, height: int, slide_height: int) -> charts.Room:
-    """A step's chart room (:func:`ui.blocks.frame_room`): the page width for students (the
-    text goes below), ``height`` px at most; on a slide the chart column beside the notes,
-    ``slide_height`` px at most."""
-    return frame_room(ctx, SHARE, slide_height, height)
-
-
 def sci(value: float) -> str:
     """A small difference in scientific notation (``3.3e−16``), exactly 0 as ``0``."""
     if value == 0:
@@ -90,15 +83,6 @@ def big(value: float) -> str:
     return grouped(value)
 
 
-def peek(spec: Int) -> int:
-    """The value a control will have on this run before it is drawn: the widget's, else the
-    link's (when valid), else the default (a hidden step's sliders need another step's
-    values for their ranges)."""
-    if spec.key in st.session_state:
-        return int(st.session_state[spec.key])
-    return spec.parse(st.query_params.get(spec.key, "")) or spec.default
-
-
 # Controls --------------------------------------------------------------------------------
 
 
@@ -112,15 +96,8 @@ class Toy:
     seed: int
 
 
-def toy_controls(ctx: PageContext) -> Toy:
-    """T and B side by side, the causal mask; the seed folded. On a slide all of them in a
-    closed box: the lecturer moves the step's own controls."""
-    t = ctx.t
-    with settings_box(ctx, t("flash.toy")) if ctx.presenter else nullcontext():
-        return _toy_controls(ctx)
-
-
-def _toy_controls(ctx: PageContext) -> Toy:
+def toy_controls(ctx: PageContext, got: Got) -> Toy:
+    """T and B side by side, the causal mask; the seed folded."""
     t = ctx.t
     left, right = st.columns(2)
     with left:
@@ -133,16 +110,9 @@ def _toy_controls(ctx: PageContext) -> Toy:
     return Toy(int(n), int(block), bool(causal), int(seed))
 
 
-def peeked_toy() -> Toy:
-    """The toy settings before their controls are drawn (:func:`peek`)."""
-    flag = st.session_state.get(CAUSAL.key)
-    causal = CAUSAL.parse(st.query_params.get(CAUSAL.key, "")) if flag is None else flag
-    return Toy(peek(KEYS), peek(BLOCK), bool(causal), peek(SEED))
-
-
-def row_controls(ctx: PageContext, toy: Toy) -> tuple[int, int]:
+def row_controls(ctx: PageContext, got: Got) -> tuple[int, int]:
     """Step 1: the query row and how many tiles have been read, side by side."""
-    t = ctx.t
+    t, toy = ctx.t, got[TOY]
     left, right = st.columns(2)
     with left:
         row = index_slider(ctx, Int("query", toy.n - 1, 0, toy.n - 1), t("flash.query"))
@@ -154,19 +124,77 @@ def row_controls(ctx: PageContext, toy: Toy) -> tuple[int, int]:
     return int(row), int(tile)
 
 
-def factor_control(ctx: PageContext) -> float:
+def factor_control(ctx: PageContext, got: Got) -> float:
     """Step 2: the factor every score is multiplied by."""
     t = ctx.t
     tip = t("flash.factor_help", limit=num(FLOAT32_EXP_LIMIT, 1))
     return float(slider(ctx, FACTOR, t("flash.factor"), help=tip))
 
 
-def traffic_controls(ctx: PageContext) -> tuple[int, int]:
+def traffic_controls(ctx: PageContext, got: Got) -> tuple[int, int]:
     """Step 3: the head width d and the on-chip memory M (thousands of numbers)."""
     t = ctx.t
     d = select(ctx, WIDTH, t("flash.d"), help=t("flash.d_help"))
     sram = slider(ctx, SRAM, t("flash.sram"), help=t("flash.sram_help"))
     return int(d), int(sram) * 1000
+
+
+# a slide folds the toy head away: the lecturer moves the step's own controls
+TOY = Controls(toy_controls, slide="notes", fold="flash.toy")
+ROW = Controls(row_controls, slide="notes")
+FACTOR_CONTROL = Controls(factor_control, slide="notes")
+TRAFFIC = Controls(traffic_controls, slide="notes")
+UPDATE = (
+    r"m' = \max\big(m,\ \max_{j \in \text{tile}} s_j\big),\quad "
+    r"\ell' = e^{m-m'}\,\ell + \sum_{j \in \text{tile}} e^{s_j-m'},\quad "
+    r"a' = e^{m-m'}\,a + \sum_{j \in \text{tile}} e^{s_j-m'}\,v_j,\quad o = a/\ell"
+)
+TRAFFIC_TEX = (
+    r"\text{IO}_{\text{standard}} = 4Td + 4T^2,\qquad "
+    r"\text{IO}_{\text{flash}} = 3Td + 2T + \lceil T/B_c \rceil\,(3Td + 4T)"
+    r"\approx \frac{(12d^2+16d)\,T^2}{M}"
+)
+
+
+# The steps -------------------------------------------------------------------------------
+
+
+def tiles_step(v: View) -> None:
+    """Step 1: one query row read tile by tile, its running maximum and sum."""
+    t, toy = v.t, v[TOY]
+    row, tile = v[ROW]
+    tl = tiles(toy)
+    rv = row_view(tl, toy, row, tile)
+    chart = v.chart(tile_chart, t, rv, v.presenter)
+    v.text("flash.s1_text", n=toy.n, d=D, block=toy.block)
+    v.lead.latex(UPDATE)
+    v.notice(row_notice(v.ctx, rv, toy))
+    caption = t("flash.s1_caption", n=toy.n, block=toy.block, i=row, t=tile)
+    v.export("flash_tiles", chart, arrays=row_arrays(tl, rv), caption=caption)
+
+
+def agreement_step(v: View) -> None:
+    """Step 2: tiled and ordinary attention agree, also when the logits grow."""
+    t, toy = v.t, v[TOY]
+    a = agreement(toy, v[FACTOR_CONTROL])
+    chart = v.chart(agreement_chart, t, a, v.presenter)
+    v.text("flash.s2_text", n=toy.n, d=D, count=len(BLOCKS))
+    v.notice(agreement_notice(v.ctx, a, toy))
+    v.export("flash_agreement", chart, arrays=agreement_arrays(a))
+
+
+def traffic_step(v: View) -> None:
+    """Step 3: what the paper's memory model says about memory and traffic."""
+    t = v.t
+    d, sram = v[TRAFFIC]
+    tv = traffic(d, sram)
+    chart = v.chart(traffic_chart, t, tv, v.presenter)
+    v.text("flash.s3_text")
+    v.lead.latex(TRAFFIC_TEX)
+    (v.below if v.presenter else v.lead).caption(t("flash.assumptions"))
+    v.notice(traffic_notice(v.ctx, tv))
+    with v.below if v.presenter else v.notes:  # a slide: below the chart
+        export_panel(v.ctx, "flash_traffic", chart, arrays=traffic_arrays(tv))
 
 
 # Step 1: tile by tile ----------------------------------------------------------------------

@@ -23,16 +23,21 @@ from core.softmax_numerics import (
     EXP_OVERFLOW,
     EXP_UNDERFLOW,
     NaiveBreak,
+    exp_terms,
     largest_exp_argument,
+    mask_last,
     naive_break,
+    scale_sweep,
 )
 from ui import charts
-from ui.blocks import frame_room
+from ui.blocks import folded
 from ui.context import PageContext
 from ui.i18n import Translator
-from ui.params import Choice, Float, Text, slider, text
+from ui.notes import untrained
+from ui.params import Choice, Float, Int, Text, select, slider, text
 from ui.safe import plain
-from ui.sentence import LESSON_TEXT, settings_box
+from ui.sentence import LESSON_TEXT
+from ui.steps import Controls, Got, View
 
 MAX_ENTRIES = 16
 MAX_ABS = 1e6
@@ -141,12 +146,6 @@ def total(values: np.ndarray) -> float:
 def vector(values: np.ndarray) -> str:
     """``0.659, 0.242, 0.099`` (for a line of text)."""
     return ", ".join(num(v) for v in values)
-
-
-def chart_room(ctx: PageContext, height: int, share: float = 0.6) -> charts.Room:
-    """The room of a chart: ``share`` of the width (its column of :func:`ui.blocks.frame`)
-    and ``height`` px in presenter mode, the page width for students."""
-    return frame_room(ctx, share, height, height)
 
 
 def entry_labels(n: int) -> list[str]:
@@ -527,22 +526,137 @@ LOGITS_B = Text("logits_b", "2.1, 0.3, 0.1, 0.8, 0.2", max_len=240)
 TEMPERATURE = Float("temp", 1.0, 0.05, 5.0)
 
 
-def controls(ctx: PageContext) -> tuple[np.ndarray, np.ndarray, float]:
-    """The two logits boxes and the temperature slider (for students in the sidebar, one
-    below the other; on a slide side by side in a closed expander); bad logits warn and
-    fall back."""
+@dataclass(frozen=True)
+class Logits:
+    """The page's settings: the two logit rows and the temperature."""
+
+    a: np.ndarray
+    b: np.ndarray
+    temperature: float
+
+
+def controls(ctx: PageContext, got: Got) -> Logits:
+    """The two logits boxes and the temperature slider (for students one below the other;
+    on a slide side by side); bad logits warn and fall back."""
     t = ctx.t
-    with settings_box(ctx, t("softmax.settings")):
-        c1, c2, c3 = st.columns([2, 3, 2]) if ctx.presenter else [st.container()] * 3
-        with c1:
-            raw_a = text(ctx, LOGITS_A, t("softmax.logits_a"), help=t("softmax.logits_help"))
-        with c2:
-            raw_b = text(ctx, LOGITS_B, t("softmax.logits_b"), help=t("softmax.logits_help"))
-        with c3:
-            temp = slider(ctx, TEMPERATURE, t("softmax.temperature"), step=0.05)
+    c1, c2, c3 = st.columns([2, 3, 2]) if ctx.presenter else [st.container()] * 3
+    with c1:
+        raw_a = text(ctx, LOGITS_A, t("softmax.logits_a"), help=t("softmax.logits_help"))
+    with c2:
+        raw_b = text(ctx, LOGITS_B, t("softmax.logits_b"), help=t("softmax.logits_help"))
+    with c3:
+        temp = slider(ctx, TEMPERATURE, t("softmax.temperature"), step=0.05)
     a = logits_or_default(ctx, raw_a, LOGITS_A, "A")
     b = logits_or_default(ctx, raw_b, LOGITS_B, "B")
-    return a, b, float(temp)
+    return Logits(a, b, float(temp))
+
+
+SCALE = Int("scale", 1, 1, 1000)
+
+
+def scale_control(ctx: PageContext, got: Got) -> int:
+    """Step 3's factor the logits are scaled up by."""
+    return int(slider(ctx, SCALE, ctx.t("softmax.scale")))
+
+
+def mask_control(ctx: PageContext, got: Got) -> int:
+    """Step 4's number of trailing entries of row B to mask."""
+    choice = mask_choice(len(got[SETTINGS].b))
+    return int(select(ctx, choice, ctx.t("softmax.masked_count")))
+
+
+SETTINGS = Controls(controls, box="softmax.settings", slide="settings")
+SCALED = Controls(scale_control)
+MASKED = Controls(mask_control)
+
+
+# ---- the steps -----------------------------------------------------------------------------
+
+
+def bars(v: View) -> None:
+    """Step 1: two rows of logits beside their probabilities."""
+    t, s = v.t, v[SETTINGS]
+    probs_a = core.softmax(s.a, temperature=s.temperature)
+    probs_b = core.softmax(s.b, temperature=s.temperature)
+    v.text("softmax.bars_text")
+    v.lead.latex(r"p_i = \frac{e^{x_i/T}}{\sum_j e^{x_j/T}}")
+    sums = {"A": total(probs_a), "B": total(probs_b)}
+    chart = v.chart(bars_chart, t, (("A", s.a, probs_a), ("B", s.b, probs_b)), sums)
+    if not v.presenter:  # the bars carry the same numbers
+        line = t(
+            "softmax.probs_line", T=f"{s.temperature:.2f}", a=vector(probs_a), b=vector(probs_b)
+        )
+        v.notes.markdown(line)
+    v.notice(bars_notices(t, sums, s.temperature, probs_a, core.softmax(s.a)))
+    with v.notes:
+        folded(v.ctx, t("softmax.lesson_fold"), "lesson", lambda: lesson_box(t))
+    arrays = {"logits_a": s.a, "probs_a": probs_a, "logits_b": s.b, "probs_b": probs_b}
+    v.export("softmax_bars", chart, arrays=arrays)
+
+
+def matrix(v: View) -> None:
+    """Step 2: softmax row by row over the lesson's score matrix, at T = 1 and at T."""
+    t, temp = v.t, v[SETTINGS].temperature
+    v.lead.markdown(t("softmax.matrix_text"))
+    tokens, mats = lesson_trace(temp)
+    panels = {
+        t("softmax.panel_t1"): mats["weights_t1"],
+        t("softmax.panel_t", T=f"{temp:.2f}"): mats["weights_t"],
+    }
+    axes = (t("softmax.keys"), t("softmax.queries"))
+    chart = v.chart(matrix_chart, panels, tokens, *axes, v.presenter)
+    v.notice(matrix_notices(t, mats, temp))
+    with v.notes:
+        untrained(v.ctx)
+    text = lambda: core.text_heatmap(mats["weights_t"], tokens)  # noqa: E731
+    v.export("softmax_matrix", chart, arrays=mats, text=text)
+
+
+def stable(v: View) -> None:
+    """Step 3: the naive formula against the stable one as the logits grow."""
+    t, logits, scale = v.t, v[SETTINGS].a, v[SCALED]
+    if v.presenter:
+        v.lead.markdown(t("softmax.stable_short", limit=f"{EXP_OVERFLOW:.2f}"))
+    else:
+        v.lead.markdown(t("softmax.stable_text"))
+    naive_p, stable_p = (rows[0] for rows in scale_sweep(logits, [scale]))
+
+    def table() -> None:
+        naive_e, stable_e = (exp_terms(logits, scale, stable=s) for s in (False, True))
+        st.markdown(stability_table(t, naive_e, stable_e, naive_p, stable_p))
+
+    with v.lead:
+        folded(v.ctx, t("softmax.table_fold"), "stability_table", table)
+    sweep = stability_sweep(tuple(logits))
+    naive, steady = sweep["naive"], sweep["stable"]
+    limit = t("softmax.limit", v=f"{EXP_OVERFLOW:.2f}")
+    args = (t, naive, steady, scale, EXP_OVERFLOW, limit, v.presenter)
+    chart = v.chart(exponent_chart, *args)
+    v.notice(stability_notices(t, sweep, stable_p))
+    v.export(
+        "softmax_stability",
+        chart,
+        data=lambda: exponent_frame(t, SWEEP_SCALES, naive, steady),
+        arrays={"logits": logits, "scale": scale, "naive_p": naive_p, "stable_p": stable_p},
+    )
+
+
+def mask(v: View) -> None:
+    """Step 4: masked entries of row B get no probability; the rest still sum to 1."""
+    t, s = v.t, v[SETTINGS]
+    v.lead.markdown(t("softmax.mask_text"))
+    masked = mask_last(s.b, v[MASKED])
+    before = core.softmax(s.b, temperature=s.temperature)
+    after = core.softmax(masked, temperature=s.temperature)
+    chart = v.chart(mask_chart, t, masked, before, after, v.presenter)
+    v.notice(mask_notices(t, masked, after))
+    arrays = {"masked_logits": masked, "probs_before": before, "probs_after": after}
+    v.export("softmax_mask", chart, arrays=arrays)
+    v.links(
+        ("masking", t("softmax.masking_link")),
+        ("weighted_sum", t("softmax.weighted_sum_link")),
+        ("lookup", t("softmax.lookup_link")),
+    )
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
