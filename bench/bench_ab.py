@@ -6,12 +6,12 @@
 Runs the app of the old checkout, of the new one (default: this one) and the one-heatmap
 reference page, opens the same pages (English) on both apps in one browser and presses
 each page's first main-area slider round-robin over all of them, timed as
-``../shared/tools/lab_bench.py`` times a step (its own code, imported). Two lab_bench runs
+``$LAB_TOOLS/lab_bench.py`` times a step (its own code, imported). Two lab_bench runs
 of the same code minutes apart differ by up to 0.4 × the reference on a page on this
 2-core machine; interleaving both versions in one run spreads the machine's other load
 over both alike, so the difference between them is what the change did.
 
-lab_bench.py is found as common.py says (``$LAB_TOOLS`` or ``../shared/tools``).
+lab_bench.py is one of the external tools in ``$LAB_TOOLS`` (common.py).
 """
 
 import argparse

@@ -17,9 +17,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
-from common import chromium, rss_mb  # noqa: E402
+from common import CHROMIUM_ARGS, chromium, rss_mb, wait_idle  # noqa: E402
 
 from ui.pages import available_pages  # noqa: E402
 
@@ -105,7 +104,6 @@ def _server(gc: bool, port: int) -> subprocess.Popen:
 
 
 def bench_browser(path: str = "/softmax?lang=en", steps: int = 40) -> None:
-    from conftest import CHROMIUM_ARGS, wait_idle
     from playwright.sync_api import sync_playwright
 
     rows = []

@@ -3,7 +3,7 @@
     python bench/bench_every_step.py [--pages qkv,softmax] [--presses 8]
 
 A page shows one step at a time (``?step=N``), and a slider redraws only the step on
-screen, so ``../shared/tools/lab_bench.py`` (which opens each page on its first step)
+screen, so ``$LAB_TOOLS/lab_bench.py`` (which opens each page on its first step)
 times step 1 alone. This opens every step of every page (English, 1920×1080), presses the
 first slider visible on that step (in the sidebar, where a student's controls are, or in
 the main area: the page's settings or the step's own) and times it as lab_bench times a
@@ -22,7 +22,7 @@ state: lab_bench waits its 30 s timeout and drops the press (measured on /softma
 one press in six), so the fastest presses went missing and a run of every page took an
 hour instead of minutes.
 
-lab_bench.py is found as common.py says (``$LAB_TOOLS`` or ``../shared/tools``).
+lab_bench.py is one of the external tools in ``$LAB_TOOLS`` (common.py).
 """
 
 import argparse

@@ -12,7 +12,7 @@ new tab (a new session) of one browser that has opened the app before, so Stream
 frontend (~5 MB of JavaScript, served ``immutable``, cached for a year) comes from the
 browser's cache, as for every link after a student's first one. A load ends at the last DOM
 change of the main area once the script has finished and nothing changed for 150 ms
-(the same rule as ``../shared/tools/lab_bench.py``); the first chart drawn (the moment a
+(the same rule as ``$LAB_TOOLS/lab_bench.py``); the first chart drawn (the moment a
 student sees the page's title and its first figure) is reported too. 1920×1080, English
 (``--lang zh``: Chinese; ``--present``: presenter mode, as a lecturer's prepared link).
 

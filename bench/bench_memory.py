@@ -4,7 +4,7 @@
                                  [--runs 2] [--write]
 
 Starts one server, reads its RSS at idle (started, nothing loaded), then runs
-``../shared/tools/st_load.py`` ``--runs`` times, identically, per page: ``--sessions``
+``$LAB_TOOLS/st_load.py`` ``--runs`` times, identically, per page: ``--sessions``
 sessions at once, each moving the first slider ``--steps`` times to a new value
 (``--pattern walk``: the caches fill with per-input entries). RSS after each run: with
 every ``st.cache_data`` bounded (``max_entries``) and sessions closed, later identical
@@ -35,15 +35,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_app import write_section  # noqa: E402
 from bench_step import start  # noqa: E402
-from common import TOOLS, rss_mb  # noqa: E402
+from common import rss_mb, tool  # noqa: E402
 
 from ui.pages import available_pages  # noqa: E402
 
-LOAD = TOOLS / "st_load.py"  # TOOLS: ../shared/tools or $LAB_TOOLS (common.py)
-
 
 def load_run(url: str, page: str, pid: int, sessions: int, steps: int) -> str:
-    cmd = [sys.executable, str(LOAD), "--url", url.rstrip("/"), "--page", page]
+    cmd = [sys.executable, str(tool("st_load.py")), "--url", url.rstrip("/"), "--page", page]
     cmd += ["--query", "lang=en", "--sessions", str(sessions), "--steps", str(steps)]
     cmd += ["--think", "0.5", "--pattern", "walk", "--server-pid", str(pid), "--timeout", "180"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)

@@ -3,7 +3,7 @@
     python bench/bench_rerun.py                 # every page, every control
     python bench/bench_rerun.py softmax qkv     # some pages
     python bench/bench_rerun.py --profile qkv   # also cProfile the slowest rerun of each step
-    python bench/bench_rerun.py --write         # replace the section in bench/RESULTS.md
+    python bench/bench_rerun.py --write         # each page's slowest control into bench/RESULTS.md
 
 Each page opens at its default settings on each of its steps in turn (English, caches
 emptied, then warm for the defaults; a page computes only the step on screen). Then every
@@ -12,7 +12,8 @@ time, to values the process has not seen yet (its ends, points across its range,
 options, another sentence), so the computations that depend on it miss their caches; the
 control goes back to its default (untimed) before the next one. A rerun's cost is the CPU
 time of the script thread (``time.thread_time``): wall time on a shared machine is mostly
-waiting for a core. The table lists each page's slowest control and the step it was on.
+waiting for a core. It prints a table of every control, then each page's slowest control
+and the step it was on (the table ``--write`` puts in RESULTS.md).
 """
 
 import argparse
@@ -245,7 +246,7 @@ def main() -> None:
         )
         detail += [f"| {info.id} | {k} | {m:.0f} | {d:.0f} |" for k, m, d, _ in rows]
     load1 = os.getloadavg()
-    print("\n".join(table))
+    print("\n".join(detail), "", "\n".join(table), sep="\n")
     if args.write:
         head = (
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()} cores; load "
@@ -257,7 +258,7 @@ def main() -> None:
             "rerun (`time.thread_time`): on a shared machine the wall time is mostly "
             "waiting for a core, the CPU time is the rerun's own cost."
         )
-        body = "\n".join(table) + "\n\nEvery control:\n\n" + "\n".join(detail)
+        body = "\n".join(table) + "\n\nEvery control's figures: the script's output."
         write_section("app: worst-case rerun per control (new values)", head + "\n\n" + body)
 
 

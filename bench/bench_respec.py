@@ -8,7 +8,7 @@ Streamlit's frontend builds a chart's Vega view from scratch (compile, dataflow,
 when the spec without its datasets changes, or the datasets' names do; when only their
 rows change it swaps the new rows into the view it has, which costs a fraction. For each
 page (English, default settings) this moves the first slider of the main area (the one
-``../shared/tools/lab_bench.py`` presses) one step and prints, per chart, "same" or the
+``$LAB_TOOLS/lab_bench.py`` presses) one step and prints, per chart, "same" or the
 places where the spec changed.
 """
 

@@ -4,7 +4,7 @@
     python bench/bench_step.py softmax qkv [--presses 10] [--slider 0]
 
 Opens each page in Chromium (1920×1080, English), presses the ``--slider``-th slider of the
-main area like ``../shared/tools/lab_bench.py`` does, and splits each step into:
+main area like ``$LAB_TOOLS/lab_bench.py`` does, and splits each step into:
 
 * ``server``: key press -> the last websocket message of the rerun (script finished);
 * ``client``: that message -> the last DOM change in the main area or the end of the last

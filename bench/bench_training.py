@@ -19,11 +19,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_app import STEP_JS, machine, write_section  # noqa: E402
-from common import chromium, lab_bench, median_times  # noqa: E402
+from common import CHROMIUM_ARGS, IDLE, chromium, lab_bench, median_times  # noqa: E402
 
 import core  # noqa: E402
 from core.training import steps_to  # noqa: E402
@@ -116,8 +115,6 @@ def _serve(script: str, port: int) -> subprocess.Popen:
 
 
 def _steps(page, label: str, presses: int) -> list[float]:
-    from conftest import IDLE
-
     page.wait_for_function(IDLE, timeout=120_000)
     time.sleep(1)
     slider = page.locator('[data-testid="stSlider"]').filter(has_text=label)
@@ -131,11 +128,10 @@ def _steps(page, label: str, presses: int) -> list[float]:
 
 
 def bench_browser(presses: int = 30) -> None:
-    from conftest import CHROMIUM_ARGS
     from playwright.sync_api import sync_playwright
 
     ref = Path(tempfile.mkdtemp()) / "ref_app.py"
-    ref.write_text(lab_bench().REF_SRC)  # ../shared/tools or $LAB_TOOLS (common.py)
+    ref.write_text(lab_bench().REF_SRC)  # from $LAB_TOOLS (common.py)
     app, refsrv = _serve("dashboard.py", 8661), _serve(str(ref), 8662)
     try:
         with sync_playwright() as p:

@@ -1,16 +1,18 @@
 """What several benchmarks share, defined once (import it from a script in bench/, whose
-folder Python puts on the path: ``from common import TOOLS``).
+folder Python puts on the path: ``from common import TOOLS``). bench/ imports nothing from
+tests/: a benchmark runs without pytest.
 
-- ``TOOLS``: the project's shared tools (``lab_bench.py``, ``st_load.py``), not part of this
-  repository: ``../shared/tools`` beside this checkout, or the folder named by the
-  ``LAB_TOOLS`` environment variable (``LAB_TOOLS=/opt/lab/tools python bench/bench_ab.py …``).
-- :func:`chromium`: the browser a benchmark launches, tests/e2e/conftest.py's ``CHROMIUM``
-  (``$CHROMIUM``, or ``/usr/bin/chromium``).
+- ``TOOLS``: the external load tools a few benchmarks drive (``lab_bench.py``,
+  ``st_load.py``), not part of this repository: the folder named by the ``LAB_TOOLS``
+  environment variable (``LAB_TOOLS=/opt/lab/tools python bench/bench_ab.py …``); unset,
+  ``../shared/tools`` beside this checkout. :func:`tool` says what to do when one is missing.
+- The browser: :func:`chromium` (``$CHROMIUM``, or ``/usr/bin/chromium``, as the browser
+  tests read it), ``CHROMIUM_ARGS``, and when the app is idle (``IDLE``, :func:`wait_idle`).
 - lab_bench's slider-step timing with the one-heatmap reference page: :func:`lab_bench`,
   :func:`reference_server`, :func:`lab_bench_browser`, :func:`press_rounds`.
 - :func:`rss_mb`, :func:`timed`, :func:`median_times`: memory and timers.
 
-Importing it loads nothing else (no NumPy, no pytest): a script may set its BLAS threads
+Importing it loads nothing else (no NumPy, no Playwright): a script may set its BLAS threads
 before or after.
 """
 
@@ -26,21 +28,55 @@ from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = Path(os.environ.get("LAB_TOOLS", ROOT.parent / "shared" / "tools"))
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+# The browser tests' flags (their own list is in their conftest), so that a benchmark's
+# Chromium runs as theirs does: no sandbox or GPU, nothing in the background, and no
+# internet (every host name but loopback fails to resolve, as in a hall without it).
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+]
+# No script run in progress (the shell hides the status widget, so the app root's script
+# state tells) and no element still a loading skeleton: for ``page.wait_for_function``.
+IDLE = """() => !document.querySelector('[data-testid="stStatusWidget"]')
+    && !document.querySelector('[data-testid="stApp"][data-test-script-state="running"]')
+    && !document.querySelector('[data-testid="stSkeleton"]')"""
+
+
+def tool(name: str) -> Path:
+    """``TOOLS/name``; if it is not there, stop with a message saying where it was looked for."""
+    path = TOOLS / name
+    if not path.exists():
+        sys.exit(f"{path} not found: set LAB_TOOLS to the folder that holds {name}")
+    return path
 
 
 def chromium() -> str:
-    """The browser to launch: tests/e2e/conftest.py's ``CHROMIUM`` (imported only when a
-    benchmark opens a browser: that file brings pytest)."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from tests.e2e.conftest import CHROMIUM
-
+    """The browser to launch (``$CHROMIUM``, or Debian's ``/usr/bin/chromium``); stops with
+    what to install if it is not there."""
+    if not CHROMIUM.exists():
+        sys.exit(f"Chromium not found at {CHROMIUM} (apt-get install chromium fonts-noto-cjk)")
     return str(CHROMIUM)
+
+
+def wait_idle(page, settle: float = 0.6) -> None:
+    """Wait until a Playwright page shows the app's title and is ``IDLE``, then ``settle``
+    seconds for the charts drawn after the run, and until it is idle again."""
+    page.wait_for_selector("h1", timeout=60_000)
+    page.wait_for_function(IDLE, timeout=60_000)
+    page.wait_for_timeout(settle * 1000)
+    page.wait_for_function(IDLE, timeout=60_000)
 
 
 def lab_bench() -> ModuleType:
     """``TOOLS/lab_bench.py``, imported (``TOOLS`` stays on the path)."""
-    sys.path.insert(0, str(TOOLS))
+    sys.path.insert(0, str(tool("lab_bench.py").parent))
     import lab_bench as lb
 
     return lb

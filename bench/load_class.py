@@ -4,7 +4,7 @@
     .venv/bin/python bench/load_class.py --replicas 2 --out artifacts/deploy/load_class.md
 
 For each replica count it starts ``deploy/serve`` on loopback, warms every replica with
-one session of its own, and then runs ``../shared/tools/st_load.py`` through nginx twice,
+one session of its own, and then runs ``$LAB_TOOLS/st_load.py`` through nginx twice,
 identically: ``--sessions`` sessions open the page at once, then move its first slider
 every ``--think`` s. It reports the tool's step p50/p95 and first-load p95 and errors, and
 per replica what the tool cannot see behind a proxy: CPU seconds (and % of one core)
@@ -32,7 +32,7 @@ from common import TOOLS
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVE = ROOT / "deploy" / "serve"
-TOOL = TOOLS / "st_load.py"  # TOOLS: ../shared/tools or $LAB_TOOLS (common.py)
+TOOL = TOOLS / "st_load.py"  # TOOLS: $LAB_TOOLS (common.py)
 TICK = os.sysconf("SC_CLK_TCK")
 
 

@@ -9,7 +9,7 @@
 Starts ``deploy/serve --replicas N`` on loopback (or uses ``--url``), opens /decoder and
 /encoder (both models) once on every replica so each has loaded its models, and then runs
 the scenarios through nginx with browser-less sessions that speak Streamlit's websocket
-protocol (``../shared/tools/st_load.py``'s ``SimSession``, imported from its path):
+protocol (``$LAB_TOOLS/st_load.py``'s ``SimSession``, imported from its path):
 
 * ``generate``: ``--sessions`` students open ``/decoder?lang=en&step=4&n_gen=16&prompt=…``
   (each their own prompt) within ``--open-within`` s; once all have loaded, all press
@@ -55,9 +55,9 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from common import tool
 from load_class import (
     SERVE,
-    TOOL,
     Sampler,
     cpu_s,
     machine_busy_s,
@@ -67,7 +67,7 @@ from load_class import (
 
 
 def _import_tool(path: Path):
-    """``st_load.py`` as a module (it is a script in ../shared/tools, not a package)."""
+    """``st_load.py`` as a module (a script in $LAB_TOOLS, not a package)."""
     spec = importlib.util.spec_from_file_location("st_load", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules["st_load"] = module
@@ -75,7 +75,7 @@ def _import_tool(path: Path):
     return module
 
 
-sl = _import_tool(TOOL)
+sl = _import_tool(tool("st_load.py"))
 
 # Prompts that each make SmolLM2 write 16 greedy tokens without its end-of-text token
 # (checked: every one writes 16), so "all 16 tokens" means 16 for every student.

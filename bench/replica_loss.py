@@ -47,6 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import common
 import websockets
 from common import chromium
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -432,11 +433,8 @@ def measure(args: argparse.Namespace, run_dir: Path) -> dict:
         print(stopped.stdout.strip(), flush=True)
 
 
-# The app has rendered and no script run is in progress (tests/e2e/conftest.py's IDLE).
-IDLE = """() => !!document.querySelector('h1')
-    && !document.querySelector('[data-testid="stStatusWidget"]')
-    && !document.querySelector('[data-testid="stApp"][data-test-script-state="running"]')
-    && !document.querySelector('[data-testid="stSkeleton"]')"""
+# The app has rendered its title and is idle (common.IDLE).
+IDLE = f"() => !!document.querySelector('h1') && ({common.IDLE})()"
 DK = 'input[type="range"][aria-label="d_k"]'
 
 
