@@ -95,6 +95,25 @@ class Flag:
 
 
 Spec = Int | Float | Choice | Text | Flag
+_OWNED = "_control_keys"  # session state: the keys of every control this session has drawn
+
+
+def _owned(key: str) -> str:
+    """``key``, remembered as a control's (so :func:`forget_controls` finds it)."""
+    st.session_state.setdefault(_OWNED, set()).add(key)
+    return key
+
+
+def forget_controls() -> None:
+    """Drop every control value this session keeps, so each control starts again from the
+    URL or its default. The shell calls it when a session moves to another page: pages share
+    control names (``d_model``, ``seed``, ``temp``), and Streamlit keeps a widget's value
+    across a page change, so without this a value moved on one page would open the next
+    page (and enter its URL). Only the language and presenter mode travel between pages."""
+    for key in st.session_state.get(_OWNED, ()):
+        for name in (key, _choice_widget_key_of(key), _seen_key(key)):
+            if name in st.session_state:
+                del st.session_state[name]
 
 
 def check_url(ctx: PageContext, spec: Spec) -> None:
@@ -132,7 +151,14 @@ def slider(
     _fit_range(spec)
     check_url(ctx, spec)
     return st.slider(
-        label, spec.lo, spec.hi, spec.default, step=step, key=spec.key, bind="query-params", **kw
+        label,
+        spec.lo,
+        spec.hi,
+        spec.default,
+        step=step,
+        key=_owned(spec.key),
+        bind="query-params",
+        **kw,
     )
 
 
@@ -149,12 +175,28 @@ def number(ctx: PageContext, spec: Int, label: str, **kw: object) -> int:
     _fit_range(spec)
     check_url(ctx, spec)
     return st.number_input(
-        label, spec.lo, spec.hi, spec.default, step=1, key=spec.key, bind="query-params", **kw
+        label,
+        spec.lo,
+        spec.hi,
+        spec.default,
+        step=1,
+        key=_owned(spec.key),
+        bind="query-params",
+        **kw,
     )
 
 
 def _choice_widget_key(spec: Choice) -> str:
-    return f"_choice_{spec.key}"
+    return _choice_widget_key_of(spec.key)
+
+
+def _choice_widget_key_of(key: str) -> str:
+    return f"_choice_{key}"
+
+
+def _seen_key(key: str) -> str:
+    """Where :func:`text` keeps the default its box last showed."""
+    return f"_default_{key}"
 
 
 def _write_choice(spec: Choice, value: str) -> None:
@@ -187,6 +229,7 @@ def select(
     check_url(ctx, spec)
     value = spec.parse(st.query_params.get(spec.key, spec.default)) or spec.default
     key = _choice_widget_key(spec)
+    _owned(spec.key)
     st.session_state[key] = value
     common = {
         "format_func": format_func,
@@ -216,7 +259,7 @@ def assign(spec: Spec, value: object) -> None:
 def toggle(ctx: PageContext, spec: Flag, label: str, **kw: object) -> bool:
     """A URL-bound on/off toggle."""
     check_url(ctx, spec)
-    return st.toggle(label, spec.default, key=spec.key, bind="query-params", **kw)
+    return st.toggle(label, spec.default, key=_owned(spec.key), bind="query-params", **kw)
 
 
 def text(ctx: PageContext, spec: Text, label: str, **kw: object) -> str:
@@ -230,14 +273,14 @@ def text(ctx: PageContext, spec: Text, label: str, **kw: object) -> str:
     # A text too long for the box: on a page's first run Streamlit seeds a bound box from
     # the URL whatever the session state says, and cuts it to max_chars (check_url says so).
     check_url(ctx, spec)
-    seen_key = f"_default_{spec.key}"
+    seen_key = _seen_key(spec.key)
     seen = st.session_state.get(seen_key)
     st.session_state[seen_key] = spec.default
     if seen not in (None, spec.default) and st.session_state.get(spec.key, seen) == seen:
         st.session_state[spec.key] = spec.default
         st.query_params.pop(spec.key, None)
     return st.text_input(
-        label, spec.default, max_chars=spec.max_len, key=spec.key, bind="query-params", **kw
+        label, spec.default, max_chars=spec.max_len, key=_owned(spec.key), bind="query-params", **kw
     )
 
 

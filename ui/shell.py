@@ -18,6 +18,7 @@ from ui.blocks import carried
 from ui.context import PageContext
 from ui.i18n import LANGUAGE_NAMES, LANGUAGES, Translator, browser_language
 from ui.pages import SECTIONS, available_pages, page_info
+from ui.params import forget_controls
 from ui.safe import plain
 
 # Presenter mode: type for the back of the hall, and as little chrome above the step as
@@ -295,6 +296,9 @@ def shell(page: str) -> PageContext:
     page_info(page)  # fail loudly on a typo in a page script
     _freeze_startup_objects()
     loaded.warm_models()
+    if st.session_state.get("_page") != page:  # a page opens on its own lesson (or its URL)
+        forget_controls()
+        st.session_state["_page"] = page
     bad: list[str] = []
     lang = _resolve_language(bad)
     presenter = _resolve_presenter(bad)

@@ -239,3 +239,38 @@ def test_step_last_opens_a_pages_last_step_without_a_warning() -> None:
     at = open_page("pages/5_weighted_sum.py", lang="en", step="last")
     assert at.query_params["step"] == "4"
     assert not at.warning
+
+
+def _moved_on_qkv():
+    """/qkv with d_model, the sentence, the seed, positions and the embedding changed."""
+    at = open_page("pages/2_qkv.py", lang="en")
+    at.slider(key="d_model").set_value(20)
+    at.text_input(key="text").input("a b c")
+    at.number_input(key="seed").set_value(7)
+    at.toggle(key="pos").set_value(True)
+    at.run()
+    assert at.slider(key="d_model").value == 20 and at.number_input(key="seed").value == 7
+    return at
+
+
+@pytest.mark.parametrize("target", ["pages/3_scaling.py", "pages/5_weighted_sum.py"])
+def test_a_value_moved_on_one_page_does_not_open_the_next(target) -> None:
+    """Pages share control names (d_model, seed, text…): a page opened from another (Next,
+    the clicker, the navigation) starts on its own lesson, not on the last page's values."""
+    at = _moved_on_qkv()
+    at.switch_page(target)
+    at.query_params.clear()
+    at.query_params.update({"lang": "en", "step": "1"})
+    at.run()
+    assert not at.exception
+    assert at.slider(key="d_model").value == 8
+    assert at.text_input(key="text").value == "The cat sat on the mat"
+    assert at.number_input(key="seed").value == 42
+    assert at.toggle(key="pos").value is False
+
+
+def test_a_value_moved_on_a_page_stays_while_the_page_reruns() -> None:
+    at = _moved_on_qkv()
+    at.button(key="step_next").click().run()  # the next step of the same page
+    assert at.slider(key="d_model").value == 20
+    assert at.number_input(key="seed").value == 7
