@@ -1,4 +1,25 @@
-"""One line for the model's forward passes of a server process (:class:`Turns`)."""
+"""One line for every model of a server process: its forward passes run one at a time, in turn.
+
+Every pass of a real model over a text takes a turn (:func:`model_turn`, or
+:meth:`Turns.turn` for a generation's steps): /decoder's pass over a prompt and each step
+of a generation, /rope's and /gqa's passes over a prompt (and /gqa's PyTorch check of
+every layer), each /sinks configuration, /encoder's pass of either encoder over a
+sentence. The turn is taken inside the page's ``st.cache_data`` wrapper, so a cached
+result costs no turn. A computation on one layer for a chart (a head's weights, one
+weight taken apart) takes a millisecond or less and no turn.
+
+How to take one, so that no turn waits for another (a deadlock):
+
+- hold it around the model's own computation only. Load the model, tokenise, and call
+  any other cached function *before* the ``with`` block: a cached function another
+  session is computing holds Streamlit's lock for its key, and that session may be
+  waiting in this line for the turn this thread holds;
+- never ask for a turn while holding one: the thread would wait for itself (a cached
+  wrapper whose body calls another wrapper that takes a turn must call it before its own
+  ``with`` block, as :func:`ui.views.gqa.torch_check` calls :func:`ui.views.gqa.qkv`).
+
+Leaving the ``with`` block passes the turn on, an exception included.
+"""
 
 import bisect
 import itertools
@@ -10,8 +31,9 @@ import streamlit as st
 
 
 class Turns:
-    """Whose turn it is to run a forward pass of the model in this process: one step of a
-    generation, or the page's own pass over a prompt (:func:`run`, read like a first step).
+    """Whose turn it is to run a forward pass of a model in this process: one step of a
+    generation, or a page's own pass over a text (:func:`model_turn`, read like a first
+    step).
 
     A class that presses Generate together starts one generation per student in one server
     process (a replica has one core). Left to the operating system, all of them would run
@@ -60,11 +82,12 @@ class Turns:
 
 @st.cache_resource(show_spinner=False)
 def turns() -> Turns:
-    """The one line of generation steps of this server process (shared by every session)."""
+    """The one line of this server process (shared by every session and every model)."""
     return Turns()
 
 
 def model_turn(tokens: int) -> AbstractContextManager[None]:
-    """This process's turn for one forward pass over ``tokens`` tokens, read like a
-    generation's first step: ``with model_turn(len(ids)): out = forward(...)``."""
+    """This process's turn for one pass of a model over a text of ``tokens`` tokens, read
+    like a generation's first step: ``with model_turn(len(ids)): out = forward(...)`` (see
+    the module's docstring)."""
     return turns().turn(first=True, prompt=tokens)

@@ -3,7 +3,6 @@ next-token probabilities, streamed generation and the KV cache, in both language
 
 import json
 import re
-import threading
 from functools import cache
 from types import SimpleNamespace
 
@@ -13,10 +12,17 @@ from streamlit.testing.v1 import AppTest
 
 import core.llama as llama
 from models import smollm
-from tests.app.conftest import chart_tables, keys, open_page, order, texts, visible, visible_of
-from tests.conftest import wait_until
+from tests.app.conftest import (
+    assert_waits_for_its_turn,
+    chart_tables,
+    keys,
+    open_page,
+    order,
+    texts,
+    visible,
+    visible_of,
+)
 from ui.i18n import Translator
-from ui.turns import turns
 from ui.views import decoder as dv
 
 PAGE = "pages/10_decoder.py"
@@ -417,16 +423,9 @@ def test_generation_times_each_step_and_stops_at_the_end_of_text_token():
 
 
 def test_the_pages_own_forward_pass_waits_for_its_turn():
-    model()  # loaded before: run() reads the model outside its turn
     ids = tuple(smollm.encode(model(), "Turns are taken in this process."))
-    done = []
-    worker = threading.Thread(target=lambda: done.append(dv.run(ids)))
-    with turns().turn(first=False):  # a generation's step under way
-        worker.start()
-        wait_until(lambda: turns().waiting() == 1, "the forward pass waits", TIMEOUT, 0.001)
-        assert not done
-    worker.join(timeout=120)
-    assert done[0].attention.shape[-1] == len(ids)
+    out = assert_waits_for_its_turn(lambda: dv.run(ids), TIMEOUT)
+    assert out.attention.shape[-1] == len(ids)
 
 
 def test_the_query_list_shows_the_tokens_as_they_read():
