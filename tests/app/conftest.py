@@ -286,6 +286,6 @@ def assert_waits_for_its_turn(call: Callable[[], T], timeout: float) -> T:
     assert not worker.is_alive(), "the pass did not finish once the turn was passed on"
     if failed:
         raise failed[0]
-    with line.turn(first=False):  # a cache hit: no turn asked (it would wait for itself)
+    with line.turn(first=False):  # a cache hit asks for no turn (it would raise NestedTurnError)
         call()
     return done[0]
