@@ -1,14 +1,22 @@
 """The one line of a process's model passes (ui/turns.py): its order, its bound on waiting,
-a failed or stopped pass, a turn asked inside a turn."""
+a failed or stopped pass, a turn asked inside a turn, and every model page's passes in it."""
 
+import importlib.util
 import threading
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
+import core.bert as bert
+import core.llama as llama
+from tests.app.conftest import open_page
 from tests.conftest import wait_until
-from ui.turns import OVERTAKEN_AT_MOST, NestedTurnError, Turns
+from ui.i18n import Translator
+from ui.pages import in_section
+from ui.turns import OVERTAKEN_AT_MOST, NestedTurnError, Turns, turns
 
 TIMEOUT = 60
+MODEL_TIMEOUT = 900  # s: a page run that loads a model and runs it on a busy 2-core machine
 
 
 def order_of(line: Turns, arrivals: list[tuple[str, bool, int]]) -> list[str]:
@@ -119,3 +127,74 @@ def test_another_thread_does_not_hold_this_thread_s_turn():
         other.start()
         other.join(TIMEOUT)
     assert seen == [False]
+
+
+# --- every model pass a page runs ------------------------------------------------------------
+
+EN = Translator("en")
+# Texts no other test reads, so that every pass runs (a cached result takes no turn).
+FRESH = {
+    "prompt": "Every pass in this sweep takes its turn.",
+    "sink_prompt": "Another sweep prompt, read in turn.",
+    "text": "The sweep reads this sentence in its turn.",
+    "compare": "The sweep compares this sentence in turn.",
+    "n_gen": "2",
+    "keep": "32",
+    "sink": "2",
+}
+
+
+def press(at: AppTest, page: str, step: int) -> AppTest | None:
+    """What a student does on ``page``'s ``step`` that runs a model beyond drawing it: the
+    page after it, or None."""
+    if page == "decoder" and step in (4, 5):
+        label = EN("decoder.generate" if step == 4 else "decoder.compare")
+        return next(b for b in at.button if b.label == label).click().run()
+    if page == "sinks" and step == 2:
+        return at.button(key="sinks_run").click().run()
+    if page == "gqa" and step == 3 and importlib.util.find_spec("torch"):
+        at.session_state["fold_gqa_torch"] = True  # the PyTorch check, opened
+        return at.run()
+    return None
+
+
+def test_every_layer_of_every_model_a_page_runs_runs_inside_a_turn(monkeypatch):
+    """Every step of every page of the models and today sections, on texts no test has read,
+    with both encoders, the buttons and box that run a model pressed: each layer of each
+    model (SmolLM2's passes, generation steps and probes; both encoders' passes) runs while
+    its thread holds the process's turn."""
+    line, layers = turns(), []  # (model, whether its thread held the turn) per layer run
+
+    def watch(module: object, name: str, model: str) -> None:
+        original = getattr(module, name)
+
+        def watched(*args: object, **kwargs: object) -> object:
+            layers.append((model, line.held_here()))
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, watched)
+
+    watch(llama, "rotated_qkv", "SmolLM2")  # every layer: forward, decode, the probes
+    watch(bert, "encoder_layer", "encoders")
+    ran, outside = set(), set()
+    for page in (*in_section("models"), *in_section("today")):
+        first = open_page(page.file, timeout=MODEL_TIMEOUT, lang="en")
+        n_steps = len(first.button_group(key="_step_choice").options)
+        for model in ("minilm", "e5") if page.id == "encoder" else ("",):
+            for step in range(1, n_steps + 1):
+                params = FRESH | {"step": str(step)} | ({"model": model} if model else {})
+                layers.clear()
+                at = open_page(page.file, timeout=MODEL_TIMEOUT, lang="en", **params)
+                assert not at.exception, (page.id, step)
+                after = press(at, page.id, step)
+                assert after is None or not after.exception, (page.id, step)
+                ran |= {(page.id, m) for m, _ in layers}
+                outside |= {(page.id, step, m) for m, held in layers if not held}
+    assert ran >= {
+        ("encoder", "encoders"),
+        ("decoder", "SmolLM2"),
+        ("rope", "SmolLM2"),
+        ("gqa", "SmolLM2"),
+        ("sinks", "SmolLM2"),
+    }
+    assert not outside, f"layers run outside a turn (page, step, model): {sorted(outside)}"
