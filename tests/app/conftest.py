@@ -2,8 +2,10 @@
 
 import json
 import re
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -11,13 +13,16 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import wait_until
 from ui import charts
 from ui.exports import KEY_PREFIX
 from ui.i18n import Translator
+from ui.turns import turns
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY = str(ROOT / "dashboard.py")
 STEP_BAR = {"_step_choice", "step_prev", "step_next"}  # the step bar's widget keys
+T = TypeVar("T")
 
 
 def open_page(page_file: str | None = None, *, timeout: float = 60, **params: str) -> AppTest:
@@ -253,3 +258,34 @@ def assert_step_controls_placed(page_file: str, step: str, own: dict[str, set[st
     slide = open_page(page_file, lang="en", step=step, present="1")
     assert shown <= keys(slide.main) and not shown & keys(slide.sidebar)
     assert not (every - shown) & keys(slide.main)
+
+
+# --- a model's pass takes its turn (ui/turns.py) ---------------------------------------------
+
+
+def assert_waits_for_its_turn(call: Callable[[], T], timeout: float) -> T:
+    """Run ``call`` (a model's cached wrapper, its cache cleared first) in a thread while a
+    generation's step holds the process's turn: it must wait in the line, unfinished, until
+    the step passes the turn on, then finish. Called again inside a turn, its cached result
+    must cost no turn. Returns its result."""
+    line, done, failed = turns(), [], []
+
+    def work() -> None:
+        try:
+            done.append(call())
+        except BaseException as error:  # reported in the test's thread
+            failed.append(error)
+
+    worker = threading.Thread(target=work, daemon=True)
+    with line.turn(first=False):  # a generation's step under way
+        worker.start()
+        what = "the pass waits in the line (or ends without waiting)"
+        wait_until(lambda: line.waiting() or not worker.is_alive(), what, timeout, 0.01)
+        assert line.waiting() == 1 and worker.is_alive() and not done, "it took no turn"
+    worker.join(timeout)
+    assert not worker.is_alive(), "the pass did not finish once the turn was passed on"
+    if failed:
+        raise failed[0]
+    with line.turn(first=False):  # a cache hit asks for no turn (it would raise NestedTurnError)
+        call()
+    return done[0]

@@ -3,7 +3,6 @@ next-token probabilities, streamed generation and the KV cache, in both language
 
 import json
 import re
-import threading
 from functools import cache
 from types import SimpleNamespace
 
@@ -13,8 +12,16 @@ from streamlit.testing.v1 import AppTest
 
 import core.llama as llama
 from models import smollm
-from tests.app.conftest import chart_tables, keys, open_page, order, texts, visible, visible_of
-from tests.conftest import wait_until
+from tests.app.conftest import (
+    assert_waits_for_its_turn,
+    chart_tables,
+    keys,
+    open_page,
+    order,
+    texts,
+    visible,
+    visible_of,
+)
 from ui.i18n import Translator
 from ui.views import decoder as dv
 
@@ -405,52 +412,6 @@ def test_step_5_keeps_the_timing_chart_in_view_before_the_first_run():
     assert not visible_of(open_decoder(step="5", present="1"), "vega_lite_chart")  # a slide
 
 
-def test_generation_steps_take_turns_first_steps_shortest_prompt_first_then_in_arrival_order():
-    line, order = dv.Turns(), []
-
-    def step(name: str, first: bool, prompt: int) -> None:
-        with line.turn(first, prompt):
-            order.append(name)
-
-    arrivals = [
-        ("a later", False, 0),
-        ("b later", False, 0),
-        ("c first, 12 tokens", True, 12),
-        ("d later", False, 0),
-        ("e first, 64 tokens", True, 64),
-        ("f first, 9 tokens", True, 9),
-        ("g first, 12 tokens", True, 12),
-    ]
-    threads = []
-    with line.turn(first=False):  # a step under way: everyone else waits
-        for args in arrivals:
-            threads.append(threading.Thread(target=step, args=args))
-            threads[-1].start()
-            wait_until(
-                lambda: line.waiting() == len(threads), "every arrival waits", TIMEOUT, 0.001
-            )
-    for thread in threads:
-        thread.join(timeout=60)
-    assert order == [
-        "f first, 9 tokens",
-        "c first, 12 tokens",
-        "g first, 12 tokens",
-        "e first, 64 tokens",
-        "a later",
-        "b later",
-        "d later",
-    ]
-    assert line.waiting() == 0
-
-
-def test_a_step_that_fails_passes_the_turn_on():
-    line = dv.Turns()
-    with pytest.raises(ValueError), line.turn(first=True):
-        raise ValueError("a failed forward pass")
-    with line.turn(first=False):  # not blocked
-        assert line.waiting() == 0
-
-
 def test_generation_times_each_step_and_stops_at_the_end_of_text_token():
     m = model()
     ids = tuple(smollm.encode(m, "Hello"))
@@ -462,16 +423,9 @@ def test_generation_times_each_step_and_stops_at_the_end_of_text_token():
 
 
 def test_the_pages_own_forward_pass_waits_for_its_turn():
-    model()  # loaded before: run() reads the model outside its turn
     ids = tuple(smollm.encode(model(), "Turns are taken in this process."))
-    done = []
-    worker = threading.Thread(target=lambda: done.append(dv.run(ids)))
-    with dv.turns().turn(first=False):  # a generation's step under way
-        worker.start()
-        wait_until(lambda: dv.turns().waiting() == 1, "the forward pass waits", TIMEOUT, 0.001)
-        assert not done
-    worker.join(timeout=120)
-    assert done[0].attention.shape[-1] == len(ids)
+    out = assert_waits_for_its_turn(lambda: dv.run(ids), TIMEOUT)
+    assert out.attention.shape[-1] == len(ids)
 
 
 def test_the_query_list_shows_the_tokens_as_they_read():

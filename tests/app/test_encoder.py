@@ -9,16 +9,27 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from models import minilm, multilingual_e5
-from tests.app.conftest import chart_tables, keys, order, texts, visible, visible_of
+from tests.app.conftest import (
+    assert_waits_for_its_turn,
+    chart_tables,
+    keys,
+    order,
+    texts,
+    visible,
+    visible_of,
+)
 from ui.i18n import Translator
 from ui.safe import plain
 from ui.views.encoder import (
+    E5,
     LESSON,
+    MINILM,
     PAIR_WORDS,
     VISIBLE_CHANGE,
     WIDE,
     ZH_TIRED,
     ZH_WIDE,
+    analyse,
     names,
     pair_labels,
 )
@@ -596,3 +607,11 @@ def test_a_model_that_cannot_be_loaded_says_so_and_keeps_the_switch(page, no_e5,
     at = at.segmented_control(key="_choice_model").set_value("minilm").run()
     assert not at.exception and not at.error
     assert "it" in metric(at)[0]  # MiniLM works: its head readout is back
+
+
+@pytest.mark.parametrize("model", [MINILM, E5])
+def test_a_sentence_s_pass_waits_for_its_turn_in_the_process_s_one_line(model):
+    """Both encoders share the line of every model of the process (ui/turns.py)."""
+    text = f"Each sentence waits for its turn ({model})."  # not cached by another test
+    a = assert_waits_for_its_turn(lambda: analyse(text, model), 600)
+    assert a.attention.shape[-1] == len(a.tokens)

@@ -2,6 +2,8 @@
 SmolLM2's shape with MHA/GQA/MQA, the repeat-versus-tile bug on the real model's q, k, v
 (and PyTorch's enable_gqa where installed), and SmolLM2's 9 query heads in their groups."""
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -12,14 +14,16 @@ from tests.app.conftest import (
     assert_each_step_exports,
     assert_every_step_renders,
     assert_step_controls_placed,
+    assert_waits_for_its_turn,
     bad_value,
     chart_tables,
     texts,
     visible_of,
 )
-from tests.conftest import optional_module
+from tests.conftest import optional_module, wait_until
 from ui import loaded
 from ui.i18n import Translator
+from ui.turns import turns
 from ui.views import gqa as gv
 
 PAGE = "pages/12_gqa.py"
@@ -229,3 +233,36 @@ def test_without_the_model_the_toy_step_works_and_the_others_say_how_to_install(
         at = page(PAGE, lang="zh", step=step)
         assert not at.exception
         assert [e.value for e in at.error] == [ZH("gqa.missing")]
+
+
+def test_the_forward_pass_of_steps_3_and_4_waits_for_its_turn():
+    ids = tuple(smollm.encode(loaded.smollm2(), "Grouped heads wait for their turn."))
+    layers = assert_waits_for_its_turn(lambda: gv.qkv(ids), 600)
+    assert len(layers) == loaded.smollm2().config.n_layers
+
+
+def test_the_pytorch_check_takes_its_turn_after_the_pass_it_reads_never_inside_it():
+    """torch_check reads qkv (a cached pass with a turn of its own) before its own turn: a
+    turn asked inside a turn would wait for itself (ui.turns raises NestedTurnError)."""
+    optional_module("torch")
+    ids = tuple(smollm.encode(loaded.smollm2(), "PyTorch checks the heads in turn."))
+    check = assert_waits_for_its_turn(lambda: gv.torch_check(ids), 600)  # qkv's turn first
+    assert check.layers == loaded.smollm2().config.n_layers and check.diff < 1e-4
+
+
+def test_sessions_asking_at_once_for_the_check_and_the_pass_it_reads_all_finish():
+    """Two sessions each asking for the PyTorch check and the pass it reads, all at once and
+    none cached: a session waiting in the line holds Streamlit's lock on its cached value,
+    and no turn is held while waiting for such a lock, so nobody waits for ever."""
+    optional_module("torch")
+    ids = tuple(smollm.encode(loaded.smollm2(), "Four sessions ask at once."))
+    done = []
+    calls = [gv.torch_check, gv.qkv, gv.torch_check, gv.qkv]
+    workers = [threading.Thread(target=lambda f=f: done.append(f(ids)), daemon=True) for f in calls]
+    line = turns()
+    with line.turn(first=False):  # a generation's step under way
+        for worker in workers:
+            worker.start()
+        wait_until(lambda: line.waiting(), "a pass waits in the line", 600, 0.01)
+    wait_until(lambda: not any(w.is_alive() for w in workers), "every call finishes", 600)
+    assert len(done) == len(calls)

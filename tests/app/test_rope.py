@@ -20,6 +20,7 @@ from tests.app.conftest import (
     assert_each_step_exports,
     assert_every_step_renders,
     assert_step_controls_placed,
+    assert_waits_for_its_turn,
     bad_value,
     chart_tables,
     texts,
@@ -220,3 +221,9 @@ def test_without_the_model_the_toy_steps_work_and_the_model_steps_say_how_to_ins
         at = page(PAGE, lang="zh", step=step)
         assert not at.exception
         assert [e.value for e in at.error] == [ZH("rope.missing")]
+
+
+def test_step_4_s_forward_pass_waits_for_its_turn():
+    ids = tuple(smollm.encode(loaded.smollm2(), "Rotations wait for their turn."))
+    lq = assert_waits_for_its_turn(lambda: rv.queries(ids), 600)
+    assert len(lq) == cfg().n_layers

@@ -12,6 +12,7 @@ from models import smollm
 from tests.app.conftest import (
     STEP_BAR,
     assert_each_step_exports,
+    assert_waits_for_its_turn,
     bad_value,
     chart_tables,
     each_step,
@@ -203,3 +204,9 @@ def test_students_find_the_controls_in_the_sidebar_and_a_slide_in_its_step(page)
 @pytest.mark.xdist_group("smollm2")
 def test_exports_offer_the_chart_and_the_arrays(ran):
     assert_each_step_exports(PAGE, STEPS, ("sinks_mask", "sinks_perplexity", "sinks_first_share"))
+
+
+def test_a_configuration_s_run_waits_for_its_turn():
+    """Its ~530 tokens wait like any pass (the text's tokens are read before the turn)."""
+    result = assert_waits_for_its_turn(lambda: sv.model_run(48, 3), RUN_TIMEOUT)  # uncached
+    assert (result.window, result.sinks) == (48, 3)

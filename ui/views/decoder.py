@@ -4,16 +4,13 @@ The model (SmolLM2-135M-Instruct) is read once per server process (:func:`ui.loa
 ``st.cache_resource``, never mutated); each prompt's forward pass is cached (:func:`run`,
 bounded). Generation runs only when a button is pressed and is kept in the session (the
 last run per mode), so moving a slider does not start it again; the sessions of a process
-take turns, one token at a time (:class:`Turns`). Every number comes from
+take turns, one token at a time (:mod:`ui.turns`). Every number comes from
 :mod:`core.llama`, which runs the concept pages' ``scaled_dot_product_attention``.
 """
 
-import bisect
-import itertools
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +28,7 @@ from ui.i18n import Translator
 from ui.params import Choice, Flag, Float, Int, Text, number, select, slider, text, toggle
 from ui.safe import one_line, plain
 from ui.sentence import more_box
+from ui.turns import model_turn, turns
 
 LESSON = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
@@ -126,10 +124,11 @@ class Run:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def run(ids: tuple[int, ...]) -> Run:
-    """The full forward pass on ``ids`` (cached per prompt). It takes its turn with the
-    generations' steps, as a first step that reads ``ids`` (:class:`Turns`)."""
+    """The full forward pass on ``ids`` (cached per prompt). It takes its turn with every
+    model pass of the process, as a generation's first step that reads ``ids``
+    (:mod:`ui.turns`)."""
     weights = loaded.smollm2().weights
-    with turns().turn(first=True, prompt=len(ids)):
+    with model_turn(len(ids)):
         out = llama.forward(weights, list(ids), all_logits=False)
     return Run(out.attention, out.logits[-1])
 
@@ -558,66 +557,11 @@ def gen_controls(ctx: PageContext, p: Prompt, temperature: float) -> tuple[Setti
     return Settings(p.ids, int(n), temperature if sample else 0.0, int(seed)), bool(cache)
 
 
-class Turns:
-    """Whose turn it is to run a forward pass of the model in this process: one step of a
-    generation, or the page's own pass over a prompt (:func:`run`, read like a first step).
-
-    A class that presses Generate together starts one generation per student in one server
-    process (a replica has one core). Left to the operating system, all of them would run
-    their forward passes at once, each at a thirtieth of the speed: everyone would wait for
-    every prompt to be read before seeing a first token. Here a step waits for its turn:
-    a generation's first step (it reads the prompt and gives the first token) before the
-    later steps of generations already under way; first steps shortest prompt first (a
-    long prompt takes longest to read, and the others' first tokens need not wait behind
-    it), later steps first come, first served. So every student sees a first token once
-    the prompts ahead of theirs are read, and then the tokens arrive in turn for everyone.
-    A session runs one generation at a time (Streamlit queues at most one more run per
-    session), so one student who presses Generate again and again holds one place in the
-    line, like everyone else."""
-
-    def __init__(self) -> None:
-        self._changed = threading.Condition()
-        # waiting steps as (prompt tokens, arrival): first steps, then later steps (0, arrival)
-        self._lines: tuple[list[tuple[int, int]], list[tuple[int, int]]] = ([], [])
-        self._arrivals = itertools.count()
-        self._busy = False
-
-    def waiting(self) -> int:
-        """How many steps wait for their turn."""
-        with self._changed:
-            return sum(len(line) for line in self._lines)
-
-    @contextmanager
-    def turn(self, first: bool, prompt: int = 0) -> Iterator[None]:
-        """Wait for this step's turn (``first``: a generation's first step, which reads a
-        prompt of ``prompt`` tokens), hold it for the ``with`` block, then pass it on."""
-        with self._changed:
-            me = (prompt if first else 0, next(self._arrivals))
-            bisect.insort(self._lines[0 if first else 1], me)
-            self._changed.notify_all()  # waiting() changed
-            while self._busy or (self._lines[0] or self._lines[1])[0] != me:
-                self._changed.wait()
-            (self._lines[0] or self._lines[1]).pop(0)
-            self._busy = True
-        try:
-            yield
-        finally:
-            with self._changed:
-                self._busy = False
-                self._changed.notify_all()
-
-
-@st.cache_resource(show_spinner=False)
-def turns() -> Turns:
-    """The one line of generation steps of this server process (shared by every session)."""
-    return Turns()
-
-
 def generate(
     m: smollm.SmolLM, s: Settings, use_cache: bool, show: Callable[[list[str]], None]
 ) -> Generation:
     """Generate token by token, calling ``show`` with the text so far after every step.
-    Each step waits for its turn (:class:`Turns`); its time is that of the step itself."""
+    Each step waits for its turn (:class:`ui.turns.Turns`); its time is that of the step itself."""
     steps = llama.generate_steps(
         m.weights,
         list(s.ids),

@@ -33,6 +33,7 @@ from ui.i18n import Translator
 from ui.params import Choice, Flag, Text, assign, select, text, toggle
 from ui.safe import one_line, plain
 from ui.sentence import settings_box
+from ui.turns import model_turn
 
 LESSON = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
@@ -118,15 +119,18 @@ class Analysis:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def analyse(text: str, model: str = MINILM) -> Analysis:
-    """Tokenise and run ``model`` on ``text`` (cached per sentence and model)."""
+    """Tokenise and run ``model`` on ``text`` (cached per sentence and model); the forward
+    pass in its turn (:mod:`ui.turns`)."""
     if model == E5:
         weights, tokenizer = loaded.e5_small()
         enc = e5.encode(tokenizer, text, MAX_TOKENS)
-        out = e5.run(weights, enc)
+        with model_turn(len(enc.ids)):
+            out = e5.run(weights, enc)
     else:
         weights, tokenizer = loaded.minilm_l6()
         enc = minilm.encode(tokenizer, text)
-        out = minilm.run(weights, enc)
+        with model_turn(len(enc.ids)):
+            out = minilm.run(weights, enc)
     return Analysis(
         model, text, enc.tokens, enc.total, enc.unknown_share, out.hidden, out.attention
     )

@@ -37,6 +37,7 @@ from ui.notes import grouped, num, sci
 from ui.optional import torch as _torch
 from ui.params import Choice, Int, Text, number, select, slider, text
 from ui.sentence import more_box
+from ui.turns import model_turn
 
 TOY_H = 8  # query heads of the toy model
 TOY_N = 6  # its tokens
@@ -91,8 +92,11 @@ def head_list(heads: list[int]) -> str:
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def qkv(ids: tuple[int, ...]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Every layer's rotated queries, keys and values for the prompt (one forward pass)."""
-    return smollm.layer_qkv(loaded.smollm2(), list(ids))
+    """Every layer's rotated queries, keys and values for the prompt (one forward pass, in
+    its turn: :mod:`ui.turns`)."""
+    m = loaded.smollm2()
+    with model_turn(len(ids)):
+        return smollm.layer_qkv(m, list(ids))
 
 
 def sizes(cfg: llama.LlamaConfig) -> dict[str, str]:
@@ -591,20 +595,23 @@ class TorchCheck:
 @st.cache_data(max_entries=8, show_spinner=False)
 def torch_check(ids: tuple[int, ...]) -> TorchCheck | None:
     """``torch.nn.functional.scaled_dot_product_attention(..., is_causal=True,
-    enable_gqa=True)`` on every layer's q, k, v, against core; None without torch."""
+    enable_gqa=True)`` on every layer's q, k, v, against core; None without torch. Both run
+    in one turn (:mod:`ui.turns`), taken after :func:`qkv` has had its own."""
     if importlib.util.find_spec("torch") is None:
         return None
     torch = _torch()
     if torch is None:
         return None
     worst = 0.0
-    layers = qkv(ids)
+    layers = qkv(ids)  # before the turn: qkv takes one itself
     sdpa = torch.nn.functional.scaled_dot_product_attention
-    for q, k, v in layers:
-        ours, _ = core.grouped_query_attention(q, k, v, core.causal_mask(q.shape[1]))
-        with torch.no_grad():
-            ref = sdpa(*(torch.from_numpy(x) for x in (q, k, v)), is_causal=True, enable_gqa=True)
-        worst = max(worst, max_abs_difference(ref.numpy(), ours))
+    with model_turn(len(ids)):
+        for q, k, v in layers:
+            ours, _ = core.grouped_query_attention(q, k, v, core.causal_mask(q.shape[1]))
+            with torch.no_grad():
+                tensors = (torch.from_numpy(x) for x in (q, k, v))
+                ref = sdpa(*tensors, is_causal=True, enable_gqa=True)
+            worst = max(worst, max_abs_difference(ref.numpy(), ours))
     return TorchCheck(torch.__version__, worst, len(layers))
 
 

@@ -32,6 +32,7 @@ from ui.i18n import Translator
 from ui.notes import grouped, num, power_of_ten, sci
 from ui.params import Choice, Int, Text, number, select, slider, text
 from ui.sentence import more_box
+from ui.turns import model_turn
 
 TOY_D = 64  # the toy q and k: as wide as one of SmolLM2's heads (32 pairs)
 BASES = ("100", "1000", "10000", "100000")
@@ -567,8 +568,11 @@ def wave_notice(ctx: PageContext, w: Waves) -> list[str]:
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def queries(ids: tuple[int, ...]) -> list[LayerQueries]:
-    """Every layer's queries before and after RoPE for the prompt (one forward pass)."""
-    return layer_queries(loaded.smollm2(), ids)
+    """Every layer's queries before and after RoPE for the prompt (one forward pass, in its
+    turn: :mod:`ui.turns`)."""
+    m = loaded.smollm2()
+    with model_turn(len(ids)):
+        return layer_queries(m, ids)
 
 
 def rotation(cfg: llama.LlamaConfig, lq: LayerQueries, head: int) -> Rotation:

@@ -39,6 +39,7 @@ from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Int, select, slider
 from ui.safe import plain
+from ui.turns import model_turn
 
 N = Int("n", 24, 8, 64)  # tokens of the toy mask
 WINDOW_SIZE = Int("window", 4, 1, 32)
@@ -351,9 +352,12 @@ def text_tokens() -> tuple[tuple[int, ...], tuple[str, ...]]:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def model_run(window: int | None, sinks: int) -> SinkRun:
-    """One configuration on the shipped text (~3 s on 2 cores; cached for every session)."""
-    ids, _ = text_tokens()
-    return sink_run(loaded.smollm2(), ids, window, sinks, SCORED)
+    """One configuration on the shipped text (~3 s on 2 cores; cached for every session), in
+    its turn (:mod:`ui.turns`)."""
+    ids, _ = text_tokens()  # before the turn, as the model
+    m = loaded.smollm2()
+    with model_turn(len(ids)):
+        return sink_run(m, ids, window, sinks, SCORED)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
