@@ -18,6 +18,7 @@ from tests.app.conftest import (
     keys,
     open_page,
     texts,
+    visible_of,
 )
 from ui import loaded
 from ui.i18n import Translator
@@ -203,3 +204,18 @@ def test_students_find_the_controls_in_the_sidebar_and_a_slide_in_its_step(page)
 @pytest.mark.xdist_group("smollm2")
 def test_exports_offer_the_chart_and_the_arrays(ran):
     assert_each_step_exports(PAGE, STEPS, ("sinks_mask", "sinks_perplexity", "sinks_first_share"))
+
+
+def test_without_the_model_the_mask_step_works_and_the_model_steps_say_how_to_install(
+    page, no_model
+):
+    at = page(PAGE, lang="en", step="1")
+    assert not at.exception and len(visible_of(at, "vega_lite_chart")) == 1
+    for step in ("2", "3"):
+        for present in ("0", "1"):
+            at = page(PAGE, lang="zh", step=step, present=present)
+            assert not at.exception
+            assert [e.value for e in at.error] == [ZH("sinks.missing")]
+            assert not visible_of(at, "vega_lite_chart")
+            shown = keys(at.main if present == "1" else at.sidebar)
+            assert OWN[step] <= shown  # the controls keep the link's values
