@@ -147,7 +147,8 @@ def model_controls(ctx: PageContext, got: Got) -> tuple[str, int, int] | None:
 
 # on a slide every step's controls sit below its chart, in the chart's column
 BASE_CONTROL = Controls(base_control, slide="below")  # steps 1–3
-SEED_CONTROL = Controls(seed_control, slide="below")  # steps 1–2
+# steps 1–2; on a slide right of the base (one row: the step fits one screen)
+SEED_CONTROL = Controls(seed_control, slide="below", beside=True)
 PAIR_CONTROLS = Controls(pair_controls, slide="below")
 GRID_CONTROL = Controls(grid_control, slide="below")
 MODEL_CONTROLS = Controls(model_controls, slide="below")
