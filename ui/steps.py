@@ -38,6 +38,7 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
 
 from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
+from itertools import pairwise
 from typing import Any, Literal
 
 import streamlit as st
@@ -65,12 +66,18 @@ Title = str | Callable[[Translator, Words], str]
 class Controls:
     """A group of controls, drawn once a run by ``draw(ctx, got)`` (``got``: the values of
     the groups drawn before it), which returns their values. Compared by identity: the same
-    group listed by two steps is one group, shared."""
+    group listed by two steps is one group, shared.
+
+    ``beside``: on a slide the group goes in the right half of its place and the group the
+    step lists just before it (at the same place) in the left half: one row of two small
+    groups, where one below the other would push a slide past one screen (/rope's base and
+    seed, shared by different steps, so not one group). Students: below it, as usual."""
 
     draw: Callable[[PageContext, "Got"], Any]
     box: str | None = None  # catalog key of a heading of its own (a page's groups: required)
     slide: Place = "lead"
     fold: str | None = None  # a slide: in a closed expander at its place, under this key's text
+    beside: bool = False  # a slide: right of the group the step lists before it (see above)
 
 
 class Got:
@@ -315,7 +322,7 @@ def _draw(
     elif group.slide == "settings":
         place = _box(ctx, group.box)
     else:
-        place = frame.slots[group.slide]
+        place = frame.place(group)
         if group.fold:
             place = place.expander(ctx.t(group.fold), icon=":material/tune:")
     with place:
@@ -348,6 +355,23 @@ class _Frame:
     aside: DeltaGenerator
     notes: DeltaGenerator
     slots: dict[str, DeltaGenerator]
+    # a slide's groups side by side (Controls.beside): group id -> its neighbour, its side (0
+    # left, 1 right); the first of the two drawn makes both halves, the other's waits here
+    pairs: dict[int, tuple[Controls, int]] = field(default_factory=dict)
+    halves: dict[int, DeltaGenerator] = field(default_factory=dict)
+
+    def place(self, group: Controls) -> DeltaGenerator:
+        """Where ``group`` goes on a slide: its slot, or its half of the slot beside its
+        neighbour (:attr:`Controls.beside`)."""
+        if id(group) in self.halves:
+            return self.halves.pop(id(group))
+        slot = self.slots[group.slide]
+        if id(group) not in self.pairs:
+            return slot
+        other, side = self.pairs[id(group)]
+        halves = slot.columns(2)
+        self.halves[id(other)] = halves[1 - side]
+        return halves[side]
 
     @staticmethod
     def make(ctx: PageContext, step: Step, first: bool, words: Words) -> "_Frame":
@@ -378,4 +402,8 @@ class _Frame:
         with side:
             top_notes, notes = st.container(), st.container()
         slots = {"lead": below_lead, "above": above, "below": below, "notes": top_notes}
-        return _Frame(lead, figure, below, beside or top_notes, notes, slots)
+        pairs = {}
+        for left, right in pairwise(step.controls):
+            if ctx.presenter and right.beside and left.slide == right.slide != "settings":
+                pairs |= {id(left): (right, 0), id(right): (left, 1)}
+        return _Frame(lead, figure, below, beside or top_notes, notes, slots, pairs)

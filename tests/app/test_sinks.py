@@ -19,6 +19,7 @@ from tests.app.conftest import (
     keys,
     open_page,
     texts,
+    visible_of,
 )
 from ui import loaded
 from ui.i18n import Translator
@@ -210,3 +211,18 @@ def test_a_configuration_s_run_waits_for_its_turn():
     """Its ~530 tokens wait like any pass (the text's tokens are read before the turn)."""
     result = assert_waits_for_its_turn(lambda: sv.model_run(48, 3), RUN_TIMEOUT)  # uncached
     assert (result.window, result.sinks) == (48, 3)
+
+
+def test_without_the_model_the_mask_step_works_and_the_model_steps_say_how_to_install(
+    page, no_model
+):
+    at = page(PAGE, lang="en", step="1")
+    assert not at.exception and len(visible_of(at, "vega_lite_chart")) == 1
+    for step in ("2", "3"):
+        for present in ("0", "1"):
+            at = page(PAGE, lang="zh", step=step, present=present)
+            assert not at.exception
+            assert [e.value for e in at.error] == [ZH("sinks.missing")]
+            assert not visible_of(at, "vega_lite_chart")
+            shown = keys(at.main if present == "1" else at.sidebar)
+            assert OWN[step] <= shown  # the controls keep the link's values

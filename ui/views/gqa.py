@@ -1,10 +1,11 @@
 """Presentation helpers for the grouped-query attention page (pages/12_gqa.py).
 
-Controls, charts and words only: every number comes from :mod:`core.kv_cache` (grouped-query
-attention, the K/V expansions, the cache's size), :mod:`core.today_gqa` and, for the real
-model, :mod:`models.smollm` (its sizes read from its file by :func:`config`, never typed in;
-its queries, keys and values by :func:`models.smollm.layer_qkv`). The optional PyTorch check
-imports torch lazily, only when its box is opened.
+Controls, charts, words and the page's steps (drawn by :func:`ui.steps.run`) only: every
+number comes from :mod:`core.kv_cache` (grouped-query attention, the K/V expansions, the
+cache's size), :mod:`core.today_gqa` and, for the real model, :mod:`models.smollm` (its sizes
+read from its file by :func:`ui.prompt.config`, never typed in; its queries, keys and values
+by :func:`models.smollm.layer_qkv`); without the model, steps 2–4 say how to install it. The
+optional PyTorch check imports torch lazily, only when its box is opened.
 """
 
 import importlib.util
@@ -12,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 import core
 import core.llama as llama
@@ -30,13 +30,15 @@ from core.today_gqa import (
 )
 from models import smollm
 from ui import charts, loaded
-from ui.blocks import Frame, frame_room
+from ui import prompt as typed
+from ui.blocks import lazy_box, notice
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.notes import grouped, num, sci
 from ui.optional import torch as _torch
 from ui.params import Choice, Int, Text, number, select, slider, text
 from ui.sentence import more_box
+from ui.steps import Controls, Got, View
 from ui.turns import model_turn
 
 TOY_H = 8  # query heads of the toy model
@@ -62,13 +64,6 @@ GROUP_COLORS = [
 ]
 CURVE_POINTS = 65  # tokens sampled along the cache-size lines
 MIB = 2**20
-
-
-def room(ctx: PageContext, height: int) -> charts.Room:
-    """A step's chart room (:func:`ui.blocks.frame_room`): the page width for students (the
-    text goes below the chart), the chart column of a slide (:data:`SHARE`); at most
-    ``height`` px tall."""
-    return frame_room(ctx, SHARE, height, height)
 
 
 def size(n_bytes: float) -> str:
@@ -119,7 +114,7 @@ def kv_label(raw: str) -> str:
     return f"{raw} · {name}" if name else raw
 
 
-def toy_controls(ctx: PageContext) -> tuple[int, int]:
+def toy_controls(ctx: PageContext, got: Got) -> tuple[int, int]:
     """Step 1: how many K/V heads the 8 query heads share, and the toy's seed (folded)."""
     t = ctx.t
     h_kv = select(ctx, KV, t("gqa.kv"), format_func=kv_label, help=t("gqa.kv_help", h=TOY_H))
@@ -128,8 +123,12 @@ def toy_controls(ctx: PageContext) -> tuple[int, int]:
     return int(h_kv), int(seed)
 
 
-def memory_controls(ctx: PageContext, cfg: llama.LlamaConfig) -> tuple[str, int]:
-    """Step 2: the number type and the context length to read off."""
+def memory_controls(ctx: PageContext, got: Got) -> tuple[str, int] | None:
+    """Step 2: the number type and the context length to read off (up to the model's); None,
+    and nothing drawn, without the model."""
+    cfg = typed.config()
+    if cfg is None:
+        return None
     t = ctx.t
     dtype = select(ctx, DTYPE, t("gqa.dtype"))
     context = int(cfg.context or 8192)
@@ -137,12 +136,106 @@ def memory_controls(ctx: PageContext, cfg: llama.LlamaConfig) -> tuple[str, int]
     return dtype, int(tokens_)
 
 
-def model_controls(ctx: PageContext, cfg: llama.LlamaConfig) -> tuple[str, int]:
-    """Steps 3–4: the prompt and the layer."""
+def model_controls(ctx: PageContext, got: Got) -> tuple[str, int] | None:
+    """Steps 3–4: the prompt and the layer; None, and nothing drawn, without the model."""
+    cfg = typed.config()
+    if cfg is None:
+        return None
     t = ctx.t
     raw = text(ctx, PROMPT, t("gqa.prompt"))
     layer = slider(ctx, Int("layer", 13, 0, cfg.n_layers - 1), t("gqa.layer"))
     return raw, int(layer)
+
+
+# on a slide every step's controls sit below its chart, in the chart's column
+TOY_CONTROLS = Controls(toy_controls, slide="below")  # step 1 (step 3 reads it too)
+MEMORY_CONTROLS = Controls(memory_controls, slide="below")
+MODEL_CONTROLS = Controls(model_controls, slide="below")  # steps 3 and 4
+
+
+# The steps -------------------------------------------------------------------------------
+
+
+def toy_step(v: View) -> None:
+    """Step 1: a toy's 8 query heads reading fewer K/V heads, and their weights."""
+    t = v.t
+    h_kv, seed = v[TOY_CONTROLS]
+    tv = toy(h_kv, seed)
+    chart = v.chart(toy_chart, t, h_kv, tv.weights, v.presenter)
+    v.text("gqa.s1_text", h=TOY_H, n=TOY_N, d=TOY_D)
+    v.notice(toy_notice(v.ctx, tv))
+    v.export("gqa_toy", chart, arrays=toy_arrays(tv))
+
+
+def memory_step(v: View) -> None:
+    """Step 2: the KV cache of SmolLM2's shape with multi-head, grouped-query and multi-query
+    attention."""
+    t, cfg, chosen = v.t, typed.config(), v[MEMORY_CONTROLS]
+    if cfg is None or chosen is None:
+        typed.missing(v.ctx)
+        return
+    m = memory(cfg, *chosen)
+    names = design_names(t, m)
+    args = (m.curve_tokens, m.curves, m.tokens, m.at_tokens, names, v.presenter)
+    chart = v.chart(memory_chart, t, *args)
+    v.text("gqa.s2_text", **sizes(cfg))
+    v.lead.latex(memory_formula(t))
+    v.notice(memory_notice(v.ctx, cfg, m))
+    v.links("kv_cache")
+    v.export("gqa_memory", chart, arrays=memory_arrays(m))
+
+
+def trap_step(v: View) -> None:
+    """Step 3: K/V heads repeated the right way and tiled the wrong way on one layer of
+    SmolLM2, and PyTorch's grouped-query attention (on demand)."""
+    t, cfg, chosen = v.t, typed.config(), v[MODEL_CONTROLS]
+    if cfg is None or chosen is None:
+        typed.missing(v.ctx)
+        return
+    raw, layer = chosen
+    typed.model_or_stop(v.ctx)
+    prompt = typed.prompt_or_default(v.ctx, raw, PROMPT.default)
+    tr = trap(cfg, qkv(prompt.ids)[layer], layer)
+    args = (tr.h, tr.h_kv, tr.gaps, trap_titles(t, layer), v.presenter)
+    chart = v.chart(trap_chart, t, *args)
+    with v.lead:
+        typed.chinese_note(v.ctx, raw)
+    v.text("gqa.s3_text", **sizes(cfg))
+    v.lead.code(expansion_code(cfg.n_heads // cfg.n_kv_heads), language="python")
+    # step 1's toy (its controls drawn, hidden, on every run) shows the bug too
+    v.notice(trap_notice(v.ctx, tr, toy(*v[TOY_CONTROLS])))
+    with v.notes:
+        lazy_box(
+            t("gqa.torch_title"),
+            "gqa_torch",
+            lambda: torch_box(v.ctx, prompt.ids),
+            icon=":material/verified:",
+        )
+    caption = t("gqa.model_caption", layer=layer)
+    v.export("gqa_trap", chart, arrays={"gaps": tr.gaps}, caption=caption)
+
+
+def heads_step(v: View) -> None:
+    """Step 4: one layer's 9 query heads in their 3 groups (students: the notice beside the
+    tall chart)."""
+    t, cfg, chosen = v.t, typed.config(), v[MODEL_CONTROLS]
+    if cfg is None or chosen is None:
+        typed.missing(v.ctx)
+        return
+    raw, layer = chosen
+    typed.model_or_stop(v.ctx)
+    prompt = typed.prompt_or_default(v.ctx, raw, PROMPT.default)
+    weights = layer_weights(prompt.ids, layer)
+    labels = charts.unique_labels(list(prompt.labels))
+    chart = v.chart(model_chart, t, labels, weights, cfg.n_kv_heads, v.presenter)
+    with v.lead:
+        typed.chinese_note(v.ctx, raw)
+    v.text("gqa.s4_text", layer=layer, n=len(prompt.ids), **sizes(cfg))
+    with v.aside:
+        notice(v.ctx, model_notice(v.ctx, cfg, weights, layer))
+    v.links("decoder", "rope")
+    caption = t("gqa.model_caption", layer=layer)
+    v.export("gqa_heads", chart, arrays={"weights": weights}, caption=caption)
 
 
 # Who reads which K/V head ------------------------------------------------------------------
@@ -639,28 +732,7 @@ def layer_weights(ids: tuple[int, ...], layer: int) -> np.ndarray:
     return core.grouped_query_attention(q, k, v, core.causal_mask(q.shape[1]))[1]
 
 
-GROUPS_SHARE = (
-    0.56  # students: the rows of groups take this share of the width, the notice the rest
-)
-
-
-def beside(
-    ctx: PageContext, f: Frame, slot: DeltaGenerator
-) -> tuple[DeltaGenerator, DeltaGenerator]:
-    """Where step 4's chart and its notice go: on a slide the chart's ``slot`` and the
-    frame's notes column; for students two columns in the ``slot`` (the chart is tall and
-    narrow, and the notice fills the room beside it)."""
-    if ctx.presenter:
-        return slot, f.notes
-    left, right = slot.columns([GROUPS_SHARE, 1 - GROUPS_SHARE], gap="medium")
-    return left, right
-
-
-def groups_room(ctx: PageContext) -> charts.Room:
-    """Step 4's chart room: its column (see :func:`beside`)."""
-    if ctx.presenter:
-        return charts.room(ctx, SHARE, 620)
-    return charts.room(ctx, GROUPS_SHARE)
+GROUPS_ASIDE = 0.44  # students: the notice's share of the width, right of the rows of groups
 
 
 GROUPS_HEIGHT = {False: 480, True: 600}  # px for the rows of groups (students, projector)

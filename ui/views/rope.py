@@ -1,9 +1,11 @@
 """Presentation helpers for the rotary-positions page (pages/11_rope.py).
 
-Controls, charts and words only: every number comes from :mod:`core.rope` (the one RoPE of
-``core``, also used by :mod:`core.llama`), :mod:`core.today_rope` and, for the real model,
-:mod:`models.smollm` / :mod:`models.smollm_probe`. The model's sizes are read from its file
-(:func:`config`), never typed in.
+Controls, charts, words and the page's steps (drawn by :func:`ui.steps.run`) only: every
+number comes from :mod:`core.rope` (the one RoPE of ``core``, also used by
+:mod:`core.llama`), :mod:`core.today_rope` and, for the real model, :mod:`models.smollm` /
+:mod:`models.smollm_probe`. The model's sizes are read from its file
+(:func:`ui.prompt.config`), never typed in; without the model, steps 3 and 4 say how to
+install it.
 """
 
 from contextlib import nullcontext
@@ -26,12 +28,13 @@ from core.today_rope import (
 from core.today_rope import rotation as rope_rotation
 from models.smollm_probe import LayerQueries, layer_queries
 from ui import charts, loaded
-from ui.blocks import frame_room
+from ui import prompt as typed
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.notes import grouped, num, power_of_ten, sci
 from ui.params import Choice, Int, Text, number, select, slider, text
 from ui.sentence import more_box
+from ui.steps import Controls, Got, View
 from ui.turns import model_turn
 
 TOY_D = 64  # the toy q and k: as wide as one of SmolLM2's heads (32 pairs)
@@ -50,13 +53,13 @@ SHOWN_DEGREES = 1  # decimals of the angles in the text
 SLIDE_GRID = 420  # px of one score grid on a slide (two side by side in the chart column)
 READABLE = 18  # px: the smallest text a slide may carry (the back of the hall)
 EVERY_FOURTH = "toNumber(datum.label) % 4 == 0 ? datum.label : ''"  # pair labels 0, 4, 8, …
-
-
-def room(ctx: PageContext, height: int) -> charts.Room:
-    """A step's chart room (:func:`ui.blocks.frame_room`): the page width for students (the
-    text goes below the chart), the chart column of a slide (:data:`SHARE`); at most
-    ``height`` px tall."""
-    return frame_room(ctx, SHARE, height, height)
+ROTATION = (
+    r"\begin{pmatrix}q'_{2i}\\ q'_{2i+1}\end{pmatrix}="
+    r"\begin{pmatrix}\cos m\theta_i & -\sin m\theta_i\\"
+    r" \sin m\theta_i & \cos m\theta_i\end{pmatrix}"
+    r"\begin{pmatrix}q_{2i}\\ q_{2i+1}\end{pmatrix},\quad \theta_i=b^{-2i/d}"
+)
+OFFSET = r"(R_{m\theta}\,q)\cdot(R_{n\theta}\,k)=q\cdot R_{(n-m)\theta}\,k"
 
 
 def base_label(raw: str | float) -> str:
@@ -85,30 +88,27 @@ def wavelength(value: float) -> str:
 
 @dataclass(frozen=True)
 class Toy:
-    """The toy settings of steps 1–3 (None where this run does not draw that control)."""
+    """The toy settings of steps 1 and 2 (step 3 reads only the base)."""
 
-    base: float | None
-    seed: int | None
+    base: float
+    seed: int
 
 
-def toy_controls(ctx: PageContext, base: bool, seed: bool) -> Toy:
-    """The base (steps 1–3) and the seed of the toy q and k (steps 1–2, folded)."""
+def base_control(ctx: PageContext, got: Got) -> float:
+    """Steps 1–3: the base of the toy's rotation (four powers of ten fit a row)."""
     t = ctx.t
-    chosen = value = None
-    # on a slide side by side (the step fits one screen), for students one below the other
-    left, right = st.columns(2) if ctx.presenter and base and seed else (nullcontext(),) * 2
-    if base:
-        with left:
-            chosen = select(
-                ctx, BASE, t("rope.base"), format_func=base_power, help=t("rope.base_help")
-            )
-    if seed:
-        with right, more_box(ctx, t("rope.more")):
-            value = number(ctx, SEED, t("rope.seed"), width=200)
-    return Toy(float(chosen) if chosen else None, None if value is None else int(value))
+    chosen = select(ctx, BASE, t("rope.base"), format_func=base_power, help=t("rope.base_help"))
+    return float(chosen)
 
 
-def pair_controls(ctx: PageContext) -> tuple[int, int, int, int]:
+def seed_control(ctx: PageContext, got: Got) -> int:
+    """Steps 1–2: the seed of the toy q and k (folded)."""
+    t = ctx.t
+    with more_box(ctx, t("rope.more")):
+        return int(number(ctx, SEED, t("rope.seed"), width=200))
+
+
+def pair_controls(ctx: PageContext, got: Got) -> tuple[int, int, int, int]:
     """Step 1: the pair, the positions m and n side by side, and the shift Δ (on a slide
     beside the pair: the step fits one screen)."""
     t = ctx.t
@@ -125,13 +125,17 @@ def pair_controls(ctx: PageContext) -> tuple[int, int, int, int]:
     return int(pair), int(m), int(n), int(shift)
 
 
-def grid_control(ctx: PageContext) -> int:
+def grid_control(ctx: PageContext, got: Got) -> int:
     """Step 2: how many positions the score grids cover."""
     return int(slider(ctx, GRID, ctx.t("rope.grid")))
 
 
-def model_controls(ctx: PageContext, cfg: llama.LlamaConfig) -> tuple[str, int, int]:
-    """Step 4: the prompt, and the layer and head side by side."""
+def model_controls(ctx: PageContext, got: Got) -> tuple[str, int, int] | None:
+    """Step 4: the prompt, and the layer and head side by side (their ranges are the
+    model's); None, and nothing drawn, without the model."""
+    cfg = typed.config()
+    if cfg is None:
+        return None
     t = ctx.t
     raw = text(ctx, PROMPT, t("rope.prompt"))
     left, right = st.columns(2)
@@ -140,6 +144,78 @@ def model_controls(ctx: PageContext, cfg: llama.LlamaConfig) -> tuple[str, int, 
     with right:
         head = slider(ctx, Int("head", 0, 0, cfg.n_heads - 1), t("rope.head"))
     return raw, int(layer), int(head)
+
+
+# on a slide every step's controls sit below its chart, in the chart's column
+BASE_CONTROL = Controls(base_control, slide="below")  # steps 1–3
+# steps 1–2; on a slide right of the base (one row: the step fits one screen)
+SEED_CONTROL = Controls(seed_control, slide="below", beside=True)
+PAIR_CONTROLS = Controls(pair_controls, slide="below")
+GRID_CONTROL = Controls(grid_control, slide="below")
+MODEL_CONTROLS = Controls(model_controls, slide="below")
+
+
+# The steps -------------------------------------------------------------------------------
+
+
+def pair_step(v: View) -> None:
+    """Step 1: pair i of the toy q and k turned to positions m and n, after a shift of
+    both, and one place on."""
+    t, toy = v.t, Toy(v[BASE_CONTROL], v[SEED_CONTROL])
+    pair, m, n, shift = v[PAIR_CONTROLS]
+    pv = pair_view(toy, pair, m, n, shift)
+    chart = v.chart(pair_chart, t, pair_panels(t, pv), pair_extent(pv), v.presenter)
+    v.text("rope.s1_text", i=pair, d=TOY_D)
+    v.lead.latex(ROTATION)
+    v.notice(pair_notice(v.ctx, pv, shift))
+    v.export("rope_pair", chart, arrays=pair_arrays(toy, pv))
+
+
+def grid_step(v: View) -> None:
+    """Step 2: the scores at every pair of positions, with RoPE and with absolute positions."""
+    t = v.t
+    g = grids(Toy(v[BASE_CONTROL], v[SEED_CONTROL]), v[GRID_CONTROL])
+    chart = v.chart(grid_chart, t, g.rope, g.absolute, v.presenter)
+    v.text("rope.s2_text", d=TOY_D)
+    v.lead.latex(OFFSET)
+    v.notice(grid_notice(v.ctx, g))
+    v.links(("qkv", t("rope.qkv_link")))
+    v.export("rope_grid", chart, arrays={"rope": g.rope, "absolute": g.absolute})
+
+
+def waves_step(v: View) -> None:
+    """Step 3: the wavelengths of SmolLM2's pairs, with its base and with the toy's."""
+    t, cfg = v.t, typed.config()
+    if cfg is None:
+        typed.missing(v.ctx)
+        return
+    w = waves(cfg, v[BASE_CONTROL])
+    chart = v.chart(wave_chart, t, wave_series(t, w), w.context, v.presenter)
+    v.text("rope.s3_text", **wave_facts(w))
+    v.notice(wave_notice(v.ctx, w))
+    v.export("rope_waves", chart, arrays={"wavelengths": w.waves, "toy_wavelengths": w.toy_waves})
+
+
+def model_step(v: View) -> None:
+    """Step 4: the rotation inside SmolLM2, on one head of one layer, for the prompt."""
+    t, cfg, chosen = v.t, typed.config(), v[MODEL_CONTROLS]
+    if cfg is None or chosen is None:
+        typed.missing(v.ctx)
+        return
+    raw, layer, head = chosen
+    typed.model_or_stop(v.ctx)
+    prompt = typed.prompt_or_default(v.ctx, raw, PROMPT.default)
+    r = rotation(cfg, queries(prompt.ids)[layer], head)
+    labels = charts.unique_labels(list(prompt.labels))
+    chart = v.chart(model_chart, t, labels, r.cos, r.shift, v.presenter)
+    with v.lead:
+        typed.chinese_note(v.ctx, raw)
+    key = "rope.s4_brief" if v.presenter else "rope.s4_text"
+    v.lead.markdown(t(key, layer=layer, head=head, n=len(prompt.ids)))
+    v.notice(model_notice(v.ctx, cfg, r, len(prompt.ids)))
+    v.links("decoder", "gqa")
+    caption = t("rope.model_caption", layer=layer, head=head)
+    v.export("rope_model", chart, arrays={"cos": r.cos, "shift": r.shift}, caption=caption)
 
 
 # Step 1: one pair turning ------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Presentation helpers for the sliding-window and attention-sink page (pages/14_sinks.py).
 
-Controls, charts and words only: every number comes from :mod:`core.masks`,
-:mod:`core.today_sinks` and, for the real model, :mod:`models.sinks_probe` (one masked
-forward pass of SmolLM2 per configuration).
+Controls, charts, words and the page's steps (drawn by :func:`ui.steps.run`) only: every
+number comes from :mod:`core.masks`, :mod:`core.today_sinks` and, for the real model,
+:mod:`models.sinks_probe` (one masked forward pass of SmolLM2 per configuration).
 
 The model runs only when the reader presses Run, and only what this session has not got
 yet: full attention (the same for everyone), the window alone and the window with its
@@ -14,6 +14,7 @@ cache. The results stay in the session (:data:`RUNS_KEY`, the last :data:`KEPT_R
 """
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import streamlit as st
@@ -34,11 +35,14 @@ from core.today_sinks import (
 from models import smollm
 from models.sinks_probe import SinkRun, sink_run
 from ui import charts, loaded, notes
-from ui.blocks import frame_room, lazy_box
+from ui import prompt as typed
+from ui.blocks import lazy_box
 from ui.context import PageContext
+from ui.exports import export_panel
 from ui.i18n import Translator
 from ui.params import Choice, Int, select, slider
 from ui.safe import plain
+from ui.steps import Controls, Got, View
 from ui.turns import model_turn
 
 N = Int("n", 24, 8, 64)  # tokens of the toy mask
@@ -64,16 +68,13 @@ STATE_COLORS = {
     FUTURE: "#f1f1f1",
 }
 RUN_COLORS = ["#444444", charts.QUERY_COLOR, charts.KEY_COLOR]  # full, window, window + sinks
+MASK = (
+    r"\text{visible}(i, j) = \big[\, j \le i \,\big] \wedge "
+    r"\big[\, i - W < j \;\vee\; j < S \,\big]"
+)
 
 
 # Small helpers ---------------------------------------------------------------------------
-
-
-def room(ctx: PageContext, height: int, slide_height: int) -> charts.Room:
-    """A step's chart room (:func:`ui.blocks.frame_room`): the page width for students (the
-    text goes below), ``height`` px at most; on a slide the chart column beside the notes,
-    ``slide_height`` px at most."""
-    return frame_room(ctx, SHARE, slide_height, height)
 
 
 def num(value: float, digits: int = 1) -> str:
@@ -105,7 +106,7 @@ class Toy:
     layers: int
 
 
-def toy_controls(ctx: PageContext) -> Toy:
+def toy_controls(ctx: PageContext, got: Got) -> Toy:
     """n and the window side by side, the sinks and the layers side by side."""
     t = ctx.t
     a, b = st.columns(2)
@@ -292,7 +293,7 @@ def mask_arrays(v: MaskView) -> dict[str, np.ndarray]:
 # Steps 2 and 3: the real model -----------------------------------------------------------
 
 
-def model_controls(ctx: PageContext) -> tuple[int, int]:
+def model_controls(ctx: PageContext, got: Got) -> tuple[int, int]:
     """The window W and the sink tokens S of the real model (steps 2 and 3)."""
     t = ctx.t
     window = select(ctx, KEEP, t("sinks.keep"), help=t("sinks.keep_help"))
@@ -300,7 +301,7 @@ def model_controls(ctx: PageContext) -> tuple[int, int]:
     return int(window), int(sinks)
 
 
-def back_control(ctx: PageContext) -> int:
+def back_control(ctx: PageContext, got: Got) -> int:
     """Step 2: which prediction, counted back from the end of the text."""
     t = ctx.t
     return int(slider(ctx, BACK, t("sinks.back"), help=t("sinks.back_help", scored=SCORED)))
@@ -322,8 +323,10 @@ def config_label(t: Translator, c: Config) -> str:
     return t("sinks.cfg_sinks", w=window, s=sinks) if sinks else t("sinks.cfg_window", w=window)
 
 
-def run_button(ctx: PageContext, window: int, sinks: int) -> None:
-    """The Run button: its press leaves a request for the page's next run (:func:`runs`)."""
+def run_button(ctx: PageContext, got: Got) -> None:
+    """The Run button (steps 2 and 3, below the window and sinks it runs): its press leaves
+    a request for the page's next run (:func:`runs`)."""
+    window, sinks = got[MODEL_CONTROLS]
     st.button(
         ctx.t("sinks.run"),
         type="primary",
@@ -801,3 +804,59 @@ def share_notice(ctx: PageContext, s: Shares) -> list[str]:
 def layer_count() -> int:
     """The model's number of layers (from its config)."""
     return loaded.smollm2().config.n_layers
+
+
+# The steps -------------------------------------------------------------------------------
+
+# on a slide every step's controls sit at the top of its notes, beside the chart
+TOY_CONTROLS = Controls(toy_controls, slide="notes")
+MODEL_CONTROLS = Controls(model_controls, slide="notes")  # steps 2 and 3
+BACK_CONTROL = Controls(back_control, slide="notes")
+RUN_BUTTON = Controls(run_button, slide="notes")  # steps 2 and 3: below the window and sinks
+
+
+def mask_step(v: View) -> None:
+    """Step 1: the toy's sliding-window mask and its reach through the layers."""
+    t, toy = v.t, v[TOY_CONTROLS]
+    mv = mask_view(toy)
+    chart = v.chart(mask_chart, t, mv, v.presenter)
+    v.text("sinks.s1_text")
+    v.lead.latex(MASK)
+    v.notice(mask_notice(v.ctx, mv))
+    caption = t("sinks.s1_caption", n=toy.n, w=toy.window, s=toy.sinks, layers=toy.layers)
+    v.export("sinks_mask", chart, arrays=mask_arrays(mv), caption=caption)
+
+
+def predictions_step(v: View) -> None:
+    """Step 2: SmolLM2's perplexity with full attention, a window, and the window with its
+    sinks, and their guesses at one position (the model runs only on Run)."""
+    t, (window, sinks), back = v.t, v[MODEL_CONTROLS], v[BACK_CONTROL]
+    if not typed.loaded_model(v.ctx):
+        return
+    with v.figure:  # a run's spinner where its chart comes
+        held = runs(v.ctx, window, sinks)
+    p = predictions(t, held, window, sinks, back)
+    chart = v.chart(prediction_chart, t, p, v.presenter)
+    if not v.presenter:
+        v.lead.markdown(t("sinks.s2_text", scored=SCORED, n=len(text_tokens()[0])))
+        v.lead.caption(t("sinks.positions"))
+    v.notice(prediction_notice(v.ctx, p, window, sinks))
+    with v.below if v.presenter else v.notes:  # a slide: below the chart
+        text_box(v.ctx)
+        arrays = partial(prediction_arrays, held, window, sinks)  # built when asked for
+        export_panel(v.ctx, "sinks_perplexity", chart, arrays=arrays)
+
+
+def shares_step(v: View) -> None:
+    """Step 3: each layer's attention on the first token, per configuration run."""
+    t, (window, sinks) = v.t, v[MODEL_CONTROLS]
+    if not typed.loaded_model(v.ctx):
+        return
+    with v.figure:  # a run's spinner where its chart comes
+        held = runs(v.ctx, window, sinks)
+    s = shares(t, held, window, sinks, layer_count())
+    chart = v.chart(share_chart, t, s, v.presenter)
+    v.text("sinks.s3_text")
+    v.notice(share_notice(v.ctx, s))
+    v.links(("decoder", t("sinks.decoder_link")))
+    v.export("sinks_first_share", chart, arrays=partial(prediction_arrays, held, window, sinks))
