@@ -26,10 +26,11 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
   and its values read by every step that lists it (``view[GROUP]``). Students find the
   groups of the step on screen in the sidebar, under the group's ``box`` heading; a slide
   shows them at the group's ``slide`` place in the step (``"settings"``: a closed expander
-  above the step). A group no step on screen reads is drawn hidden, by the first step that
-  lists it, so its value stays in the URL: a link copied on any step restores every control.
-  Groups are drawn in the order they are first listed (the page's, then each step's), after
-  the groups their ``draw`` reads from ``got``.
+  above the step), the groups with ``row`` set side by side in one row there. A group no
+  step on screen reads is drawn hidden, by the first step that lists it, so its value stays
+  in the URL: a link copied on any step restores every control. Groups are drawn in the
+  order they are first listed (the page's, then each step's), after the groups their
+  ``draw`` reads from ``got``.
 * **Fragments.** Everything below the step bar is one fragment, so a control never reruns
   the shell, the title or the step bar; the on-screen step's own groups (listed by no other
   step) and its ``show`` are one more fragment inside it: a step's own control reruns only
@@ -71,6 +72,7 @@ class Controls:
     box: str | None = None  # catalog key of a heading of its own (a page's groups: required)
     slide: Place = "lead"
     fold: str | None = None  # a slide: in a closed expander at its place, under this key's text
+    row: bool = False  # a slide: in one row with the other ``row`` groups at its place
 
 
 class Got:
@@ -315,7 +317,7 @@ def _draw(
     elif group.slide == "settings":
         place = _box(ctx, group.box)
     else:
-        place = frame.slots[group.slide]
+        place = frame.row(group.slide) if group.row else frame.slots[group.slide]
         if group.fold:
             place = place.expander(ctx.t(group.fold), icon=":material/tune:")
     with place:
@@ -340,7 +342,7 @@ class _Frame:
     text (the page's introduction on the first step, the heading, the step's own), the
     notes, one below the other. A slide: the text, then the chart and the notes side by
     side (or, ``stacked``, one below the other). ``slots`` are where a group's controls go
-    on a slide."""
+    on a slide (``rows``: a horizontal row in a slot, made by :meth:`row`)."""
 
     lead: DeltaGenerator
     figure: DeltaGenerator
@@ -348,6 +350,14 @@ class _Frame:
     aside: DeltaGenerator
     notes: DeltaGenerator
     slots: dict[str, DeltaGenerator]
+    rows: dict[str, DeltaGenerator] = field(default_factory=dict)
+
+    def row(self, place: str) -> DeltaGenerator:
+        """The one row at ``place`` (made when first asked for) where the groups with
+        ``row`` set go side by side."""
+        if place not in self.rows:
+            self.rows[place] = self.slots[place].container(horizontal=True, gap="medium")
+        return self.rows[place]
 
     @staticmethod
     def make(ctx: PageContext, step: Step, first: bool, words: Words) -> "_Frame":

@@ -1,0 +1,34 @@
+"""ui/steps.py, the skeleton of a page of steps: what it adds beyond the pages' own tests."""
+
+from streamlit.proto.Block_pb2 import Block
+
+from tests.app.conftest import open_page
+
+HORIZONTAL = Block.FlexContainer.Direction.HORIZONTAL
+
+
+def row_of(node, key: str) -> object | None:
+    """The horizontal block that holds the widget ``key`` directly, else None (not drawn, or
+    not in a row)."""
+    for child in getattr(node, "children", {}).values():
+        if getattr(child, "key", None) == key:
+            flex = node.proto.flex_container if hasattr(node.proto, "flex_container") else None
+            return node if flex is not None and flex.direction == HORIZONTAL else None
+        found = row_of(child, key)
+        if found is not None:
+            return found
+    return None
+
+
+def test_groups_marked_row_share_one_row_at_their_place_on_a_slide():
+    """/qkv's step 1: the token picker (shared with step 2) and the projection picker (step
+    1's own) are both ``row`` groups of the notes: one row on a slide, a column for students."""
+    slide = open_page("pages/2_qkv.py", lang="en", present="1", step="1")
+    assert not slide.exception
+    token, product = row_of(slide.main, "_choice_token"), row_of(slide.main, "_choice_projection")
+    assert token is not None and token is product, "side by side, in one row"
+    assert len(token.children) == 2, "the row holds the two groups and nothing else"
+    student = open_page("pages/2_qkv.py", lang="en", step="1")
+    assert student.button_group(key="_choice_projection").value == "q"
+    assert row_of(student.sidebar, "_choice_token") is None
+    assert row_of(student.sidebar, "_choice_projection") is None
