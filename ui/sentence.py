@@ -6,9 +6,10 @@ d_model = 8, d_k = d_v = 4, seed 42, lesson embeddings — so the page reproduce
 lesson's numbers as it opens.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import streamlit as st
@@ -204,3 +205,32 @@ def token_picker(ctx: PageContext, tokens: list[str], label: str) -> int:
     labels = unique_labels(tokens)
     spec = Choice(TOKEN_KEY, "0", tuple(str(i) for i in range(len(tokens))))
     return int(select(ctx, spec, label, format_func=lambda i: plain(labels[int(i)], 24)))
+
+
+def sentence_draw(**options: Any) -> Callable[[PageContext, Any], Sentence]:
+    """The ``draw(ctx, got)`` of a :class:`ui.steps.Controls` group of the sentence and size
+    controls: :func:`sentence_controls` with ``options`` (``dims``, ``key_dims``, ``native``,
+    ``d_model_step``), returning the :class:`Sentence`::
+
+        SENTENCE = Controls(sentence_draw(), box="qkv.settings", slide="settings")
+    """
+
+    def draw(ctx: PageContext, got: Any) -> Sentence:
+        return sentence_controls(ctx, **options)
+
+    return draw
+
+
+def token_draw(sentence: object, label: str) -> Callable[[PageContext, Any], int]:
+    """The ``draw(ctx, got)`` of a :class:`ui.steps.Controls` group of the
+    :func:`token_picker` over the tokens of the group ``sentence`` (``got[sentence]``, a
+    :class:`Sentence`), labelled with the catalog key ``label``; returns the followed
+    token's index::
+
+        TOKEN = Controls(token_draw(SENTENCE, "qkv.token"))
+    """
+
+    def draw(ctx: PageContext, got: Any) -> int:
+        return token_picker(ctx, got[sentence].tokens, ctx.t(label))
+
+    return draw

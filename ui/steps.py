@@ -26,10 +26,11 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
   and its values read by every step that lists it (``view[GROUP]``). Students find the
   groups of the step on screen in the sidebar, under the group's ``box`` heading; a slide
   shows them at the group's ``slide`` place in the step (``"settings"``: a closed expander
-  above the step). A group no step on screen reads is drawn hidden, by the first step that
-  lists it, so its value stays in the URL: a link copied on any step restores every control.
-  Groups are drawn in the order they are first listed (the page's, then each step's), after
-  the groups their ``draw`` reads from ``got``.
+  above the step), the groups with ``row`` set side by side in one row there. A group no
+  step on screen reads is drawn hidden, by the first step that lists it, so its value stays
+  in the URL: a link copied on any step restores every control. Groups are drawn in the
+  order they are first listed (the page's, then each step's), after the groups their
+  ``draw`` reads from ``got``.
 * **Fragments.** Everything below the step bar is one fragment, so a control never reruns
   the shell, the title or the step bar; the on-screen step's own groups (listed by no other
   step) and its ``show`` are one more fragment inside it: a step's own control reruns only
@@ -38,7 +39,6 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
 
 from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
-from itertools import pairwise
 from typing import Any, Literal
 
 import streamlit as st
@@ -68,16 +68,16 @@ class Controls:
     the groups drawn before it), which returns their values. Compared by identity: the same
     group listed by two steps is one group, shared.
 
-    ``beside``: on a slide the group goes in the right half of its place and the group the
-    step lists just before it (at the same place) in the left half: one row of two small
-    groups, where one below the other would push a slide past one screen (/rope's base and
-    seed, shared by different steps, so not one group). Students: below it, as usual."""
+    ``row``: on a slide the groups with ``row`` set at one place go side by side in one row,
+    where one below the other would push the slide past one screen (/rope's base and seed,
+    /qkv's token and projection pickers: read by different steps, so not one group).
+    Students find them one below the other in the sidebar, as usual."""
 
     draw: Callable[[PageContext, "Got"], Any]
     box: str | None = None  # catalog key of a heading of its own (a page's groups: required)
     slide: Place = "lead"
     fold: str | None = None  # a slide: in a closed expander at its place, under this key's text
-    beside: bool = False  # a slide: right of the group the step lists before it (see above)
+    row: bool = False  # a slide: in one row with the other ``row`` groups at its place
 
 
 class Got:
@@ -322,7 +322,7 @@ def _draw(
     elif group.slide == "settings":
         place = _box(ctx, group.box)
     else:
-        place = frame.place(group)
+        place = frame.row(group.slide) if group.row else frame.slots[group.slide]
         if group.fold:
             place = place.expander(ctx.t(group.fold), icon=":material/tune:")
     with place:
@@ -347,7 +347,7 @@ class _Frame:
     text (the page's introduction on the first step, the heading, the step's own), the
     notes, one below the other. A slide: the text, then the chart and the notes side by
     side (or, ``stacked``, one below the other). ``slots`` are where a group's controls go
-    on a slide."""
+    on a slide (``rows``: a horizontal row in a slot, made by :meth:`row`)."""
 
     lead: DeltaGenerator
     figure: DeltaGenerator
@@ -355,23 +355,14 @@ class _Frame:
     aside: DeltaGenerator
     notes: DeltaGenerator
     slots: dict[str, DeltaGenerator]
-    # a slide's groups side by side (Controls.beside): group id -> its neighbour, its side (0
-    # left, 1 right); the first of the two drawn makes both halves, the other's waits here
-    pairs: dict[int, tuple[Controls, int]] = field(default_factory=dict)
-    halves: dict[int, DeltaGenerator] = field(default_factory=dict)
+    rows: dict[str, DeltaGenerator] = field(default_factory=dict)
 
-    def place(self, group: Controls) -> DeltaGenerator:
-        """Where ``group`` goes on a slide: its slot, or its half of the slot beside its
-        neighbour (:attr:`Controls.beside`)."""
-        if id(group) in self.halves:
-            return self.halves.pop(id(group))
-        slot = self.slots[group.slide]
-        if id(group) not in self.pairs:
-            return slot
-        other, side = self.pairs[id(group)]
-        halves = slot.columns(2)
-        self.halves[id(other)] = halves[1 - side]
-        return halves[side]
+    def row(self, place: str) -> DeltaGenerator:
+        """The one row at ``place`` (made when first asked for) where the groups with
+        ``row`` set go side by side."""
+        if place not in self.rows:
+            self.rows[place] = self.slots[place].container(horizontal=True, gap="medium")
+        return self.rows[place]
 
     @staticmethod
     def make(ctx: PageContext, step: Step, first: bool, words: Words) -> "_Frame":
@@ -402,8 +393,4 @@ class _Frame:
         with side:
             top_notes, notes = st.container(), st.container()
         slots = {"lead": below_lead, "above": above, "below": below, "notes": top_notes}
-        pairs = {}
-        for left, right in pairwise(step.controls):
-            if ctx.presenter and right.beside and left.slide == right.slide != "settings":
-                pairs |= {id(left): (right, 0), id(right): (left, 1)}
-        return _Frame(lead, figure, below, beside or top_notes, notes, slots, pairs)
+        return _Frame(lead, figure, below, beside or top_notes, notes, slots)

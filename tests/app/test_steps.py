@@ -1,46 +1,54 @@
-"""The page skeleton (ui/steps.py), through a page drawn by it: what its options do to where a
-step's controls go."""
+"""ui/steps.py, the skeleton of a page of steps: what it adds beyond the pages' own tests."""
+
+from streamlit.proto.Block_pb2 import Block
 
 from tests.app.conftest import open_page
 
-ROPE = "pages/11_rope.py"  # its seed group is `beside` the base group
+HORIZONTAL = Block.FlexContainer.Direction.HORIZONTAL
 
 
-def _columns(root, key: str) -> list | None:
-    """The columns around the widget ``key`` under ``root``, outermost first, each as
-    ``(its row, the column)``; None if it is not there."""
-
-    def find(node, chain: tuple) -> tuple | None:
-        for child in node.children.values():
-            if isinstance(getattr(child, "children", None), dict):
-                found = find(child, (*chain, child))
-                if found is not None:
-                    return found
-            elif getattr(child, "key", None) == key:
-                return chain
-        return None
-
-    chain = find(root, (root,))
-    if chain is None:
-        return None
-    return [(chain[i - 1], b) for i, b in enumerate(chain) if type(b).__name__ == "Column"]
+def row_of(node, key: str) -> object | None:
+    """The horizontal block that holds the widget ``key`` directly, else None (not drawn, or
+    not in a row)."""
+    for child in getattr(node, "children", {}).values():
+        if getattr(child, "key", None) == key:
+            flex = node.proto.flex_container if hasattr(node.proto, "flex_container") else None
+            return node if flex is not None and flex.direction == HORIZONTAL else None
+        found = row_of(child, key)
+        if found is not None:
+            return found
+    return None
 
 
-def test_a_group_beside_another_shares_its_row_on_a_slide():
-    at = open_page(ROPE, lang="en", step="1", present="1")
-    (_, chart_column), (row, left) = _columns(at.main, "_choice_base")
-    (_, same_column), (seed_row, right) = _columns(at.main, "seed")
-    assert same_column is chart_column  # below the chart, in its column
-    assert seed_row is row and left is not right  # one row: the base left, the seed right
-    assert list(row.children.values()) == [left, right]
+def holds(node, key: str) -> bool:
+    """Whether the widget ``key`` is drawn anywhere under ``node``."""
+    children = getattr(node, "children", {}).values()
+    return any(getattr(c, "key", None) == key or holds(c, key) for c in children)
 
 
-def test_a_group_listed_without_its_neighbour_takes_the_whole_place():
-    at = open_page(ROPE, lang="en", step="3", present="1")  # the base alone, the seed hidden
-    assert len(_columns(at.main, "_choice_base")) == 1  # just the slide's chart column
+def test_groups_marked_row_share_one_row_at_their_place_on_a_slide():
+    """/qkv's step 1: the token picker (shared with step 2) and the projection picker (step
+    1's own) are both ``row`` groups of the notes: one row on a slide, a column for students."""
+    slide = open_page("pages/2_qkv.py", lang="en", present="1", step="1")
+    assert not slide.exception
+    token, product = row_of(slide.main, "_choice_token"), row_of(slide.main, "_choice_projection")
+    assert token is not None and token is product, "side by side, in one row"
+    assert len(token.children) == 2, "the row holds the two groups and nothing else"
+    student = open_page("pages/2_qkv.py", lang="en", step="1")
+    assert student.button_group(key="_choice_projection").value == "q"
+    assert row_of(student.sidebar, "_choice_token") is None
+    assert row_of(student.sidebar, "_choice_projection") is None
 
 
-def test_students_find_the_two_groups_one_below_the_other_in_the_sidebar():
-    at = open_page(ROPE, lang="en", step="1")
-    assert _columns(at.sidebar, "_choice_base") == []
-    assert _columns(at.sidebar, "seed") == []
+def test_row_groups_of_different_steps_meet_in_the_row_of_the_step_on_screen():
+    """/rope: the base (steps 1-3) and the seed (steps 1-2) are two groups; on step 1's slide
+    they share one row below the chart, on step 3's the base is alone in it."""
+    first = open_page("pages/11_rope.py", lang="en", present="1", step="1")
+    row = row_of(first.main, "_choice_base")
+    assert row is not None and len(row.children) == 2 and holds(row, "seed")
+    third = open_page("pages/11_rope.py", lang="en", present="1", step="3")
+    alone = row_of(third.main, "_choice_base")
+    assert alone is not None and len(alone.children) == 1 and not holds(alone, "seed")
+    student = open_page("pages/11_rope.py", lang="en", step="1")
+    assert row_of(student.sidebar, "_choice_base") is None
+    assert row_of(student.sidebar, "seed") is None

@@ -6,7 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import embed_tokens, init_projections, self_attention_trace, tokenize
 from core.attention import mix_row
-from tests.app.conftest import texts, visible_of
+from tests.app.conftest import texts, visible, visible_of
 from ui.i18n import Translator
 
 PAGE = "pages/5_weighted_sum.py"
@@ -170,4 +170,30 @@ def test_wide_values_print_a_shortened_output_row(page):
     at = page(PAGE, lang="en", d_v="64", step="4")
     row = next(m.value for m in at.markdown if m.value.startswith("Output row"))
     assert row.count(",") == 6 and "…" in row  # first four, …, last two
-    assert "random (untrained)" in texts(at)
+    assert "random (untrained)" in texts(page(PAGE, lang="en", d_v="64", step="1"))
+
+
+@pytest.mark.parametrize("present", ["0", "1"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_step_carries_its_own_notes(page, present, lang):
+    """Students and slides alike: step 1 notices the largest weight and that the weights are
+    untrained, step 3 the weighted average, step 4 the output's width and leads on; no step
+    repeats another's notes."""
+    t = Translator(lang)
+    mix = mix_row(trace().weights[0], trace().v)
+    average = t("weighted_sum.notice_average", total=f"{mix.weight_total:.3f}")
+    width = t("weighted_sum.notice_width", d_v=4, n=6)
+    untrained = t("weighted_sum.untrained")
+    leads_on = {t("weighted_sum.back_link"), t("weighted_sum.next_link")}
+    runs = every_step(page, lang=lang, present=present)
+    notices, shown_untrained, links = [], [], []
+    for at in runs:
+        assert not at.exception
+        notices.append([m.value for m in at.markdown if m.value.startswith("- ")])
+        shown_untrained.append(untrained in texts(at))
+        links.append({e.label for e in visible(at.main) if type(e).__name__ == "PageLink"})
+    assert [len(items) for items in notices] == [1, 0, 1, 1], "one item on steps 1, 3 and 4"
+    assert average not in notices[0][0] and width not in notices[0][0]
+    assert notices[2] == [f"- {average}"] and notices[3] == [f"- {width}"]
+    assert shown_untrained == [True, False, False, False]
+    assert [leads_on <= found for found in links] == [False, False, False, True]

@@ -6,19 +6,33 @@ from :mod:`core.lookup`; this module lays them out and words them.
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
 
-from core.lookup import CAPITALS, row_share, soft_finding, sweep_ends
+from core import text_heatmap
+from core.lookup import (
+    CAPITALS,
+    capital_table,
+    hard_lookup,
+    lookup_scores,
+    polar_query,
+    row_share,
+    soft_finding,
+    soft_lookup,
+    sweep_ends,
+    temperature_sweep,
+    uniform_weight,
+)
 from ui import charts, notes
-from ui.blocks import frame_room
 from ui.context import PageContext
 from ui.i18n import Translator
+from ui.notes import untrained
 from ui.params import Choice, Float, Int, select, slider
-from ui.sentence import settings_box
+from ui.steps import Controls, Got, View
 
 LON_DOMAIN = (-120.0, 170.0)  # room west of Washington for its label
 LAT_DOMAIN = (-45.0, 70.0)
@@ -64,33 +78,97 @@ FREE = "free"
 AIM = Choice("aim", FREE, (FREE, *(row[0] for row in CAPITALS)))
 
 
-def controls(ctx: PageContext, country_names: Sequence[str]) -> tuple[float, float, float]:
-    """The query controls: aim at a row or steer freely, length, temperature (students: in
-    the sidebar, one below the other; a slide: a closed box above the step, in one row).
+@dataclass(frozen=True)
+class Query:
+    """The query the controls set: its direction (degrees), length and temperature, and the
+    vector they make (:func:`core.lookup.polar_query`)."""
 
-    Returns ``(angle in degrees, length, log₁₀ T)``. Aiming at a row is a URL-bound choice
-    rather than a button writing to the angle slider: code-set widget values do not reach
-    the address bar, so a button would leave the URL showing the old angle. While a row is
-    chosen the angle slider is hidden and the query points exactly along that row's key.
+    angle: float
+    length: float
+    temperature: float
+    vector: np.ndarray  # (2,)
+
+
+def controls(ctx: PageContext, got: Got) -> Query:
+    """The query controls: aim at a row or steer freely, length, temperature (students: in
+    the sidebar, one below the other, the query they make written under them; a slide: a
+    closed box above the step, in one row, the query shown in its cards and notes).
+
+    Aiming at a row is a URL-bound choice rather than a button writing to the angle slider:
+    code-set widget values do not reach the address bar, so a button would leave the URL
+    showing the old angle. While a row is chosen the angle slider is hidden and the query
+    points exactly along that row's key.
     """
     t = ctx.t
+    country_names = names(t, capital_table()[0], "country")
     label = dict(zip(AIM.options[1:], country_names, strict=True)) | {FREE: t("lookup.free")}
     angles = {row[0]: row[1] for row in CAPITALS}
-    with settings_box(ctx, t("lookup.settings")):
-        aim = select(ctx, AIM, t("lookup.aim"), format_func=label.__getitem__)
-        c1, c2, c3 = st.columns(3) if ctx.presenter else (st.container(),) * 3
-        with c1:
-            if aim == FREE:
-                angle = float(slider(ctx, ANGLE, t("lookup.angle")))
-            else:
-                angle = angles[aim]
-                st.markdown(t("lookup.aimed", country=label[aim], angle=f"{angle:.0f}"))
-        with c2:
-            length = float(slider(ctx, LENGTH, t("lookup.length"), step=0.1))
-        with c3:
-            log_label, log_help = t("lookup.log_temperature"), t("lookup.log_temperature_help")
-            log_t = float(slider(ctx, LOG_T, log_label, step=0.05, help=log_help))
-    return angle, length, log_t
+    aim = select(ctx, AIM, t("lookup.aim"), format_func=label.__getitem__)
+    c1, c2, c3 = st.columns(3) if ctx.presenter else (st.container(),) * 3
+    with c1:
+        if aim == FREE:
+            angle = float(slider(ctx, ANGLE, t("lookup.angle")))
+        else:
+            angle = angles[aim]
+            st.markdown(t("lookup.aimed", country=label[aim], angle=f"{angle:.0f}"))
+    with c2:
+        length = float(slider(ctx, LENGTH, t("lookup.length"), step=0.1))
+    with c3:
+        log_label, log_help = t("lookup.log_temperature"), t("lookup.log_temperature_help")
+        log_t = float(slider(ctx, LOG_T, log_label, step=0.05, help=log_help))
+    temperature = temperature_of(log_t)
+    query = polar_query(angle, length)
+    if not ctx.presenter:
+        x, y = num(query[0]), num(query[1])
+        st.caption(t("lookup.query_now", x=x, y=y, T=f"{temperature:.3g}"))
+    return Query(angle, length, temperature, query)
+
+
+SETTINGS = Controls(controls, box="lookup.settings", slide="settings")
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """The table and what the query finds in it (:mod:`core.lookup`)."""
+
+    ids: tuple[str, ...]
+    countries: list[str]
+    capitals: list[str]
+    keys: np.ndarray  # (m, 2)
+    values: np.ndarray  # (m, 2) latitude, longitude
+    scores: np.ndarray  # (m,) q · k
+    hard_index: int
+    hard_value: np.ndarray  # (2,)
+    weights: np.ndarray  # (m,)
+    blended: np.ndarray  # (2,)
+
+    def arrays(self, query: np.ndarray) -> dict[str, np.ndarray]:
+        """What every step exports."""
+        keys, values, scores, weights = self.keys, self.values, self.scores, self.weights
+        return {
+            "keys": keys,
+            "values": values,
+            "query": query,
+            "scores": scores,
+            "weights": weights,
+        }
+
+    def table(self, t: Translator) -> pd.DataFrame:
+        """:func:`table_frame` of this lookup."""
+        rows = (self.keys, self.values, self.scores, self.weights)
+        return table_frame(t, self.countries, self.capitals, *rows)
+
+
+def lookup(t: Translator, q: Query) -> Lookup:
+    """The table looked up with ``q``: scores, the hard answer, the soft weights and blend."""
+    ids, keys, values = capital_table()
+    hard_index, hard_value = hard_lookup(q.vector, keys, values)
+    weights, blended = soft_lookup(q.vector, keys, values, q.temperature)
+    countries, capitals = names(t, ids, "country"), names(t, ids, "capital")
+    scores = lookup_scores(q.vector, keys)
+    return Lookup(
+        ids, countries, capitals, keys, values, scores, hard_index, hard_value, weights, blended
+    )
 
 
 def table_frame(
@@ -596,13 +674,7 @@ def sweep_text_rows(
 # them (the notice goes beside them, under the cards): the key chart's labels (18 px and up)
 # need a large plot to stay clear of the arrows
 SOFT_HEIGHT = 640
-CHART_SHARE = 0.6  # a slide's chart column: this share of the width (:func:`ui.blocks.frame`)
-
-
-def chart_room(ctx: PageContext, height: int) -> charts.Room:
-    """The room of a chart in a step's chart place (:func:`ui.blocks.frame`): its column of a
-    slide, ``height`` px at most; for students the page width."""
-    return frame_room(ctx, CHART_SHARE, height, height)
+SWEEP_HEIGHT = 440  # px of the temperature sweep
 
 
 def result_cards(
@@ -702,3 +774,65 @@ def soft_notices(
             r=f"{found.stretch:.3g}",
         ),
     ]
+
+
+# ---- the steps -----------------------------------------------------------------------------
+
+
+def table_step(v: View) -> None:
+    """Step 1: the table, each row's key and value with this query's score and weight; the
+    hard lookup's row bold (a slide: at the whole width)."""
+    t, found = v.t, lookup(v.t, v[SETTINGS])
+    v.lead.markdown(t("lookup.table_text"))
+    rows = (found.keys, found.values, found.scores, found.weights, found.hard_index)
+    v.figure.table(table_styled(t, found.countries, found.capitals, *rows))
+    v.notes.caption(t("lookup.table_caption"))
+
+
+def soft_step(v: View) -> None:
+    """Step 2: the hard and the soft lookup side by side, in key space and on the map, and
+    their answers (a slide: the cards beside the charts, one below the other)."""
+    t, q = v.t, v[SETTINGS]
+    found = lookup(t, q)
+    v.text("lookup.soft_text")
+    names_ = (found.countries, found.capitals)
+    answers = (found.weights, found.blended, found.hard_index)
+    args = (t, *names_, found.keys, found.values, q.vector, *answers, v.presenter)
+    chart = v.chart(soft_chart, *args)
+    items = soft_notices(
+        t, found.capitals, found.weights, found.hard_index, found.blended, q.length, q.temperature
+    )
+    with v.notes:
+        cards = (found.hard_value, found.hard_index, found.blended, found.weights)
+        result_cards(t, *names_, *cards, stacked=v.presenter)
+    # a slide keeps the blend note: its cards state the hard answer and the weight
+    v.notice(items[1:2] if v.presenter else items)
+    v.export(
+        "lookup",
+        chart,
+        data=lambda: found.table(t),
+        arrays={**found.arrays(q.vector), "blended": found.blended, "hard_value": found.hard_value},
+        text=lambda: text_heatmap(found.weights[None, :], ["q"], found.countries),
+    )
+    with v.below if v.presenter else v.notes:  # a slide: under the charts
+        untrained(v.ctx)
+
+
+def sweep_step(v: View) -> None:
+    """Step 3: every row's weight as the temperature goes from cold (one row) to hot (all
+    alike), a rule at this query's temperature."""
+    t, q = v.t, v[SETTINGS]
+    found = lookup(t, q)
+    temps, sweep = temperature_sweep(q.vector, found.keys)
+    m, u = len(found.ids), num(uniform_weight(len(found.ids)), 3)
+    v.lead.markdown(t("lookup.sweep_text", m=m, u=u))
+    chart = v.chart(sweep_chart, t, found.countries, temps, sweep, q.temperature)
+    v.notice(sweep_notices(t, found.countries, temps, sweep, found.hard_index))
+    v.export(
+        "lookup_temperature",
+        chart,
+        data=lambda: sweep_frame(found.countries, temps, sweep),
+        arrays={**found.arrays(q.vector), "temperatures": temps, "sweep_weights": sweep},
+        text=lambda: text_heatmap(*sweep_text_rows(temps, sweep), found.countries),
+    )
+    v.links(("softmax", t("lookup.softmax_link")), ("qkv", t("lookup.qkv_link")))

@@ -1,23 +1,22 @@
-"""Presentation helpers for the Q, K, V page."""
+"""Presentation helpers for the Q, K, V page: its controls, charts and steps."""
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 
 import numpy as np
-from streamlit.delta_generator import DeltaGenerator
+import streamlit as st
 
 import core
-from core.projections import FusedCheck, fuse_qkv, fused_project
+from core.projections import FusedCheck, fuse_qkv, fused_check, fused_project
 from ui import charts
 from ui import sentence as shared
-from ui.blocks import Frame, frame_room
 from ui.charts import vector_tex as vec_tex
 from ui.context import PageContext
 from ui.i18n import Translator
-from ui.notes import short_list
+from ui.notes import short_list, untrained
 from ui.params import Choice, select
 from ui.safe import plain
-from ui.sentence import LESSON_SETTINGS, Sentence
+from ui.sentence import LESSON_SETTINGS, Sentence, sentence_draw, token_draw
+from ui.steps import Controls, Got, View
 
 STRIP_HEIGHT = 760  # presenter px for step 1's X, W and product: the slide's full height…
 SLIDE_SHARE = 0.5  # …in this share of its width; the controls, formula and notes beside it
@@ -50,27 +49,18 @@ def digits(ctx: PageContext) -> int:
 PROJECTION = Choice("projection", "q", ("q", "k", "v"))  # step 1 draws one product at a time
 
 
-def projection_picker(ctx: PageContext) -> str:
+def projection_picker(ctx: PageContext, got: Got) -> str:
     """Which product step 1 draws, ``"q"``, ``"k"`` or ``"v"`` (``?projection=k``)."""
     return select(ctx, PROJECTION, ctx.t("qkv.projection"), format_func=str.upper)
 
 
-def pickers_place(
-    ctx: PageContext, matrices: Frame | None, follow: Frame | None, hidden: DeltaGenerator
-) -> AbstractContextManager:
-    """Where the token picker (steps 1 and 2 follow the token) and step 1's projection
-    picker go, given the places of steps 1 and 2 (None: off screen): for students in the
-    sidebar, under the sentence's settings (no heading of their own: step 1's pickers then
-    fit a 1280 x 720 screen too); on a slide in one row at the top of step 1's notes, or at
-    the top of step 2; on the other steps in ``hidden``, a hidden container (they stay in
-    the URL)."""
-    if matrices is None and follow is None:
-        return hidden
-    if not ctx.presenter:
-        return ctx.controls
-    if matrices is not None:
-        return matrices.notes.container(horizontal=True, gap="medium")
-    return follow.lead
+# The sentence and its sizes serve every step (a slide: the settings box above the step). The
+# followed token serves steps 1 and 2, the projection step 1 alone: for students in the
+# sidebar under the sentence's settings (no heading of their own: step 1's pickers then fit a
+# 1280 x 720 screen too), on a slide in one row at the top of the step's notes.
+SENTENCE = Controls(sentence_draw(), box="qkv.settings", slide="settings")
+TOKEN = Controls(token_draw(SENTENCE, "qkv.token"), slide="notes", row=True)
+PRODUCT = Controls(projection_picker, slide="notes", row=True)  # which product step 1 draws
 
 
 def matrix_panels(
@@ -163,22 +153,6 @@ def fused_view(
 
 STRIP_OVERHEAD = 80  # px of a panel's axis labels, legend and gap in the strip
 GRID_OVERHEAD = 130  # px of step 1's grid that are not cells: two titles, two x axes
-
-
-def strip_room(ctx: PageContext) -> charts.Room:
-    """Room for step 1's chart: on a slide :data:`SLIDE_SHARE` of the width,
-    :data:`STRIP_HEIGHT` high; for students the page's room (the grid's cells are sized
-    for it by :func:`projection_strip`, so it stays on the first screen as d_model grows)."""
-    if ctx.presenter:
-        return charts.room(ctx, share=SLIDE_SHARE, height=STRIP_HEIGHT)
-    return charts.room(ctx)
-
-
-def fused_room(ctx: PageContext) -> charts.Room:
-    """Room for the fused-projection strip: the page width, :data:`FUSED_HEIGHT` on a slide."""
-    return charts.room(ctx, height=FUSED_HEIGHT)
-
-
 LESSON_CELL = 46  # px of a student's step-4 cell, at most: room for "−0.233" at 11 px and up
 
 
@@ -187,11 +161,6 @@ def lesson_cell(ctx: PageContext) -> int | None:
     lesson's three decimals must be legible), the slide's own default on a projector (the
     chart grows into the room there)."""
     return None if ctx.presenter else LESSON_CELL
-
-
-def lesson_room(ctx: PageContext) -> charts.Room:
-    """Room for the step-4 heatmaps: the chart column of :func:`ui.blocks.frame`."""
-    return frame_room(ctx, 0.6, LESSON_HEIGHT, LESSON_HEIGHT)
 
 
 def is_lesson(s: Sentence) -> bool:
@@ -254,3 +223,102 @@ def stack(panels: Sequence[charts.Panel]) -> dict:
         charts.heatmap({t: m}, r, c, "values", cell=cell, live_domain=True) for t, m, r, c in panels
     ]
     return charts.concat(maps, direction="vconcat")
+
+
+# ---- the steps -----------------------------------------------------------------------------
+
+
+def _trace(s: Sentence) -> tuple[core.AttentionTrace, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The sentence's self-attention trace and its W_Q, W_K, W_V."""
+    ws = s.projections()
+    return core.self_attention_trace(s.x, *ws), ws
+
+
+def matrices_step(v: View) -> None:
+    """Step 1: X times one weight matrix gives Q, K or V, with their shapes; the followed
+    token's rows framed (a slide: the formula and the notes beside the grid)."""
+    t, s, i, which = v.t, v[SENTENCE], v[TOKEN], v[PRODUCT]
+    tr, (w_q, w_k, w_v) = _trace(s)
+    check = fused_check(s.x, w_q, w_k, w_v)  # the fused projection against the separate ones
+    w, out = {"q": (w_q, tr.q), "k": (w_k, tr.k), "v": (w_v, tr.v)}[which]
+    shapes = shapes_tex(tr.x, w, out, which)
+    v.text("qkv.matrices_text")
+    if not v.presenter:  # a slide has the text's formula beside the chart
+        v.lead.latex(shapes)
+    panels = matrix_panels(s, tr.x, w, out, which)
+    shown = v.chart(
+        projection_strip, panels, frames={"X": i, which.upper(): i}, **strip_options(v.ctx)
+    )
+    notes = matrix_notes(v.ctx, s, out, i, which, check)
+    arrays = {"x": tr.x, "w_q": w_q, "w_k": w_k, "w_v": w_v, "q": tr.q, "k": tr.k, "v": tr.v}
+    if v.presenter:  # the text is what the lecturer says; the slide keeps the formulas
+        v.notes.latex(r"\small " + shapes)  # smaller than the body text: the notes fit below
+        v.notice(notes[:2])  # a slide: the two main points
+        with v.notes:
+            untrained(v.ctx)
+        v.export("qkv_matrices", shown, arrays=arrays)
+    else:
+        name = which.upper()
+        v.notes.caption(t("qkv.matrices_caption", token=plain(s.tokens[i]), i=i, name=name))
+        v.export("qkv_matrices", shown, arrays=arrays)
+        v.notice(notes)
+        with v.notes:
+            untrained(v.ctx)
+
+
+def follow_step(v: View) -> None:
+    """Step 2: the followed token's vector and its query, key and value, written out and as
+    one-row heatmaps."""
+    t, s, i = v.t, v[SENTENCE], v[TOKEN]
+    tr, _ = _trace(s)
+    v.lead.markdown(t(f"qkv.follow_text_{s.mode}", token=plain(s.tokens[i]), i=i))
+    v.lead.latex(follow_tex(i, tr.x[i], tr.q[i], tr.k[i], tr.v[i]))
+    shown = v.chart(stack, follow_panels(s, tr, i))
+    arrays = {"x_i": tr.x[i], "q_i": tr.q[i], "k_i": tr.k[i], "v_i": tr.v[i]}
+    v.export("qkv_follow", shown, arrays=arrays)
+
+
+def fused_step(v: View) -> None:
+    """Step 3: one fused W_QKV gives Q, K and V at once, equal to the separate products up to
+    rounding."""
+    t, s = v.t, v[SENTENCE]
+    ws = s.projections()
+    check = fused_check(s.x, *ws)
+    v.lead.markdown(t("qkv.fused_text", width=2 * s.d_k + s.d_v, d_k=s.d_k))
+    v.lead.latex(
+        r"W^{QKV}=\left[\,W^Q\;\middle|\;W^K\;\middle|\;W^V\,\right],\qquad"
+        r"\left[\,Q\;\middle|\;K\;\middle|\;V\,\right]=X\,W^{QKV}"
+    )
+    panels, fused_arrays = fused_view(s, s.x, ws)
+    shown = v.chart(charts.matrix_strip, panels, **strip_options(v.ctx))
+    with v.notes:
+        cols = st.columns(3)
+        for col, name, value in zip(cols, "QKV", (check.q, check.k, check.v), strict=True):
+            col.metric(t("qkv.fused_metric", name=name), difference_text(value))
+        if not v.presenter:  # the metrics above say it on a slide
+            st.caption(t("qkv.fused_caption", diff=difference_text(check.largest)))
+    v.export("qkv_fused", shown, arrays=fused_arrays)
+
+
+def lesson_step(v: View) -> None:
+    """Step 4: the attention weights and output of the from-scratch lesson, with its three
+    decimals, and whether these settings are the lesson's."""
+    t, s = v.t, v[SENTENCE]
+    tr, _ = _trace(s)
+    panels, kinds = lesson_panels(t, s, tr)
+    style = {"kinds": kinds, "frames": {p[0]: 0 for p in panels}, "largest": lesson_cell(v.ctx)}
+    style |= {**strip_options(v.ctx), "digits": 3, "aspect": 1.0}  # square cells, 3 decimals
+    shown = v.chart(charts.matrix_strip, panels, **style)
+    with v.notes:
+        if is_lesson(s):
+            st.success(t("qkv.lesson_match"), icon=":material/check_circle:")
+        else:
+            st.info(t("qkv.lesson_differs"), icon=":material/info:")
+        first = short_list(tr.weights[0]), short_list(tr.output[0])
+        st.markdown(
+            t("qkv.first_rows", token=plain(s.tokens[0]), weights=first[0], output=first[1])
+        )
+    text = core.text_heatmap(tr.weights, charts.unique_labels(s.tokens))
+    arrays = {"weights": tr.weights, "output": tr.output}
+    v.export("qkv_lesson", shown, arrays=arrays, text=text)
+    v.links(("scaling", t("qkv.next_link")), "weighted_sum")

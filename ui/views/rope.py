@@ -147,9 +147,9 @@ def model_controls(ctx: PageContext, got: Got) -> tuple[str, int, int] | None:
 
 
 # on a slide every step's controls sit below its chart, in the chart's column
-BASE_CONTROL = Controls(base_control, slide="below")  # steps 1–3
+BASE_CONTROL = Controls(base_control, slide="below", row=True)  # steps 1–3
 # steps 1–2; on a slide right of the base (one row: the step fits one screen)
-SEED_CONTROL = Controls(seed_control, slide="below", beside=True)
+SEED_CONTROL = Controls(seed_control, slide="below", row=True)
 PAIR_CONTROLS = Controls(pair_controls, slide="below")
 GRID_CONTROL = Controls(grid_control, slide="below")
 MODEL_CONTROLS = Controls(model_controls, slide="below")

@@ -1,22 +1,24 @@
 """Presentation helpers for the weighted-sum page: one query's output as a sum of scaled values.
 
-The two bar charts are small Vega-Lite dicts (pages draw them with
-:func:`ui.charts.show_cached`); every number comes from :mod:`core.attention`.
+The two bar charts are small Vega-Lite dicts (the steps draw them with
+:meth:`ui.steps.View.chart`); every number comes from :mod:`core.attention`.
 """
 
 from collections.abc import Sequence
 
 import numpy as np
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
-from core.attention import RowMix, SumTerms, row_leaders, sum_terms
+import core
+from core.attention import RowMix, SumTerms, mix_row, row_leaders, sum_terms
 from ui import charts
-from ui.blocks import frame_room, link, notice
+from ui.blocks import folded
 from ui.charts import vector_tex as vec_tex
 from ui.context import PageContext
-from ui.notes import untrained
+from ui.notes import short_list, untrained
 from ui.safe import plain
+from ui.sentence import Sentence, sentence_draw, token_draw
+from ui.steps import Controls, View
 
 ALL_TERMS_UP_TO = 8  # sentences this short get every term of the sum written out
 TOP_TERMS = 6  # longer ones: this many largest terms, then the rest summed
@@ -178,8 +180,8 @@ def stacked(
 def what_to_notice(ctx: PageContext, tokens: Sequence[str], i: int, mix: RowMix) -> list[str]:
     """The page's "what to notice" items for query ``i``: its largest weight and whose
     piece α·v of the output is the biggest (not always the same key: a smaller weight on a
-    longer value vector can give the bigger piece), that the weights average the values,
-    and the output's width."""
+    longer value vector can give the bigger piece; step 1's), that the weights average the
+    values (step 3's), and the output's width (step 4's)."""
     t = ctx.t
     lead = row_leaders(mix)  # core.attention: the largest weight, the biggest piece
     top, big = lead.top, lead.big
@@ -236,37 +238,123 @@ def column(values: np.ndarray) -> np.ndarray:
     return values[:, None]  # (n, 1)
 
 
-PRESENTER_SHARE = 0.6  # presenter mode: the chart's share of the width, its notes beside it
 SLIDE_CELL = 60  # presenter mode: px of a strip's cells at most ("−0.37" at 18+ px)
 
 
-def chart_room(ctx: PageContext, height: int) -> charts.Room:
-    """Where a step's chart fits (:func:`ui.blocks.frame_room`): the page width, or in
-    presenter mode the wide column of :func:`beside` and at most ``height`` px (the step's
-    text and notes stay on screen)."""
-    return frame_room(ctx, PRESENTER_SHARE, height)
+def strip_style(ctx: PageContext) -> dict:
+    """:func:`charts.matrix_strip` options of steps 2 and 4: new values only swap the data.
+    On a slide the strips print their numbers in cells large enough for 18 px type, and a
+    colour legend would only repeat them."""
+    live = {"presenter": ctx.presenter, "live_domain": True}
+    return {**live, "largest": SLIDE_CELL, "legends": False} if ctx.presenter else live
 
 
-def beside(ctx: PageContext) -> tuple[DeltaGenerator, DeltaGenerator]:
-    """The chart's place and its notes' place: one below the other for students, side by
-    side in presenter mode so a step fits one screen."""
-    if ctx.presenter:
-        chart, notes = st.columns([PRESENTER_SHARE, 1 - PRESENTER_SHARE], gap="large")
-        return chart, notes
-    return st.container(), st.container()
-
-
-def step_notice(ctx: PageContext, items: list[str], index: int) -> None:
-    """Presenter mode: the "what to notice" item ``index`` of the page's list beside the
-    step's chart, and on the first one the untrained-weights note (students get them all at
-    the page's end)."""
-    if ctx.presenter:
-        notice(ctx, [items[index]])
-        if index == 0:
-            untrained(ctx)
-
-
-def next_links(ctx: PageContext) -> None:
+def next_links(v: View) -> None:
     """Where to go from here: back to softmax, on to masking."""
-    link(ctx, "softmax", ctx.t("weighted_sum.back_link"))
-    link(ctx, "masking", ctx.t("weighted_sum.next_link"))
+    v.links(("softmax", v.t("weighted_sum.back_link")), ("masking", v.t("weighted_sum.next_link")))
+
+
+# The sentence, its sizes and the query token serve every step (a slide: the settings box
+# above the step).
+SENTENCE = Controls(sentence_draw(), box="weighted_sum.settings", slide="settings")
+TOKEN = Controls(token_draw(SENTENCE, "weighted_sum.token"))
+
+
+# ---- the steps -----------------------------------------------------------------------------
+
+
+def _mix(s: Sentence, i: int) -> tuple[core.AttentionTrace, RowMix]:
+    """The sentence's self-attention trace and query ``i``'s mix of the values."""
+    tr = core.self_attention_trace(s.x, *s.projections())
+    return tr, mix_row(tr.weights[i], tr.v)
+
+
+def row_step(v: View) -> None:
+    """Step 1: the query's weights, one bar per key token, adding up to 1."""
+    t, s, i = v.t, v[SENTENCE], v[TOKEN]
+    _, mix = _mix(s, i)
+    labels = charts.unique_labels(s.tokens)
+    v.lead.markdown(t("weighted_sum.row_text", token=plain(s.tokens[i]), i=i, n=len(s.tokens)))
+    title = t("weighted_sum.row_chart", token=labels[i])
+    shown = v.chart(weight_bars, mix.weights, labels, title, v.presenter)
+    v.notes.caption(t("weighted_sum.row_caption", total=f"{mix.weight_total:.3f}"))
+    v.notice(what_to_notice(v.ctx, s.tokens, i, mix)[:1])
+    with v.notes:
+        untrained(v.ctx)
+    v.export("weighted_sum_row", shown, arrays={"weights_row": mix.weights})
+
+
+def scale_step(v: View) -> None:
+    """Step 2: each value row scaled by its weight, and their running sum (a slide: the four
+    panels at its whole width)."""
+    t, s, i = v.t, v[SENTENCE], v[TOKEN]
+    tr, mix = _mix(s, i)
+    v.lead.markdown(t("weighted_sum.scale_text", i=i))
+    alpha, v_cols = f"α_{i}", charts.dim_labels(s.d_v, "v")
+    panels = [
+        ("V", tr.v, s.tokens, v_cols),
+        (alpha, column(mix.weights), s.tokens, [alpha]),
+        (t("weighted_sum.contributions"), mix.contributions, s.tokens, v_cols),
+        (t("weighted_sum.running"), mix.running, s.tokens, v_cols),
+    ]
+    framed, kinds = {panels[3][0]: len(s.tokens) - 1}, {alpha: "weights"}
+    style = {"kinds": kinds, "frames": framed, **strip_style(v.ctx)}
+    shown = v.chart(charts.matrix_strip, panels, **style)
+    v.notes.caption(t("weighted_sum.scale_caption", i=i, last=plain(s.tokens[-1])))
+    arrays = {"v": tr.v, "weights_row": mix.weights}
+    arrays |= {"contributions": mix.contributions, "running": mix.running}
+    v.export("weighted_sum_scaled", shown, arrays=arrays)
+
+
+def sum_step(v: View) -> None:
+    """Step 3: the scaled values stacked per output dimension; their sum is the output."""
+    t, s, i = v.t, v[SENTENCE], v[TOKEN]
+    tr, mix = _mix(s, i)
+    labels = charts.unique_labels(s.tokens)
+    v.lead.markdown(t("weighted_sum.sum_text", token=plain(s.tokens[i]), i=i))
+    title = t("weighted_sum.sum_chart", i=i, token=labels[i])
+    args = (mix.contributions, mix.output, labels, f"o_{i}", title, v.presenter)
+    shown = v.chart(stacked, *args)
+    with v.notes:
+        st.caption(t("weighted_sum.sum_caption", i=i))
+        folded(
+            v.ctx, t("weighted_sum.sum_terms"), "sum_terms", lambda: st.latex(sum_tex(i, mix, tr.v))
+        )
+        rest = rest_of_sum(mix, tr.v)
+        if rest is not None:
+            st.caption(t("weighted_sum.rest_caption", count=rest[0], weight=f"{rest[1]:.3f}"))
+    v.notice(what_to_notice(v.ctx, s.tokens, i, mix)[1:2])
+    arrays = {"contributions": mix.contributions, "output_row": mix.output}
+    v.export("weighted_sum_stack", shown, arrays=arrays)
+
+
+def matrix_step(v: View) -> None:
+    """Step 4: every query at once, O = A V, the query's output row framed."""
+    t, s, i = v.t, v[SENTENCE], v[TOKEN]
+    tr, mix = _mix(s, i)
+    v.lead.markdown(t("weighted_sum.matrix_text", n=len(s.tokens), d_v=s.d_v))
+    v.notes.latex(
+        r"\underbrace{O}_{n\times d_v} = "
+        r"\underbrace{A}_{n\times n}\,\underbrace{V}_{n\times d_v}"
+    )
+    weights_title, output_title = t("weighted_sum.weights"), t("weighted_sum.output")
+    v_cols = charts.dim_labels(s.d_v, "v")
+    panels = [
+        (weights_title, tr.weights, s.tokens, s.tokens),
+        ("V", tr.v, s.tokens, v_cols),
+        (output_title, tr.output, s.tokens, v_cols),
+    ]
+    framed, kinds = {weights_title: i, output_title: i}, {weights_title: "weights"}
+    style = {"kinds": kinds, "frames": framed, **strip_style(v.ctx)}
+    shown = v.chart(charts.matrix_strip, panels, **style)
+    row = short_list(tr.output[i])
+    v.notes.markdown(t("weighted_sum.output_row", token=plain(s.tokens[i]), i=i, row=row))
+    v.notice(what_to_notice(v.ctx, s.tokens, i, mix)[2:])
+    labels = charts.unique_labels(s.tokens)
+    v.export(
+        "weighted_sum_matrix",
+        shown,
+        arrays={"weights": tr.weights, "v": tr.v, "output": tr.output},
+        text=lambda: core.text_heatmap(tr.weights, labels),
+    )
+    next_links(v)
