@@ -346,7 +346,8 @@ FILLS = {"row", "temp", "_choice_dtype"}
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_students_find_every_control_of_the_step_in_the_sidebar(page, lang):
     """Students: the sentence and the step's controls in the sidebar, none in the main area
-    but the step bar; a slide keeps them above its step (the sentence folded)."""
+    but the step bar; a slide keeps them in its step: the sentence and, where a mask is
+    shown, its switches folded under the step's text, the step's own above its chart."""
     from ui.i18n import Translator
 
     tr = Translator(lang)
@@ -367,7 +368,11 @@ def test_students_find_every_control_of_the_step_in_the_sidebar(page, lang):
             assert MASKS.issubset(keys(fold[0]))
         slide = page(PAGE, lang=lang, step=step, present="1", gen="3")
         assert not (MASKS | FILLS | {"gen", "text", "d_model"}) & keys(slide.sidebar)
-        settings = next(e for e in slide.main.expander if e.label == tr("masking.controls"))
-        assert {"text", "d_model", "causal", "pad"} <= keys(settings)
+        folds = {e.label: keys(e) for e in slide.main.expander}
+        assert {"text", "d_model"} <= folds[tr("masking.sentence_controls")]
+        if step == "2":  # no mask on this step: its switches wait in a hidden step
+            assert tr("masking.masks_fold") not in folds and not MASKS & keys(slide.main)
+        else:
+            assert MASKS <= folds[tr("masking.masks_fold")]
         shown = keys(slide.main)
         assert own <= shown or step == "1", step  # steps 2 and 3: above the chart
