@@ -16,7 +16,6 @@ run(
             stacked=True,
             height=340,
             student=340,
-            titled=True,
         ),
         Step(
             "masking.s2_title",
@@ -24,7 +23,6 @@ run(
             [view.SENTENCE, view.GENERATION],
             box="masking.sentence_controls",
             share=view.SHARE,
-            titled=True,
         ),
         Step(
             "masking.s3_title",
@@ -33,7 +31,6 @@ run(
             box="masking.controls",
             folded=[view.MASKS],
             share=view.SHARE,
-            titled=True,
         ),
     ],
 )

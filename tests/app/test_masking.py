@@ -6,6 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import STEP_BAR, chart_tables, keys, texts, visible, visible_of
+from ui.i18n import Translator
 
 PAGE = "pages/6_masking.py"
 N_LESSON = 6  # "The cat sat on the mat"
@@ -89,9 +90,13 @@ def test_only_the_step_on_screen_draws_its_charts(page):
 
 @pytest.mark.parametrize("step", ["1", "2", "3"])
 def test_presenter_mode_shows_one_step(page, step):
+    """A slide shows the step's one chart; the step bar names it (no heading repeats it)."""
     at = page(PAGE, present="1", step=step, lang="zh")
     assert not at.exception
-    assert len(visible_of(at, "Subheader")) == 1
+    bar = at.button_group(key="_step_choice")
+    title = Translator("zh")(f"masking.s{step}_title")
+    assert bar.value == step and bar.options[int(step) - 1] == f"{step} · {title}"
+    assert not visible_of(at, "Subheader")
     assert len(visible_of(at, "vega_lite_chart")) == 1
 
 
