@@ -21,7 +21,8 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
   so the chart is on a laptop's first screen beside the controls that move it. A slide: the
   text on top, then the chart and its notes side by side (``share`` of the width for the
   chart) or one below the other (``stacked``). ``view.chart`` draws into the room this
-  gives the chart (:func:`ui.charts.room`).
+  gives the chart (:func:`ui.charts.room`). A slide's step bar names the step; a ``titled``
+  step shows its heading on the slide too (a bar of ``short`` labels, say).
 * **The controls.** A :class:`Controls` group is drawn once a run by its ``draw(ctx, got)``
   and its values read by every step that lists it (``view[GROUP]``). Students find the
   groups of the step on screen in the sidebar, under the group's ``box`` heading; a slide
@@ -29,8 +30,9 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
   above the step), the groups with ``row`` set side by side in one row there. A group no
   step on screen reads is drawn hidden, by the first step that lists it, so its value stays
   in the URL: a link copied on any step restores every control. Groups are drawn in the
-  order they are first listed (the page's, then each step's), after the groups their
-  ``draw`` reads from ``got``.
+  order they are first listed (the page's, then each step's): a group's ``draw`` may read
+  the groups listed before it. A step may fold, for students, a group it shares with other
+  steps (``Step.folded``: its own controls need the sidebar's room).
 * **Fragments.** Everything below the step bar is one fragment, so a control never reruns
   the shell, the title or the step bar; the on-screen step's own groups (listed by no other
   step) and its ``show`` are one more fragment inside it: a step's own control reruns only
@@ -52,9 +54,9 @@ from ui.i18n import Translator
 from ui.shell import shell
 from ui.stepbar import Steps, stepper
 
-# Where a group of controls sits on a slide: a closed expander above the step ("settings"),
-# in the step's text ("lead", below what the step writes there), above or below its chart,
-# or at the top of its notes.
+# Where a group of controls sits on a slide: a closed expander ("settings": above the step
+# for a page's own groups, below it for a step's), in the step's text ("lead", below what the
+# step writes there), above or below its chart, or at the top of its notes.
 Place = Literal["settings", "lead", "above", "below", "notes"]
 Words = dict[str, object]
 # A step's title: a catalog key (filled in with the page's words), or a function of the
@@ -173,6 +175,8 @@ class Step:
     height: int | None = None  # a slide: the chart's height at most (ui.charts.room)
     student: int | None = None  # students: the chart's height at most (ui.charts.PAGE_HEIGHT)
     aside: float | None = None  # students: this share of the width beside the chart (view.aside)
+    titled: bool = False  # a slide shows the title as the step's heading too (students always)
+    folded: Sequence[Controls] = ()  # students: these groups in a closed expander (their fold)
 
     def room(self, ctx: PageContext) -> charts.Room:
         """The room of the step's chart: on a slide its column (or ``width``) of the slide
@@ -256,7 +260,8 @@ class _Page:
             users = readers[id(group)]
             host = next((i for i in users if i in places), users[0])
             if host not in solo:  # a solo step draws its groups in its own fragment
-                _draw(ctx, got, group, frames.get(host), lambda h=host: self.hidden(h, hidden))
+                frame, fold = frames.get(host), group in self.steps[host].folded
+                _draw(ctx, got, group, frame, lambda h=host: self.hidden(h, hidden), fold)
         for i in shown:
             with places[i]:
                 if i in solo:
@@ -296,7 +301,7 @@ class _Page:
         its ``show`` (a control of its own reruns only this)."""
         frame = _Frame.make(ctx, self.steps[index], index == 0, self.words)
         for group in self.own(index):
-            _draw(ctx, got, group, frame, st.container)
+            _draw(ctx, got, group, frame, st.container, group in self.steps[index].folded)
         self.show(ctx, got, index, frame)
 
     def show(self, ctx: PageContext, got: Got, index: int, frame: "_Frame") -> None:
@@ -312,13 +317,17 @@ def _draw(
     group: Controls,
     frame: "_Frame | None",
     hidden: Callable[[], DeltaGenerator],
+    folded: bool = False,
 ) -> None:
     """Draw ``group`` where it belongs: for the step on screen (``frame``) in the sidebar
-    (students) or at the group's place on the slide; off screen in ``hidden()``."""
+    (students; ``folded``: in a closed expander there, under the group's ``fold`` text) or
+    at the group's place on the slide; off screen in ``hidden()``."""
     if frame is None:
         place = hidden()
     elif not ctx.presenter:
         place = _box(ctx, group.box) if group.box else ctx.controls
+        if folded:
+            place = place.expander(ctx.t(group.fold or ""), icon=":material/more_horiz:")
     elif group.slide == "settings":
         place = _box(ctx, group.box)
     else:
@@ -380,7 +389,7 @@ class _Frame:
         with top:
             if first and not ctx.presenter:
                 st.markdown(ctx.t(f"{ctx.page}.intro", **words))
-            if not ctx.presenter:  # a slide: the step bar names the step
+            if step.titled or not ctx.presenter:  # a slide: the step bar names the step
                 st.subheader(step.label(ctx, words))
             lead, below_lead = st.container(), st.container()
         with column:

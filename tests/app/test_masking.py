@@ -6,6 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import STEP_BAR, chart_tables, keys, texts, visible, visible_of
+from ui.i18n import Translator
 
 PAGE = "pages/6_masking.py"
 N_LESSON = 6  # "The cat sat on the mat"
@@ -89,9 +90,13 @@ def test_only_the_step_on_screen_draws_its_charts(page):
 
 @pytest.mark.parametrize("step", ["1", "2", "3"])
 def test_presenter_mode_shows_one_step(page, step):
+    """A slide shows the step's one chart; the step bar names it (no heading repeats it)."""
     at = page(PAGE, present="1", step=step, lang="zh")
     assert not at.exception
-    assert len(visible_of(at, "Subheader")) == 1
+    bar = at.button_group(key="_step_choice")
+    title = Translator("zh")(f"masking.s{step}_title")
+    assert bar.value == step and bar.options[int(step) - 1] == f"{step} · {title}"
+    assert not visible_of(at, "Subheader")
     assert len(visible_of(at, "vega_lite_chart")) == 1
 
 
@@ -346,7 +351,8 @@ FILLS = {"row", "temp", "_choice_dtype"}
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_students_find_every_control_of_the_step_in_the_sidebar(page, lang):
     """Students: the sentence and the step's controls in the sidebar, none in the main area
-    but the step bar; a slide keeps them above its step (the sentence folded)."""
+    but the step bar; a slide keeps them in its step: the sentence and, where a mask is
+    shown, its switches folded under the step's text, the step's own above its chart."""
     from ui.i18n import Translator
 
     tr = Translator(lang)
@@ -367,7 +373,11 @@ def test_students_find_every_control_of_the_step_in_the_sidebar(page, lang):
             assert MASKS.issubset(keys(fold[0]))
         slide = page(PAGE, lang=lang, step=step, present="1", gen="3")
         assert not (MASKS | FILLS | {"gen", "text", "d_model"}) & keys(slide.sidebar)
-        settings = next(e for e in slide.main.expander if e.label == tr("masking.controls"))
-        assert {"text", "d_model", "causal", "pad"} <= keys(settings)
+        folds = {e.label: keys(e) for e in slide.main.expander}
+        assert {"text", "d_model"} <= folds[tr("masking.sentence_controls")]
+        if step == "2":  # no mask on this step: its switches wait in a hidden step
+            assert tr("masking.masks_fold") not in folds and not MASKS & keys(slide.main)
+        else:
+            assert MASKS.issubset(folds[tr("masking.masks_fold")])
         shown = keys(slide.main)
         assert own <= shown or step == "1", step  # steps 2 and 3: above the chart

@@ -1,9 +1,8 @@
-"""Presentation helpers for the KV cache page (pages/8_kv_cache.py).
+"""The KV cache page (pages/8_kv_cache.py): its controls, charts, words and steps.
 
 Only wiring, charts and formatting live here; every number comes from :mod:`core`.
 """
 
-from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,13 +22,15 @@ from core.kv_cache import (
     step_work,
 )
 from ui import charts
-from ui.blocks import notice
+from ui.blocks import link, notice
 from ui.context import PageContext
+from ui.exports import export_panel
 from ui.i18n import Translator
-from ui.notes import power_of_ten, significant
+from ui.notes import power_of_ten, significant, untrained
 from ui.params import Flag, Int, index_slider, number, slider, toggle
 from ui.safe import plain
-from ui.sentence import Sentence, sentence_controls, settings_box
+from ui.sentence import Sentence, sentence_controls
+from ui.steps import Controls, Got, View
 
 N_MAX = Int("n_max", 2048, 16, 8192)
 WIDTH = Int("width", 768, 16, 8192)
@@ -51,18 +52,10 @@ class KVView:
     costs: CostCurve  # multiply-adds per step for this sentence's sizes
 
 
-CHART_SHARE = 0.55  # presenter mode, step 1: the chart column's share; readouts and notes beside it
+CHART_SHARE = 0.55  # a slide, step 1: the chart column's share; readouts and notes beside it
 CHART_HEIGHT = 570  # presenter px for step 1's cache chart (the slider above, the formula below)
 COST_HEIGHT = 355  # presenter px for step 2's cost chart (its settings above, three notes below)
 READOUT_HEIGHT = 420  # students' px for it: its readouts (tokens, metrics) below it stay in view
-
-
-def heading(ctx: PageContext, title: str, key: str) -> None:
-    """A step's heading and explanation; presenter mode names the step in its step bar and
-    leaves the explanation to the lecturer (and the "what to notice" box)."""
-    if not ctx.presenter:
-        st.subheader(title)
-        st.markdown(ctx.t(key))
 
 
 def notices(ctx: PageContext, items: list[str]) -> None:
@@ -76,11 +69,9 @@ def notices(ctx: PageContext, items: list[str]) -> None:
             notice(ctx, [item])
 
 
-def controls(ctx: PageContext, on_screen: bool) -> Sentence:
-    """The sentence controls of step 1 (folded into an expander in presenter mode); off
-    screen drawn in the hidden step (step 2 does not use the sentence)."""
-    with settings_box(ctx, ctx.t("kv_cache.controls")) if on_screen else nullcontext():
-        return sentence_controls(ctx, native=True)
+def sentence_group(ctx: PageContext, got: Got) -> Sentence:
+    """Step 1's sentence and sizes (step 2 does not use the sentence)."""
+    return sentence_controls(ctx, native=True)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -100,8 +91,9 @@ def compute(sentence: Sentence) -> KVView:
     return _compute(s.x, tuple(s.tokens), s.d_model, s.d_k, s.d_v, s.seed)
 
 
-def step_control(ctx: PageContext, n: int) -> int:
-    """The decoding step ``t`` (URL key "t"; "step" belongs to the presenter)."""
+def step_control(ctx: PageContext, got: Got) -> int:
+    """Step 1's decoding step ``t`` (URL key "t"; "step" belongs to the step bar)."""
+    n = len(got[SENTENCE].tokens)
     spec = Int("t", min(2, n - 1), 0, n - 1)
     return index_slider(ctx, spec, ctx.t("kv_cache.t"), help=ctx.t("kv_cache.t_help"))
 
@@ -244,8 +236,8 @@ def step_notice(ctx: PageContext, view: KVView, t: int) -> list[str]:
     return [tr(grow, t=t, rows=t + 1, q=word, floats=floats, d_k=d_k, d_v=d_v), equal, text]
 
 
-def cost_controls(ctx: PageContext) -> tuple[int, int, int, bool]:
-    """Sequence length, model width, layers and log axes for the cost chart: one row on a
+def cost_controls(ctx: PageContext, got: Got) -> tuple[int, int, int, bool]:
+    """Step 2: sequence length, model width, layers and log axes for the cost chart: one row on a
     slide; in the sidebar the sizes side by side under the length slider."""
     tr = ctx.t
     if ctx.presenter:
@@ -350,3 +342,60 @@ def cost_notice(ctx: PageContext, cv: CostSummary, n: int, width: int, layers: i
 def weights_text(view: KVView) -> str:
     """The full causal weights as a text heatmap (TXT export)."""
     return core.text_heatmap(view.full, charts.unique_labels(view.tokens))
+
+
+# Step 1: a slide folds the sentence under the step's text and puts t above the chart.
+# Step 2: a slide puts its sizes in a row above the chart.
+SENTENCE = Controls(sentence_group, box="kv_cache.controls", fold="kv_cache.controls")
+T = Controls(step_control, box="kv_cache.s1_controls", slide="above")
+COST = Controls(cost_controls, box="kv_cache.s2_controls")
+FORMULA = (
+    r"\alpha_t=\mathrm{softmax}\!\left(\frac{q_t\,K_{0..t}^\top}{\sqrt{d_k}}\right),\quad "
+    r"o_t=\alpha_t V_{0..t}"
+)
+
+
+# The steps -------------------------------------------------------------------------------
+
+
+def decode_step(v: View) -> None:
+    """Step 1: decoding token t with the cache. Students: the chart with its readouts right
+    below it. A slide: the tokens, the chart and the formula beside the readouts and notes."""
+    t, ctx, sentence, step = v.t, v.ctx, v[SENTENCE], v[T]
+    view = compute(sentence)
+    v.text("kv_cache.s1_text")
+    if not v.presenter:
+        v.lead.latex(FORMULA)
+    strip = t("kv_cache.strip", strip=token_strip(view.tokens, step))
+    if v.presenter:
+        v.figure.markdown(strip)
+    chart = v.chart(cache_chart, t, sentence, step, v.presenter)
+    with v.below:
+        if v.presenter:
+            st.latex(FORMULA)
+        else:  # the chart's readouts right below it
+            st.markdown(strip)
+            step_metrics(ctx, view, step)
+    with v.notes:
+        if v.presenter:
+            step_metrics(ctx, view, step)
+        items = step_notice(ctx, view, step)
+        notice(ctx, items[1:2] if v.presenter else items)  # a slide: the metrics show the rest
+        untrained(ctx)
+        arrays = cache_arrays(view, step)
+        export_panel(ctx, "kv_cache_step", chart, arrays=arrays, text=weights_text(view))
+
+
+def cost_step(v: View) -> None:
+    """Step 2: the cost of decoding with and without the cache, and the cache's memory."""
+    t, ctx = v.t, v.ctx
+    n, width, layers, log = v[COST]
+    v.text("kv_cache.s2_text")
+    cv = cost_view(n, width, layers)
+    chart = v.chart(cost_chart, t, n, width, layers, log, v.presenter)
+    with v.notes:
+        notices(ctx, cost_notice(ctx, cv, n, width, layers))
+        with st.container(horizontal=v.presenter, vertical_alignment="center"):  # one row
+            export_panel(ctx, "kv_cache_cost", chart)
+            link(ctx, "masking")
+            link(ctx, "multi_head")

@@ -1,4 +1,4 @@
-"""Presentation helpers for the masks page (pages/6_masking.py).
+"""The masks page (pages/6_masking.py): its controls, charts, words and steps.
 
 Only wiring, charts and formatting live here; every number comes from :mod:`core`.
 """
@@ -26,13 +26,15 @@ from core.masks import (
     row_sums,
 )
 from ui import charts
-from ui.blocks import frame_room
+from ui.blocks import folded, link, notice
 from ui.context import PageContext
+from ui.exports import export_panel
 from ui.i18n import Translator
-from ui.notes import significant
+from ui.notes import significant, untrained
 from ui.params import Choice, Flag, Float, Int, index_slider, select, slider, toggle
 from ui.safe import plain
-from ui.sentence import Sentence, sentence_controls, settings_box
+from ui.sentence import Sentence, sentence_controls
+from ui.steps import Controls, Got, View
 
 PAD = "[PAD]"
 CAUSAL = Flag("causal", True)
@@ -42,7 +44,7 @@ DTYPE = Choice("dtype", "float32", ("float64", "float32", "float16"))
 TEMPERATURE = Float("temp", 1.0, 0.05, 4.0)
 FILLS = (MASK_FILL, LARGE_NEGATIVE, SMALL_NEGATIVE)
 FILL_LABELS = ("−∞", "−1e9", "−1e4")
-SHARE = 0.6  # presenter: a step's chart column
+SHARE = 0.6  # a slide: steps 2 and 3's chart column (Step.share)
 
 
 @dataclass(frozen=True)
@@ -58,12 +60,6 @@ class MaskView:
     causal: bool
 
 
-def chart_room(ctx: PageContext, height: int | None = None) -> charts.Room:
-    """A step's chart room: on a slide its column of :func:`ui.blocks.frame` (60 % of the
-    width, at most ``height`` px tall); for students the page width."""
-    return frame_room(ctx, SHARE, height)
-
-
 def pair(ctx: PageContext, share: float = SHARE) -> tuple[DeltaGenerator, DeltaGenerator]:
     """Two parts of a step side by side on a slide (the left ``share`` of the width), so
     the step fits one screen; for students one below the other, in the order written."""
@@ -74,26 +70,14 @@ def pair(ctx: PageContext, share: float = SHARE) -> tuple[DeltaGenerator, DeltaG
     return box, box
 
 
-def controls(ctx: PageContext, step: int) -> tuple[Sentence, tuple[bool, int, str] | None]:
-    """The sentence controls and the mask switches below them (for students in the sidebar,
-    on a slide in a closed expander), given the step on screen (0-based). For students the
-    switches are left out on step 2, which shows no mask (None: the page draws them out of
-    sight), and folded on step 3, where the step's own controls need the room."""
-    t = ctx.t
-    shown = ctx.presenter or step != 1
-    with settings_box(ctx, t("masking.controls" if shown else "masking.sentence_controls")):
-        sentence = sentence_controls(ctx, native=True)
-        if not shown:
-            return sentence, None
-        fold = step == 2 and not ctx.presenter
-        icon = ":material/more_horiz:"
-        with st.expander(t("masking.masks_fold"), icon=icon) if fold else st.container():
-            return sentence, mask_controls(ctx)
+def sentence_group(ctx: PageContext, got: Got) -> Sentence:
+    """The sentence and its sizes (every step; a sentence in the reader's language)."""
+    return sentence_controls(ctx, native=True)
 
 
-def mask_controls(ctx: PageContext) -> tuple[bool, int, str]:
-    """The mask switches: causal, how many [PAD] tokens and on which side (side by side on
-    a slide, one below the other in the sidebar)."""
+def mask_controls(ctx: PageContext, got: Got) -> tuple[bool, int, str]:
+    """The mask switches of steps 1 and 3: causal, how many [PAD] tokens and on which side
+    (side by side on a slide, one below the other in the sidebar)."""
     t = ctx.t
     c1, c2, c3 = (
         st.columns([2, 3, 2], vertical_alignment="bottom")
@@ -429,9 +413,10 @@ def fill_arrays(view: MaskView, fv: FillComparison) -> dict[str, np.ndarray]:
     }
 
 
-def fill_controls(ctx: PageContext, n: int) -> tuple[int, str, float]:
-    """Query row, dtype and temperature for the fill comparison."""
-    t = ctx.t
+def fill_controls(ctx: PageContext, got: Got) -> tuple[int, str, float]:
+    """Step 3: query row (of the padded sentence), dtype and temperature for the fill
+    comparison."""
+    t, n = ctx.t, padded_length(got[SENTENCE], got[MASKS][1])
     if ctx.presenter:  # the middle column holds all three number formats side by side (2/8
         # of the width cut "float64" and hid "float16")
         c1, c2, c3 = st.columns([3, 4, 3], vertical_alignment="bottom")
@@ -447,8 +432,9 @@ def fill_controls(ctx: PageContext, n: int) -> tuple[int, str, float]:
     return int(row), dtype, float(temp)
 
 
-def generation_control(ctx: PageContext, n: int) -> int:
-    """Which generation step to show: tokens 0..t exist."""
+def generation_control(ctx: PageContext, got: Got) -> int:
+    """Step 2: which generation step to show: tokens 0..t exist."""
+    n = len(got[SENTENCE].tokens)
     spec = Int("gen", min(2, n - 1), 0, n - 1)
     return index_slider(ctx, spec, ctx.t("masking.gen"), help=ctx.t("masking.gen_help"))
 
@@ -457,3 +443,78 @@ def weights_text(view: MaskView) -> str:
     """The masked weights as a text heatmap (TXT export)."""
     labels = charts.unique_labels(view.tokens)
     return core.text_heatmap(view.masked.weights, labels)
+
+
+# Every step reads the sentence. A slide folds it and the mask switches under the step's
+# text; students find the switches in the sidebar on the steps that show a mask (step 2 shows
+# none: they wait there, out of sight), folded on step 3, where its own controls need the
+# room. Steps 2 and 3's own controls sit above their chart on a slide.
+SENTENCE = Controls(sentence_group, fold="masking.sentence_controls")
+MASKS = Controls(mask_controls, fold="masking.masks_fold")
+GENERATION = Controls(generation_control, box="masking.s2_controls", slide="above")
+FILL = Controls(fill_controls, slide="above")
+
+
+# The steps -------------------------------------------------------------------------------
+
+
+def masks_step(v: View) -> None:
+    """Step 1: the scores before and after the mask, and the weights."""
+    t, ctx = v.t, v.ctx
+    view = compute(v[SENTENCE], *v[MASKS])
+    with v.lead:
+        main, side = pair(ctx, 0.75)
+    main.markdown(mask_intro(ctx))
+    side.latex(
+        r"\tilde s_{ij}=\begin{cases}s_{ij}&\text{mask}_{ij}\\-\infty&\text{else}\end{cases}"
+    )
+    trace = view.masked
+    args = (t, view.tokens, view.before, trace.scaled, trace.weights, v.presenter)
+    chart = v.chart(mask_chart, *args)
+    with v.notes:
+        main, side = pair(ctx)
+    with main:
+        notice(ctx, mask_notice(ctx, view))
+    with side:
+        untrained(ctx)
+        export_panel(
+            ctx,
+            "masking",
+            chart,
+            arrays=lambda: mask_arrays(view),
+            text=lambda: weights_text(view),
+        )
+
+
+def generation_step(v: View) -> None:
+    """Step 2: one row of the weights with and without the causal mask, as generated."""
+    t, ctx, sentence, gen = v.t, v.ctx, v[SENTENCE], v[GENERATION]
+    (v.notes if v.presenter else v.lead).markdown(t("masking.s2_text"))
+    strip = t("masking.strip", strip=generation_strip(ctx, sentence.tokens, gen))
+    if v.presenter:  # above the chart, below the slider it follows
+        v.figure.markdown(strip)
+    chart = v.chart(lookahead_chart, t, sentence, gen, v.presenter)
+    if not v.presenter:  # right below the chart, while the text follows
+        v.below.markdown(strip)
+    v.notice(lookahead_notice(ctx, sentence, gen))
+    v.export("masking_generation", chart)
+
+
+def fill_step(v: View) -> None:
+    """Step 3: −∞, −1e9 and −1e4 as the masked score, for one query row (a slide: the
+    details and links below the chart)."""
+    t, ctx = v.t, v.ctx
+    view = compute(v[SENTENCE], *v[MASKS])
+    row, dtype, temp = v[FILL]
+    (v.figure if v.presenter else v.lead).markdown(t("masking.s3_text"))
+    fv = fill_view(view, row, dtype, temp)
+    chart = v.chart(fill_chart, t, view.tokens, row, fv.weights, fv.blank, v.presenter)
+    after = v.below if v.presenter else v.notes
+    with after:
+        details = lambda: fill_details(ctx, fv)  # noqa: E731
+        folded(ctx, t("masking.details"), "fill_details", details, icon=":material/table:")
+    v.notice(fill_notice(ctx, view, fv, dtype, temp))
+    v.export("masking_fill", chart, arrays=lambda: fill_arrays(view, fv))
+    with after, st.container(horizontal=True):
+        link(ctx, "softmax")
+        link(ctx, "kv_cache")

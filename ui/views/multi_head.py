@@ -1,4 +1,5 @@
-"""Presentation helpers for the multi-head attention page (pages/7_multi_head.py).
+"""The multi-head attention page (pages/7_multi_head.py): its controls, charts, words and
+steps.
 
 Only drawing and wiring live here; every number comes from :mod:`core.multihead`. The
 optional PyTorch cross-check imports torch lazily, inside :func:`torch_check`, so the app
@@ -26,13 +27,15 @@ from core.multihead import (
 )
 from core.textplot import text_heatmap
 from ui import charts
-from ui.blocks import frame_room
+from ui.blocks import link
 from ui.context import PageContext
+from ui.exports import export_panel
 from ui.i18n import Translator
-from ui.notes import sci
+from ui.notes import sci, untrained
 from ui.optional import torch as _torch
 from ui.params import divisor_choice, select
-from ui.sentence import Sentence, current_d_model, sentence_controls, settings_box
+from ui.sentence import Sentence, current_d_model, sentence_controls
+from ui.steps import Controls, Got, View
 
 HEADS_KEY = "heads"
 DEFAULT_HEADS = 2  # lesson 002's PyTorch example: d_model = 8, n_heads = 2
@@ -77,25 +80,46 @@ def heads_control(ctx: PageContext, d_model: int) -> int:
     return int(select(ctx, spec, label, help=helptext))
 
 
-def controls(ctx: PageContext) -> tuple[int, Sentence, DeltaGenerator]:
-    """Heads h, the sentence and d_model (a move of d_model lands on a multiple of h, so h
-    always divides it; d_k = d_v = d_model / h), and the place for the line saying what h
-    derives (:func:`derived`). For students all in the sidebar, h first; on a slide h with
-    that line above the steps, the sentence in a closed expander."""
-    t = ctx.t
+@dataclass(frozen=True)
+class Heads:
+    """The head count h and the place of the line saying what it derives (:func:`derived`)."""
+
+    h: int
+    line: DeltaGenerator
+
+
+def heads_group(ctx: PageContext, got: Got) -> Heads:
+    """Heads h first (for students in the sidebar, the line below it; on a slide the line
+    beside it). Its choices are the divisors of the d_model the sentence's slider is about
+    to show (:func:`ui.sentence.current_d_model`: that slider moves to a multiple of h)."""
     if not ctx.presenter:
-        with settings_box(ctx, t("multi_head.settings")):
-            h = heads_control(ctx, current_d_model())
-            line = st.container()
-            sentence = sentence_controls(ctx, key_dims=False, native=True, d_model_step=h)
-        return h, sentence, line
-    settings = settings_box(ctx, t("multi_head.settings"))
+        return Heads(heads_control(ctx, current_d_model()), st.container())
     left, line = st.columns([2, 3], vertical_alignment="center")
     with left:
         h = heads_control(ctx, current_d_model())
-    with settings:
-        sentence = sentence_controls(ctx, key_dims=False, native=True, d_model_step=h)
-    return h, sentence, line
+    return Heads(h, line)
+
+
+@dataclass(frozen=True)
+class Model:
+    """The page's settings and the pass through every stage they give."""
+
+    h: int
+    sentence: Sentence
+    view: MultiHeadView
+    d_k: int  # = d_v = d_model / h
+
+
+def model_group(ctx: PageContext, got: Got) -> Model:
+    """The sentence and d_model (a move of d_model lands on a multiple of h, so h always
+    divides it; d_k = d_v = d_model / h); then the line that says what h derives, and the
+    pass (:func:`compute`)."""
+    heads = got[HEADS]
+    s = sentence_controls(ctx, key_dims=False, native=True, d_model_step=heads.h)
+    view = compute(s.x, s.d_model, heads.h, s.seed)
+    d_k = view.trace.q_heads.shape[-1]
+    derived(ctx, heads.line, s.d_model, heads.h, d_k)
+    return Model(heads.h, s, view, d_k)
 
 
 def derived(ctx: PageContext, line: DeltaGenerator, d_model: int, h: int, d_k: int) -> None:
@@ -160,7 +184,7 @@ def check_table(
     )
 
 
-WEIGHTS_SHARE = 0.6  # presenter: the heads' chart takes the chart column of ui.blocks.beside
+WEIGHTS_SHARE = 0.6  # a slide: the heads' chart column (Step.share), the notes beside it
 WEIGHTS_HEIGHT = 600  # presenter px for the heads' panels (the notes are beside them)
 MERGE_HEIGHT = 530  # presenter px for step 3's strip (the formula above it)
 
@@ -172,11 +196,6 @@ def head_panels(
     shown = per_head[:MAX_HEAD_PANELS]
     panels = {t("multi_head.head", i=i): m for i, m in enumerate(shown)}  # 0-based, as tokens
     return panels | (extra or {})
-
-
-def weights_room(ctx: PageContext) -> charts.Room:
-    """Room for the heads' panels: the page width, or the chart column on a slide."""
-    return frame_room(ctx, WEIGHTS_SHARE, WEIGHTS_HEIGHT)
 
 
 def shorter(
@@ -395,3 +414,82 @@ def _torch_run(x: np.ndarray, d_model: int, h: int, seed: int) -> TorchCheck | N
         max_abs_difference(avg[0].numpy(), average_heads(ours.weights)),
         max_abs_difference(per_head[0].numpy(), ours.weights),
     )
+
+
+# Every step reads h and the sentence. Students: both in the sidebar, h first. A slide: h
+# with its line under the step's text, the sentence folded below them.
+HEADS = Controls(heads_group, box="multi_head.settings")
+MODEL = Controls(model_group, fold="multi_head.settings")
+MERGE = (
+    r"\mathrm{MultiHead}(X)=\mathrm{Concat}(\mathrm{head}_0,\dots,\mathrm{head}_{h-1})\,W^O,"
+    r"\quad \mathrm{head}_i=\mathrm{Attention}(XW^Q_i,\,XW^K_i,\,XW^V_i)"
+)
+
+
+# The steps -------------------------------------------------------------------------------
+
+
+def split_step(v: View) -> None:
+    """Step 1: the stages of the pass and their shapes; the columns each head receives."""
+    m, ctx = v[MODEL], v.ctx
+    v.lead.markdown(v.t("multi_head.split_text", d_model=m.sentence.d_model, h=m.h, d_k=m.d_k))
+    v.figure.table(stage_table(ctx, m.view.trace), hide_index=True)
+    v.notes.markdown(head_columns(ctx, m.h, m.d_k))
+
+
+def weights_step(v: View) -> None:
+    """Step 2: each head's weights beside their average."""
+    t, ctx, m = v.t, v.ctx, v[MODEL]
+    tokens = m.sentence.tokens
+    v.text("multi_head.weights_text")  # a slide: the lecturer says it; the notes keep the numbers
+    chart = v.chart(weights_chart, t, v.presenter, m.view.trace.weights, m.view.average, tokens)
+    if m.h > MAX_HEAD_PANELS:
+        v.below.caption(t("multi_head.more_heads", shown=MAX_HEAD_PANELS, h=m.h))
+    items = notice_items(ctx, m.view, tokens)
+    v.notice(items[1:] if v.presenter else items)  # a slide: step 1 showed the split
+    with shorter(ctx, v.below, v.notes, m.h):  # on a slide, below the shorter column
+        untrained(ctx)
+        text = weights_text(ctx, m.view, tokens)
+        export_panel(ctx, "multi_head_weights", chart, arrays=all_arrays(m.view), text=text)
+
+
+def merge_step(v: View) -> None:
+    """Step 3: the heads concatenated, times W_O, give the output."""
+    t, m = v.t, v[MODEL]
+    tr = m.view.trace
+    # a slide: the lecturer says it; the strip takes the room
+    v.text("multi_head.merge_text", h=m.h, d_k=m.d_k, d_model=m.sentence.d_model)
+    v.lead.latex(MERGE)
+    strip = (tr.concat, m.view.weights[3], tr.output, m.h)  # concat, W_O, output, heads
+    chart = v.chart(output_chart, t, v.presenter, *strip, m.sentence.tokens)
+    v.export("multi_head_output", chart, arrays=all_arrays(m.view))
+
+
+def check_step(v: View) -> None:
+    """Step 4: the batched pass equals the per-head loop and, when it is installed,
+    PyTorch's ``nn.MultiheadAttention`` (the comparison runs only on this step)."""
+    t, ctx, m = v.t, v.ctx, v[MODEL]
+    s = m.sentence
+    v.lead.markdown(t("multi_head.check_text", h=m.h))
+    loop = loop_differences(m.view)
+    check = torch_check(s.x, s.d_model, m.h, s.seed)
+    if not v.presenter:  # every difference in one table, first on the screen
+        v.figure.table(check_table(ctx, loop, check), hide_index=True)
+    else:  # large numbers for the back of the hall, each under its heading
+        c1, c2 = v.lead.columns(2)
+        c1.metric(t("multi_head.loop_output_diff"), sci(loop[0]))
+        c2.metric(t("multi_head.loop_weights_diff"), sci(loop[1]))
+    with v.lead if v.presenter else v.notes:
+        st.markdown(f"#### {t('multi_head.torch_title')}")
+        st.markdown(t("multi_head.torch_mapping"))
+        if check is None:
+            st.info(t("multi_head.torch_missing"), icon=":material/extension:")
+        elif v.presenter:
+            c1, c2, c3 = st.columns(3)
+            c1.metric(t("multi_head.torch_output_diff"), sci(check.output_diff))
+            c2.metric(t("multi_head.torch_average_diff"), sci(check.average_diff))
+            c3.metric(t("multi_head.torch_heads_diff"), sci(check.per_head_diff))
+        if check is not None:
+            st.caption(t("multi_head.torch_version", version=check.version))
+        link(ctx, "masking")
+        link(ctx, "kv_cache")

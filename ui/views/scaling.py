@@ -1,6 +1,6 @@
-"""Presentation helpers for the scaling page: cached experiments, its charts and readouts."""
+"""The scaling page (pages/3_scaling.py): cached experiments, its charts, readouts and
+steps."""
 
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,13 +24,14 @@ from core.experiments import (
 )
 from core.scaling_findings import gradient_finding, score_finding, variance_finding
 from ui import charts
-from ui.blocks import Frame, frame, frame_room, intro, link, notice
+from ui.blocks import link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.i18n import Translator
 from ui.notes import untrained
 from ui.params import Choice, Flag, Int, number, options_of, select, slider, toggle
-from ui.sentence import Sentence, settings_box
+from ui.sentence import Sentence, sentence_controls
+from ui.steps import Controls, Got, View
 
 D_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # the d_k axis of every experiment
 TRIALS = 200  # random softmax rows averaged per point of the saturation curves
@@ -44,7 +45,7 @@ HIST_DK = Choice("hist_dk", "64", options_of(D_KS))
 BINS = 40  # per series: ~50 samples a bin on average at the default sample count
 RAW_COLOR, SCALED_COLOR = charts.QUERY_COLOR, charts.KEY_COLOR
 SHARED_LEGEND = {"legend": {"color": "shared"}}  # two charts side by side, one colour legend
-SHARE = 0.6  # presenter mode: the chart column's share of the width (ui.blocks.frame)
+SHARE = 0.6  # a slide: the chart column's share of the width in steps 2-4 (Step.share)
 SCORES_HEIGHT = 400  # presenter px for step 1's four heatmaps (the notes go below them)
 
 
@@ -83,12 +84,24 @@ def projections(s: Sentence, unit: bool) -> tuple[np.ndarray, np.ndarray]:
     return w_q, w_k
 
 
-def unit_control(ctx: PageContext) -> bool:
-    """Whether W_Q and W_K are rescaled so that q and k have unit-variance entries."""
-    return bool(toggle(ctx, UNIT_QK, ctx.t("scaling.unit_qk"), help=ctx.t("scaling.unit_qk_help")))
+@dataclass(frozen=True)
+class Scoring:
+    """Step 1's settings: the sentence and whether q and k have unit-variance entries."""
+
+    sentence: Sentence
+    unit: bool
 
 
-def experiment_controls(ctx: PageContext) -> Settings:
+def scores_controls(ctx: PageContext, got: Got) -> Scoring:
+    """Step 1: the sentence and its sizes, then whether W_Q and W_K are rescaled so that q
+    and k have unit-variance entries."""
+    t = ctx.t
+    sentence = sentence_controls(ctx)
+    unit = toggle(ctx, UNIT_QK, t("scaling.unit_qk"), help=t("scaling.unit_qk_help"))
+    return Scoring(sentence, bool(unit))
+
+
+def experiment_controls(ctx: PageContext, got: Got) -> Settings:
     """Sample count, seed and row length of the random experiments (a slide: one row)."""
     t = ctx.t
     c1, c2, c3 = st.columns(3) if ctx.presenter else (st.container(),) * 3
@@ -107,58 +120,16 @@ def experiment_controls(ctx: PageContext) -> Settings:
     return Settings(int(samples), int(seed), int(n_keys))
 
 
-def hist_control(ctx: PageContext) -> int:
-    """Index into :data:`D_KS` of the d_k whose samples the histogram shows."""
+def hist_control(ctx: PageContext, got: Got) -> int:
+    """Step 2: index into :data:`D_KS` of the d_k whose samples the histogram shows."""
     return D_KS.index(int(select(ctx, HIST_DK, ctx.t("scaling.hist_dk"))))
 
 
-@dataclass(frozen=True)
-class Step:
-    """A step's places: ``f``, its :class:`ui.blocks.Frame` (None while it is off screen),
-    and ``box``, below it (a slide's settings) or, off screen, its hidden container (its
-    controls only: they stay in the URL)."""
-
-    f: Frame | None
-    box: DeltaGenerator
-
-    def text(self, ctx: PageContext) -> DeltaGenerator:
-        """Where the step's explanation goes: below the chart for students (its lead), beside
-        it on a slide (its notes)."""
-        return self.f.notes if ctx.presenter else self.f.lead
-
-
-def step(ctx: PageContext, section: AbstractContextManager[bool], title: str) -> Step:
-    """Lay out a step in ``section`` (``steps.section(k)``) and draw its heading: a slide
-    keeps it above the chart and its notes (the step bar is short there), for students it
-    comes below the chart (:func:`ui.blocks.frame`)."""
-    with section as on_screen:
-        if not on_screen:
-            return Step(None, st.container())
-        f = frame(ctx, SHARE)
-        f.lead.subheader(title)
-        return Step(f, st.container())
-
-
-def controls_box(ctx: PageContext, on_screen: bool, label: str) -> AbstractContextManager:
-    """Where a step's settings go: :func:`ui.sentence.settings_box` while the step is on
-    screen (students: the sidebar; a slide: a closed expander where the page is), else in
-    place (the step's hidden container)."""
-    return settings_box(ctx, label) if on_screen else nullcontext()
-
-
-def hist_place(ctx: PageContext, variance: Step) -> AbstractContextManager:
-    """Where step 2's d_k choice goes, inside the experiments' settings: with them for
-    students (the sidebar), above the histogram on a slide, in step 2's hidden container
-    while step 2 is off screen."""
-    if variance.f is None:
-        return variance.box
-    return variance.f.chart if ctx.presenter else nullcontext()
-
-
-def chart_room(ctx: PageContext, height: int = 600) -> charts.Room:
-    """A step's chart room (:func:`ui.blocks.frame_room`): the chart column of a slide, the
-    page width for students; at most ``height`` px tall."""
-    return frame_room(ctx, SHARE, height, height)
+# a slide: step 1's settings folded under its text; the experiments' (steps 2-4) in a closed
+# box; step 2's d_k choice above the histogram (students: in the sidebar with the settings)
+SCORING = Controls(scores_controls, box="scaling.sentence_box", fold="scaling.sentence_box")
+EXPERIMENTS = Controls(experiment_controls, box="scaling.settings", slide="settings")
+HIST = Controls(hist_control, slide="above")
 
 
 def metrics(ctx: PageContext, items: list[tuple[str, str]]) -> None:
@@ -445,21 +416,26 @@ def gradient_notices(
     return items if short else [*items, t("scaling.n_grad_story")]
 
 
-def show_scores(ctx: PageContext, f: Frame, s: Sentence, unit: bool) -> None:
-    """Step 1 in its places ``f`` (:func:`scores_frame`): the sentence's scores and weights,
-    unscaled and scaled, their readouts, "what to notice" and exports."""
-    t = ctx.t
+# The steps -------------------------------------------------------------------------------
+
+
+def explained(v: View) -> DeltaGenerator:
+    """Where an experiment step's explanation goes: beside the chart on a slide (its notes),
+    below it for students (its text)."""
+    return v.notes if v.presenter else v.lead
+
+
+def scores(v: View) -> None:
+    """Step 1: the sentence's scores and weights, unscaled and scaled, their readouts, "what
+    to notice" and exports (a slide: the four panels in one row, the whole width)."""
+    t, ctx, s, unit = v.t, v.ctx, v[SCORING].sentence, v[SCORING].unit
+    v.text("scaling.scores_text")
     w_q, w_k = projections(s, unit)
     c = compare_scaling(s.x, w_q, w_k)
     raw, scaled = summarize_rows(c.raw, c.raw_weights), summarize_rows(c.scaled, c.scaled_weights)
     matrices = (c.raw, c.scaled, c.raw_weights, c.scaled_weights)
-    # a slide: the four panels in one row, the whole width
-    space = charts.room(ctx, height=SCORES_HEIGHT)
-    with f.chart:
-        shown = charts.show_cached(
-            ctx, score_chart, t, matrices, tuple(s.tokens), s.d_k, ctx.presenter, space=space
-        )
-    with f.notes:
+    shown = v.chart(score_chart, t, matrices, tuple(s.tokens), s.d_k, v.presenter)
+    with v.notes:
         metrics(
             ctx,
             [
@@ -470,12 +446,12 @@ def show_scores(ctx: PageContext, f: Frame, s: Sentence, unit: bool) -> None:
             ],
         )
         # a slide: the notice, exports and link beside a narrow column for the note
-        main, side = st.columns([0.7, 0.3]) if ctx.presenter else (st.container(),) * 2
+        main, side = st.columns([0.7, 0.3]) if v.presenter else (st.container(),) * 2
     with main:
-        notice(ctx, score_notices(t, s.d_k, c, unit, raw, scaled, ctx.presenter))
+        notice(ctx, score_notices(t, s.d_k, c, unit, raw, scaled, v.presenter))
     with side:
         untrained(ctx)
-    with main, st.container(horizontal=ctx.presenter, vertical_alignment="center"):
+    with main, st.container(horizontal=v.presenter, vertical_alignment="center"):
         arrays = score_arrays(s, w_q, w_k, c)
         export_panel(
             ctx, "scaling_scores", shown, arrays=arrays, text=weights_text(t, c, s.tokens, s.d_k)
@@ -483,37 +459,19 @@ def show_scores(ctx: PageContext, f: Frame, s: Sentence, unit: bool) -> None:
         link(ctx, "qkv", t("scaling.link_qkv"))
 
 
-def scores_frame(ctx: PageContext, title: str) -> Frame:
-    """Step 1's places. On a slide its heading, then the settings, the four panels across
-    the whole width and the notes below them; for students chart first
-    (:func:`ui.blocks.frame`), then the page's introduction, the heading and the text."""
-    if ctx.presenter:
-        lead = st.container()
-        lead.subheader(title)
-        return Frame(lead, st.container(), st.container())
-    f = frame(ctx)
-    with f.lead:
-        intro(ctx)
-        st.subheader(title)
-        st.markdown(ctx.t("scaling.scores_text"))
-    return f
-
-
-def variance_step(ctx: PageContext, places: Step, cfg: Settings, i: int) -> None:
-    """Step 2: the histogram of q·k at ``D_KS[i]`` (:func:`hist_control`, drawn by the page
-    at the top of a slide's chart column) and the variance at every d_k."""
-    t, f = ctx.t, places.f
-    with places.text(ctx):
+def variance(v: View) -> None:
+    """Step 2: the histogram of q·k at the chosen d_k (:func:`hist_control`, a slide: above
+    the chart) and the variance at every d_k."""
+    t, ctx, cfg, i = v.t, v.ctx, v[EXPERIMENTS], v[HIST]
+    with explained(v):
         st.markdown(t("scaling.variance_text"))
         st.latex(r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k")
-    exp = variance_data(cfg.samples, cfg.seed)
+    with st.spinner(t("scaling.computing")):
+        exp = variance_data(cfg.samples, cfg.seed)
+        shown = v.chart(variance_chart, t, v.presenter, cfg.samples, cfg.seed, i)
     d_k = D_KS[i]
-    with f.chart:
-        args = (t, ctx.presenter, cfg.samples, cfg.seed, i)
-        shown = charts.show_cached(ctx, variance_chart, *args, space=chart_room(ctx, 560))
-    with f.chart if ctx.presenter else f.notes:
-        st.caption(t("scaling.variance_caption", n=cfg.samples))
-    with f.notes:
+    (v.below if v.presenter else v.notes).caption(t("scaling.variance_caption", n=cfg.samples))
+    with v.notes:
         metrics(
             ctx,
             [
@@ -522,24 +480,21 @@ def variance_step(ctx: PageContext, places: Step, cfg: Settings, i: int) -> None
                 (t("scaling.m_var_scaled", d_k=d_k), charts.fmt(exp.scaled_var[i], 3)),
             ],
         )
-        notice(ctx, variance_notices(t, exp, i, cfg.samples))
-        data = variance_frame(t, exp)
-        export_panel(ctx, "scaling_variance", shown, data, variance_arrays(exp, i))
+    v.notice(variance_notices(t, exp, i, cfg.samples))
+    v.export("scaling_variance", shown, data=variance_frame(t, exp), arrays=variance_arrays(exp, i))
 
 
-def saturation_step(ctx: PageContext, places: Step, cfg: Settings) -> None:
+def saturation(v: View) -> None:
     """Step 3: mean top weight and entropy of a softmax row vs d_k."""
-    t, f, d_max = ctx.t, places.f, D_KS[-1]
-    places.text(ctx).markdown(t("scaling.saturation_text", n=cfg.n_keys, trials=TRIALS))
-    raw, scaled = saturation_data(cfg.n_keys, cfg.seed)
+    t, ctx, cfg, d_max = v.t, v.ctx, v[EXPERIMENTS], D_KS[-1]
+    explained(v).markdown(t("scaling.saturation_text", n=cfg.n_keys, trials=TRIALS))
+    with st.spinner(t("scaling.computing")):
+        raw, scaled = saturation_data(cfg.n_keys, cfg.seed)
+        shown = v.chart(saturation_chart, t, v.presenter, cfg.n_keys, cfg.seed)
     top, top_s = charts.fmt(raw.max_weight[-1], 3), charts.fmt(scaled.max_weight[-1], 3)
     ent, ent_s = charts.fmt(raw.entropy[-1], 3), charts.fmt(scaled.entropy[-1], 3)
-    with f.chart:
-        shown = charts.show_cached(
-            ctx, saturation_chart, t, ctx.presenter, cfg.n_keys, cfg.seed, space=chart_room(ctx)
-        )
     first = charts.fmt(raw.entropy[0], 3)
-    with f.notes:
+    with v.notes:
         metrics(
             ctx,
             [
@@ -549,34 +504,31 @@ def saturation_step(ctx: PageContext, places: Step, cfg: Settings) -> None:
                 (t("scaling.m_ent_scaled", d_k=d_max), ent_s),
             ],
         )
-        notice(
-            ctx,
-            [
-                t("scaling.n_top", d_k=d_max, raw=top, scaled=top_s),
-                t("scaling.n_entropy", first=first, d_k=d_max, raw=ent, scaled=ent_s),
-            ],
-        )
-        arrays = curve_arrays(raw, scaled, "max_weight", "entropy")
-        export_panel(ctx, "scaling_saturation", shown, arrays=arrays)
-        link(ctx, "softmax", t("scaling.link_softmax"))
+    v.notice(
+        [
+            t("scaling.n_top", d_k=d_max, raw=top, scaled=top_s),
+            t("scaling.n_entropy", first=first, d_k=d_max, raw=ent, scaled=ent_s),
+        ]
+    )
+    v.export("scaling_saturation", shown, arrays=curve_arrays(raw, scaled, "max_weight", "entropy"))
+    v.links(("softmax", t("scaling.link_softmax")))
 
 
-def gradient_step(ctx: PageContext, places: Step, cfg: Settings) -> None:
+def gradient(v: View) -> None:
     """Step 4: the size of the softmax Jacobian (the gradient that reaches W_Q, W_K) vs d_k."""
-    t, f, d_max = ctx.t, places.f, D_KS[-1]
-    uniform, half = (charts.fmt(v, 3) for v in even_row_norms(cfg.n_keys))
+    t, ctx, cfg, d_max = v.t, v.ctx, v[EXPERIMENTS], D_KS[-1]
+    uniform, half = (charts.fmt(x, 3) for x in even_row_norms(cfg.n_keys))
     jacobian = r"\frac{\partial p}{\partial s}=\operatorname{diag}(p)-p\,p^\top"
-    with places.text(ctx):
+    with explained(v):
         st.markdown(t("scaling.gradient_text", n=cfg.n_keys, uniform=uniform, half=half))
-        if not ctx.presenter:
+        if not v.presenter:
             st.latex(jacobian)
-    raw, scaled = saturation_data(cfg.n_keys, cfg.seed)
-    with f.chart:
-        if ctx.presenter:  # the formula above the chart
-            st.latex(jacobian)
-        args = (t, ctx.presenter, cfg.n_keys, cfg.seed)
-        shown = charts.show_cached(ctx, gradient_chart, *args, space=chart_room(ctx, 520))
-    with f.notes:
+    if v.presenter:  # the formula above the chart
+        v.figure.latex(jacobian)
+    with st.spinner(t("scaling.computing")):
+        raw, scaled = saturation_data(cfg.n_keys, cfg.seed)
+        shown = v.chart(gradient_chart, t, v.presenter, cfg.n_keys, cfg.seed)
+    with v.notes:
         metrics(
             ctx,
             [
@@ -584,6 +536,5 @@ def gradient_step(ctx: PageContext, places: Step, cfg: Settings) -> None:
                 (t("scaling.m_grad_scaled", d_k=d_max), charts.fmt(scaled.jacobian_norm[-1], 4)),
             ],
         )
-        notice(ctx, gradient_notices(t, raw, scaled, cfg.n_keys, ctx.presenter))
-        arrays = curve_arrays(raw, scaled, "jacobian_norm")
-        export_panel(ctx, "scaling_gradient", shown, arrays=arrays)
+    v.notice(gradient_notices(t, raw, scaled, cfg.n_keys, v.presenter))
+    v.export("scaling_gradient", shown, arrays=curve_arrays(raw, scaled, "jacobian_norm"))
