@@ -1,5 +1,7 @@
 """Softmax: turn a row of scores into a probability distribution, and its numerics (the naive
-formula beside the stable one, where ``exp`` overflows and underflows).
+formula beside the stable one, where ``exp`` overflows and underflows). This is the one
+softmax of ``core``: everything else that needs softmax, or its log for a cross-entropy
+(:func:`log_softmax`), calls these.
 
 The function is :func:`core.softmax` (``from core import softmax``); this module is named
 ``softmax_numerics`` so that ``core.softmax`` means one thing, the function, and never this
@@ -26,6 +28,13 @@ def _scaled_rows(x: np.ndarray | list, scales: np.ndarray | list) -> np.ndarray:
     return np.asarray(scales, dtype=float)[:, None] * _as_float(x)[None, :]  # (s, n)
 
 
+def _shifted(z: np.ndarray, axis: int) -> np.ndarray:
+    """``z`` minus its largest entry along ``axis``, so every exponent is <= 0; a row with no
+    finite maximum (all ``-inf``) is shifted by 0. Shapes: ``(..., n)`` -> same."""
+    row_max = np.max(z, axis=axis, keepdims=True)
+    return z - np.where(np.isfinite(row_max), row_max, 0.0)  # all -inf row: shift by 0
+
+
 def softmax(x: np.ndarray | list, axis: int = -1, temperature: float = 1.0) -> np.ndarray:
     """Numerically stable softmax of ``x / temperature`` along ``axis``.
 
@@ -37,12 +46,20 @@ def softmax(x: np.ndarray | list, axis: int = -1, temperature: float = 1.0) -> n
     """
     if not temperature > 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
-    z = _as_float(x) / temperature
-    row_max = np.max(z, axis=axis, keepdims=True)
-    row_max = np.where(np.isfinite(row_max), row_max, 0.0)  # all -inf row: shift by 0
-    e = np.exp(z - row_max)
+    e = np.exp(_shifted(_as_float(x) / temperature, axis))
     total = np.sum(e, axis=axis, keepdims=True)
     return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+def log_softmax(x: np.ndarray | list, axis: int = -1) -> np.ndarray:
+    """The log of :func:`softmax` along ``axis``, computed as ``z − log Σ exp z`` on the
+    shifted ``z`` (never the log of a probability that rounded to 0): what a cross-entropy
+    or a token's log-likelihood needs.
+
+    Shapes: ``(..., n)`` -> same shape. Every row needs a finite entry.
+    """
+    z = _shifted(_as_float(x), axis)
+    return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
 
 
 def softmax_naive(x: np.ndarray | list, axis: int = -1) -> np.ndarray:

@@ -27,7 +27,7 @@ import numpy as np
 
 from core.experiments import entropy
 from core.masks import apply_mask, causal_mask
-from core.softmax_numerics import softmax
+from core.softmax_numerics import log_softmax, softmax
 
 TASKS = ("recall", "max")
 ADAM_BETAS = (0.9, 0.999)
@@ -262,8 +262,7 @@ def forward(
     weights = softmax(scores)  # 3) (B, n, n)
     out = weights @ v  # 4) (B, n, d_v)
     logits = out[:, rows] @ params.w_o  # 5) (B, r, C)
-    z = logits - logits.max(axis=-1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))  # (B, r, C)
+    logp = log_softmax(logits)  # (B, r, C)
     nll = -np.take_along_axis(logp, y[..., None], axis=-1)[..., 0]  # (B, r)
     seq = nll.mean(axis=1)  # (B,)
     return Forward(xm, v, scores, weights, out, logits, float(seq.mean()), seq)

@@ -1,4 +1,4 @@
-"""softmax and softmax_naive: hand-checked values, stability, the all-masked policy."""
+"""softmax, log_softmax and softmax_naive: hand-checked values, stability, the all-masked policy."""
 
 import numpy as np
 import pytest
@@ -13,6 +13,7 @@ from core.softmax_numerics import (
     exp_terms,
     first_nonfinite_row,
     largest_exp_argument,
+    log_softmax,
     mask_last,
     naive_break,
     scale_sweep,
@@ -34,6 +35,19 @@ def test_softmax_of_lesson_002_logits_gives_true_values_not_the_lessons():
     p = softmax([2.1, 0.3, 0.1, 0.8, 0.2])
     np.testing.assert_allclose(p, [0.580, 0.096, 0.079, 0.158, 0.087], atol=5e-4)
     assert p.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+@given(score_matrices)
+def test_log_softmax_is_the_log_of_softmax(x):
+    np.testing.assert_allclose(np.exp(log_softmax(x)), softmax(x), rtol=1e-12, atol=1e-300)
+
+
+def test_log_softmax_stays_finite_where_softmax_rounds_to_zero():
+    # exp(−1000) underflows to 0, so log(softmax) would be −inf; the log is −1000 exactly
+    logp = log_softmax(np.array([[0.0, -1000.0], [1000.0, 1000.0]]))
+    np.testing.assert_array_equal(logp[0], [0.0, -1000.0])
+    np.testing.assert_allclose(logp[1], [-np.log(2.0)] * 2, rtol=1e-15)
+    assert softmax([0.0, -1000.0])[1] == 0.0
 
 
 def test_large_logits_do_not_overflow_and_equal_shifted_logits():
