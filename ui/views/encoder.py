@@ -16,7 +16,7 @@ import streamlit as st
 
 import models
 from core.bert import BertWeights, explain_weight, head_ranking, without_keys
-from core.encoder_findings import (
+from core.findings.encoder import (
     favourite_flips,
     parked,
     place_of,

@@ -22,7 +22,7 @@ from core.experiments import (
     unit_variance_projections,
     variance_experiment,
 )
-from core.scaling_findings import gradient_finding, score_finding, variance_finding
+from core.findings.scaling import gradient_finding, score_finding, variance_finding
 from ui import charts
 from ui.blocks import Frame, frame, frame_room, intro, link, notice
 from ui.context import PageContext

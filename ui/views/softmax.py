@@ -17,8 +17,8 @@ import pandas as pd
 import streamlit as st
 
 import core
+from core.findings.softmax import mask_effect, temperature_effect
 from core.masks import row_sums
-from core.softmax_findings import mask_effect, temperature_effect
 from core.softmax_numerics import (
     EXP_OVERFLOW,
     EXP_UNDERFLOW,

@@ -1,9 +1,9 @@
-"""core.softmax_findings: what a temperature and a mask do to a softmax row."""
+"""core.findings.softmax: what a temperature and a mask do to a softmax row."""
 
 import numpy as np
 import pytest
 
-from core.softmax_findings import mask_effect, temperature_effect
+from core.findings.softmax import mask_effect, temperature_effect
 from core.softmax_numerics import mask_last, softmax
 
 

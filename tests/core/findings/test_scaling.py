@@ -1,4 +1,4 @@
-"""core.scaling_findings: what the √d_k page points out about its experiments."""
+"""core.findings.scaling: what the √d_k page points out about its experiments."""
 
 import numpy as np
 import pytest
@@ -12,7 +12,7 @@ from core.experiments import (
     summarize_rows,
     variance_experiment,
 )
-from core.scaling_findings import (
+from core.findings.scaling import (
     gradient_finding,
     peaked_rows,
     score_finding,
