@@ -13,26 +13,28 @@ import numpy as np
 import streamlit as st
 
 import core
-from core.today_flash import (
+from core.findings.flash import (
+    FLOAT32_EPS,
+    FLOAT32_EXP_LIMIT,
+    Agreement,
+    TileRow,
+    first_nan,
+    tile_row,
+)
+from core.findings.flash import agreement as tiled_agreement
+from core.flash import (
     AHEAD,
     CURRENT,
     DTYPES,
-    FLOAT32_EPS,
-    FLOAT32_EXP_LIMIT,
     HIDDEN,
     SEEN,
-    Agreement,
-    TileRow,
     Traffic,
-    first_nan,
     memory_curves,
     tile_count,
-    tile_row,
     toy_qkv,
     traffic_curves,
     traffic_ratio_limit,
 )
-from core.today_flash import agreement as tiled_agreement
 from ui import charts
 from ui.blocks import frame_room
 from ui.context import PageContext
