@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import core
-from core.today_gqa import group_agreement, group_weight_gap, pool_heads, tiling_gaps, toy_heads
+from core.findings.gqa import group_agreement, group_weight_gap
+from core.kv_cache import pool_heads, tiling_gaps, toy_heads
 from models import smollm
 from tests.app.conftest import (
     assert_each_step_exports,

@@ -16,18 +16,17 @@ from streamlit.delta_generator import DeltaGenerator
 
 import core
 import core.llama as llama
-from core.masks import future_blank
-from core.multihead import max_abs_difference
-from core.today_gqa import (
+from core.findings.gqa import (
     Tiling,
     cache_ratios,
     design,
     group_agreement,
     group_weight_gap,
-    pool_heads,
     tiling,
-    toy_heads,
 )
+from core.kv_cache import pool_heads, toy_heads
+from core.masks import future_blank
+from core.multihead import max_abs_difference
 from models import smollm
 from ui import charts, loaded
 from ui.blocks import Frame, frame_room
