@@ -6,14 +6,8 @@ import numpy as np
 import pytest
 
 import core
-from core.today_rope import (
-    absolute_score_grid,
-    diagonal_spread,
-    pair_angle,
-    rope_score_grid,
-    rotated_pair,
-    toy_qk,
-)
+from core.findings.rope import diagonal_spread
+from core.rope import absolute_score_grid, pair_angle, rope_score_grid, rotated_pair, toy_qk
 from models import smollm
 from models.smollm_probe import layer_queries
 from tests.app.conftest import (

@@ -14,16 +14,9 @@ import streamlit as st
 
 import core
 import core.llama as llama
-from core.today_rope import (
-    PairTurn,
-    Rotation,
-    absolute_score_grid,
-    diagonal_spread,
-    pair_turn,
-    rope_score_grid,
-    toy_qk,
-)
-from core.today_rope import rotation as rope_rotation
+from core.findings.rope import PairTurn, Rotation, diagonal_spread, pair_turn
+from core.findings.rope import rotation as rope_rotation
+from core.rope import absolute_score_grid, rope_score_grid, toy_qk
 from models.smollm_probe import LayerQueries, layer_queries
 from ui import charts, loaded
 from ui.blocks import frame_room
