@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import core
-from core.today_sinks import keys_kept, reach_back, reach_depth, share_summary
+from core.findings.sinks import keys_kept, reach_back, share_summary
+from core.masks import reach_depth
 from models import smollm
 from tests.app.conftest import (
     STEP_BAR,

@@ -11,16 +11,13 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 import core
+from core.findings.masking import FillComparison, compare_fills, lookahead, mask_findings
 from core.masks import (
     LARGE_NEGATIVE,
     MASK_FILL,
     SMALL_NEGATIVE,
-    FillComparison,
     combine_masks,
-    compare_fills,
     fully_masked_rows,
-    lookahead,
-    mask_findings,
     pad_rows,
     padded_valid,
     row_sums,

@@ -19,11 +19,7 @@ import numpy as np
 import streamlit as st
 
 import core
-from core.today_sinks import (
-    FUTURE,
-    SINK,
-    TOO_FAR,
-    WINDOW,
+from core.findings.sinks import (
     ShareSummary,
     WindowFacts,
     mean_over,
@@ -31,6 +27,7 @@ from core.today_sinks import (
     share_summary,
     window_facts,
 )
+from core.masks import FUTURE, SINK, TOO_FAR, WINDOW
 from models import smollm
 from models.sinks_probe import SinkRun, sink_run
 from ui import charts, loaded, notes
