@@ -3,7 +3,7 @@
 import streamlit as st
 
 import core
-from core.projections import fused_check
+from core.findings.qkv import fused_check
 from ui import charts
 from ui.blocks import fragment, frame, header, heading, intro, link, notice
 from ui.context import PageContext

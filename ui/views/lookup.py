@@ -12,7 +12,8 @@ import pandas as pd
 import streamlit as st
 from pandas.io.formats.style import Styler
 
-from core.lookup import CAPITALS, row_share, soft_finding, sweep_ends
+from core.findings.lookup import row_share, soft_finding, sweep_ends
+from core.lookup import CAPITALS
 from ui import charts, notes
 from ui.blocks import frame_room
 from ui.context import PageContext

@@ -7,7 +7,8 @@ import numpy as np
 from streamlit.delta_generator import DeltaGenerator
 
 import core
-from core.projections import FusedCheck, fuse_qkv, fused_project
+from core.findings.qkv import FusedCheck
+from core.projections import fuse_qkv, fused_project
 from ui import charts
 from ui import sentence as shared
 from ui.blocks import Frame, frame_room

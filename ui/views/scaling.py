@@ -10,7 +10,6 @@ from streamlit.delta_generator import DeltaGenerator
 
 from core import text_heatmap
 from core.experiments import (
-    RowSummary,
     SaturationCurve,
     ScoreComparison,
     VarianceExperiment,
@@ -18,11 +17,16 @@ from core.experiments import (
     even_row_norms,
     saturation_curves,
     scaled_histograms,
-    summarize_rows,
     unit_variance_projections,
     variance_experiment,
 )
-from core.findings.scaling import gradient_finding, score_finding, variance_finding
+from core.findings.scaling import (
+    RowSummary,
+    gradient_finding,
+    score_finding,
+    summarize_rows,
+    variance_finding,
+)
 from ui import charts
 from ui.blocks import Frame, frame, frame_room, intro, link, notice
 from ui.context import PageContext

@@ -10,7 +10,8 @@ import numpy as np
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core.attention import RowMix, SumTerms, row_leaders, sum_terms
+from core.attention import RowMix
+from core.findings.weighted_sum import SumTerms, row_leaders, sum_terms
 from ui import charts
 from ui.blocks import frame_room, link, notice
 from ui.charts import vector_tex as vec_tex
