@@ -12,8 +12,6 @@ Policy: such a row becomes **all zeros** (not NaN). In attention this means the 
 attends to nothing and its output is the zero vector. Every other row sums to 1.
 """
 
-from dataclasses import dataclass
-
 import numpy as np
 
 
@@ -84,15 +82,6 @@ def scale_sweep(x: np.ndarray | list, scales: np.ndarray | list) -> tuple[np.nda
     return softmax_naive(z), softmax(z)
 
 
-def first_nonfinite_row(p: np.ndarray) -> int:
-    """Index of the first row of ``p`` holding NaN or ±inf, or ``-1`` if every row is finite.
-
-    Shapes: ``p`` ``(s, n)`` -> int.
-    """
-    bad = ~np.all(np.isfinite(p), axis=-1)  # (s,)
-    return int(np.argmax(bad)) if bad.any() else -1
-
-
 def mask_last(x: np.ndarray | list, count: int) -> np.ndarray:
     """``x`` with its last ``count`` entries masked to ``-inf`` (like a query that may not
     see the keys after it).
@@ -141,30 +130,3 @@ def largest_exp_argument(
     naive = np.max(z, axis=-1)  # (s,)
     shift = np.where(np.isfinite(naive), naive, 0.0)  # (s,)
     return naive, np.max(z - shift[:, None], axis=-1)
-
-
-@dataclass(frozen=True)
-class NaiveBreak:
-    """Where the naive softmax of ``x * s`` first stops being a distribution, and why."""
-
-    index: int  # the first scale's index in the sweep, -1 if it never breaks
-    scale: float  # that scale (0.0 if it never breaks)
-    top: float  # the largest exp argument there (0.0 if it never breaks)
-    overflow: bool  # exp gave +inf (inf/inf = NaN); else every term underflowed to 0 (0/0)
-
-
-def naive_break(x: np.ndarray | list, scales: np.ndarray | list) -> NaiveBreak:
-    """The first scale of ``scales`` at which :func:`softmax_naive` of ``x * s`` holds NaN
-    or ±inf, and whether ``exp`` overflowed there (an argument above :data:`EXP_OVERFLOW`)
-    or every term underflowed (large logits break by overflow, very negative ones by
-    underflow).
-
-    Shapes: ``x`` ``(n,)``, ``scales`` ``(s,)`` -> :class:`NaiveBreak`.
-    """
-    scales = np.asarray(scales)
-    naive, _ = scale_sweep(x, scales)  # (s, n)
-    index = first_nonfinite_row(naive)
-    if index < 0:
-        return NaiveBreak(-1, 0.0, 0.0, False)
-    top = float(largest_exp_argument(x, scales[[index]])[0][0])
-    return NaiveBreak(index, float(scales[index]), top, top > EXP_OVERFLOW)

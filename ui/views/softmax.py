@@ -17,14 +17,12 @@ import pandas as pd
 import streamlit as st
 
 import core
-from core.findings.softmax import mask_effect, temperature_effect
+from core.findings.softmax import NaiveBreak, mask_effect, naive_break, temperature_effect
 from core.masks import row_sums
 from core.softmax_numerics import (
     EXP_OVERFLOW,
     EXP_UNDERFLOW,
-    NaiveBreak,
     largest_exp_argument,
-    naive_break,
 )
 from ui import charts
 from ui.blocks import frame_room
