@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import core
@@ -290,7 +290,7 @@ def test_every_multihead_mistake_is_recognised_from_its_own_result(sizes):
             _check_own_result(got, own, correct[part], {m: p.get(part) for m, p in results}, 1e-6)
     for part, arr in correct.items():
         assert hw.diagnose_multihead(*args, cfg.h, arr, part=part) == "correct"
-        noise = np.random.default_rng(sizes[-1]).normal(size=arr.shape)
+        noise = np.random.default_rng(sizes[-1] + 1).normal(size=arr.shape)  # not X's draw
         assert hw.diagnose_multihead(*args, cfg.h, noise, part=part) is None
 
 
@@ -449,6 +449,8 @@ def test_own_random_projections_are_recognised_from_the_weights_only(exercise, i
     cfg, inputs, args = _lesson(exercise)
     rng = np.random.default_rng(seed)
     own = [INITS[init](rng, w.shape) for w in args[1:-1]]  # W_Q, W_K, W_V (and W_O)
+    # Xavier from the lesson's seed (42) draws the downloaded matrices: that is the right answer
+    assume(not all(np.array_equal(o, w) for o, w in zip(own, args[1:-1], strict=True)))
     if exercise == 3:
         output, weights = hw.reference_multihead(args[0], *own, cfg.h)
     else:
@@ -456,6 +458,22 @@ def test_own_random_projections_are_recognised_from_the_weights_only(exercise, i
     got = hw.diagnose_homework(cfg, inputs, weights.astype(dtype), "weights")
     assert got == "own_projections"
     assert hw.diagnose_homework(cfg, inputs, output.astype(dtype), "output") is None
+
+
+@pytest.mark.parametrize("exercise", [1, 2, 3])
+def test_own_xavier_matrices_from_the_lessons_seed_are_the_downloaded_ones(exercise):
+    """The draw the property above leaves out: a class drawing its own Xavier matrices from
+    seed 42 draws the lesson's, and its weights are rightly called correct."""
+    cfg, inputs, args = _lesson(exercise)
+    rng = np.random.default_rng(42)
+    own = [INITS["xavier"](rng, w.shape) for w in args[1:-1]]
+    for o, w in zip(own, args[1:-1], strict=True):
+        np.testing.assert_array_equal(o, w)
+    if exercise == 3:
+        _, weights = hw.reference_multihead(args[0], *own, cfg.h)
+    else:
+        _, weights = hw.reference_attention(args[0], *own, args[-1])
+    assert hw.diagnose_homework(cfg, inputs, weights, "weights") == "correct"
 
 
 @settings(max_examples=30, deadline=None)
