@@ -5,25 +5,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import (
-    dot_product_samples,
-    dot_variance_curve,
-    embed_tokens,
-    entropy,
-    gradient_curve,
-    init_projections,
-    saturation_curve,
-    self_attention_trace,
-    softmax_jacobian,
-    softmax_jacobian_norm,
-    tokenize,
-)
+from core import embed_tokens, init_projections, self_attention_trace, tokenize
 from core.experiments import (
     compare_scaling,
+    dot_product_samples,
+    dot_variance_curve,
+    entropy,
     even_row_norms,
+    gradient_curve,
     prefix_scores,
+    saturation_curve,
     saturation_curves,
     scaled_histograms,
+    softmax_jacobian,
+    softmax_jacobian_norm,
     unit_variance_projections,
     variance_experiment,
     xavier_std,

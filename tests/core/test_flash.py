@@ -14,12 +14,7 @@ from core import (
     attention_scores,
     causal_mask,
     flash_attention,
-    flash_attention_io,
-    flash_block_sizes,
     scaled_dot_product_attention,
-    scores_held,
-    softmax_naive,
-    standard_attention_io,
 )
 from core.flash import (
     AHEAD,
@@ -27,10 +22,14 @@ from core.flash import (
     DTYPES,
     HIDDEN,
     SEEN,
+    flash_attention_io,
+    flash_block_sizes,
     key_states,
     logit_growth,
     memory_curves,
     naive_attention,
+    scores_held,
+    standard_attention_io,
     tile_count,
     tile_of,
     tiled_errors,
@@ -38,6 +37,7 @@ from core.flash import (
     traffic_curves,
     traffic_ratio_limit,
 )
+from core.softmax_numerics import softmax_naive
 from tests.conftest import optional_module
 
 vals = st.floats(-4.0, 4.0, allow_nan=False, allow_infinity=False)

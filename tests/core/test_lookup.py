@@ -3,11 +3,12 @@
 import numpy as np
 import pytest
 
-from core import hard_lookup, polar_query, soft_lookup
+from core import hard_lookup, soft_lookup
 from core.lookup import (
     CAPITALS,
     capital_table,
     lookup_scores,
+    polar_query,
     temperature_sweep,
 )
 

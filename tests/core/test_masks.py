@@ -10,19 +10,17 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from core import (
-    LARGE_NEGATIVE,
-    MASK_FILL,
     apply_mask,
     causal_mask,
     padding_mask,
-    receptive_field,
     scaled_dot_product_attention,
     sliding_window_mask,
     softmax,
-    window_reach,
 )
 from core.masks import (
     FUTURE,
+    LARGE_NEGATIVE,
+    MASK_FILL,
     SINK,
     SMALL_NEGATIVE,
     TOO_FAR,
@@ -37,9 +35,11 @@ from core.masks import (
     pad_rows,
     padded_valid,
     reach_depth,
+    receptive_field,
     row_sums,
     stored_fill,
     undefined_rows,
+    window_reach,
 )
 
 

@@ -5,7 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from core import fuse_qkv, fused_project, init_projections, lesson_inputs, project_qkv, xavier_std
+from core import init_projections, lesson_inputs, project_qkv
+from core.projections import fuse_qkv, fused_project, xavier_std
 
 
 def test_lesson_inputs_are_standard_normal_draws_from_the_seed():

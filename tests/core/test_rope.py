@@ -10,23 +10,18 @@ from hypothesis import strategies as st
 
 import core.llama
 import core.rope
-from core import (
-    apply_rope,
-    rope_angles,
-    rope_frequencies,
-    rope_relative_score,
-    rope_rotate,
-    rope_score,
-    rope_slow_pairs,
-    rope_wavelengths,
-    rotate_pair,
-)
+from core import apply_rope, rope_angles, rope_frequencies, rope_rotate
 from core.rope import (
     absolute_score_grid,
     pair_angle,
     pair_scores,
+    rope_relative_score,
+    rope_score,
     rope_score_grid,
+    rope_slow_pairs,
     rope_turns,
+    rope_wavelengths,
+    rotate_pair,
     rotated_pair,
     toy_qk,
 )

@@ -30,6 +30,7 @@ from core.flash import (
     SEEN,
     Traffic,
     memory_curves,
+    scores_held,
     tile_count,
     toy_qkv,
     traffic_curves,
@@ -453,7 +454,7 @@ def row_notice(ctx: PageContext, v: RowView, toy: Toy) -> list[str]:
 
 def intro_values() -> dict[str, str]:
     """The introduction's example: the scores of one head at T = 16 384."""
-    full, _ = core.scores_held(MARKED[-1], MARKED[-1], 1)
+    full, _ = scores_held(MARKED[-1], MARKED[-1], 1)
     return {"n": grouped(MARKED[-1]), "held": big(full)}
 
 
@@ -924,7 +925,7 @@ def traffic_notice(ctx: PageContext, v: TrafficView) -> list[str]:
         )
     key = "flash.notice_limit" if v.limit >= 1 else "flash.notice_limit_below"
     items.append(t(key, r=num(v.limit, 1)))
-    full, tile = core.scores_held(MARKED[-1], MARKED[-1], v.traffic.block)
+    full, tile = scores_held(MARKED[-1], MARKED[-1], v.traffic.block)
     items.append(
         t(
             "flash.notice_memory_held",

@@ -24,7 +24,7 @@ from core.findings.gqa import (
     group_weight_gap,
     tiling,
 )
-from core.kv_cache import pool_heads, toy_heads
+from core.kv_cache import kv_numbers_per_token, kv_variants, pool_heads, toy_heads
 from core.masks import future_blank
 from core.multihead import max_abs_difference
 from models import smollm
@@ -323,7 +323,7 @@ class Memory:
 def memory(cfg: llama.LlamaConfig, dtype: str, tokens_: int) -> Memory:
     """The key/value cache of SmolLM2's shape with multi-head, its own grouped-query and
     multi-query attention."""
-    variants = core.kv_variants(cfg.n_heads, cfg.n_kv_heads)
+    variants = kv_variants(cfg.n_heads, cfg.n_kv_heads)
     width, layers, d = DTYPES[dtype], cfg.n_layers, cfg.d_head
     context = int(cfg.context or tokens_)
     grid = np.linspace(0, context, CURVE_POINTS).round().astype(np.int64)  # (t,)
@@ -332,7 +332,7 @@ def memory(cfg: llama.LlamaConfig, dtype: str, tokens_: int) -> Memory:
         tokens_,
         context,
         variants,
-        {k: core.kv_numbers_per_token(layers, h_kv, d) for k, h_kv in variants.items()},
+        {k: kv_numbers_per_token(layers, h_kv, d) for k, h_kv in variants.items()},
         {k: core.kv_cache_bytes(tokens_, layers, h_kv, d, width) for k, h_kv in variants.items()},
         grid,
         {k: core.kv_cache_bytes(grid, layers, h_kv, d, width) for k, h_kv in variants.items()},

@@ -12,11 +12,16 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-import core
 import core.llama as llama
 from core.findings.rope import PairTurn, Rotation, diagonal_spread, pair_turn
 from core.findings.rope import rotation as rope_rotation
-from core.rope import absolute_score_grid, rope_score_grid, toy_qk
+from core.rope import (
+    absolute_score_grid,
+    rope_score_grid,
+    rope_slow_pairs,
+    rope_wavelengths,
+    toy_qk,
+)
 from models.smollm_probe import LayerQueries, layer_queries
 from ui import charts, loaded
 from ui.blocks import frame_room
@@ -414,11 +419,11 @@ def waves(cfg: llama.LlamaConfig, toy_base: float) -> Waves:
         d,
         context,
         base,
-        core.rope_wavelengths(d, base),
-        core.rope_slow_pairs(d, base, context),
+        rope_wavelengths(d, base),
+        rope_slow_pairs(d, base, context),
         toy_base,
-        core.rope_wavelengths(d, toy_base),
-        core.rope_slow_pairs(d, toy_base, context),
+        rope_wavelengths(d, toy_base),
+        rope_slow_pairs(d, toy_base, context),
     )
 
 

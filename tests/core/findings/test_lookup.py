@@ -4,9 +4,9 @@ to the hard one, and the two ends of a temperature sweep."""
 import numpy as np
 import pytest
 
-from core import hard_lookup, polar_query, soft_lookup
+from core import hard_lookup, soft_lookup
 from core.findings.lookup import row_share, soft_finding, sweep_ends
-from core.lookup import CAPITALS, capital_table, temperature_sweep, uniform_weight
+from core.lookup import CAPITALS, capital_table, polar_query, temperature_sweep, uniform_weight
 
 
 def test_row_share_of_the_top_row_and_of_a_given_row():

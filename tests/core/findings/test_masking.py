@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from core import LARGE_NEGATIVE, MASK_FILL, causal_mask, scaled_dot_product_attention
+from core import causal_mask, scaled_dot_product_attention
 from core.findings.masking import (
     compare_fills,
     lookahead,
@@ -15,7 +15,14 @@ from core.findings.masking import (
     max_row_spread,
     vector_norms,
 )
-from core.masks import SMALL_NEGATIVE, combine_masks, padded_valid, row_sums
+from core.masks import (
+    LARGE_NEGATIVE,
+    MASK_FILL,
+    SMALL_NEGATIVE,
+    combine_masks,
+    padded_valid,
+    row_sums,
+)
 
 
 def test_max_row_spread_and_vector_norms_by_hand():
