@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import core
+from core.experiments import path_lengths
 from core.masks import row_sums
 from ui import charts, stepbar
 from ui.blocks import frame, header, intro, link, notice
@@ -31,7 +32,7 @@ def why(on_screen: bool) -> None:
         distance_max = slider(ctx, Int("distance", 50, 2, 200), t("home.distance"))
     if f is None:
         return
-    distance, rnn, attn = core.path_lengths(distance_max)
+    distance, rnn, attn = path_lengths(distance_max)
     data = pd.concat(
         [
             pd.DataFrame({"distance": distance, "steps": rnn, "model": t("home.rnn")}),

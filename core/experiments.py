@@ -241,26 +241,3 @@ def compare_scaling(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray) -> ScoreCom
     raw = attention_scores(q, k, scale=False)  # (n, n)
     scaled = attention_scores(q, k, scale=True)  # (n, n)
     return ScoreComparison(q, k, raw, scaled, softmax(raw), softmax(scaled))
-
-
-@dataclass(frozen=True)
-class RowSummary:
-    """How spread the scores are and how peaked their softmax rows are."""
-
-    score_std: float  # standard deviation of all scores
-    max_weight: float  # mean over rows of the largest weight
-    entropy: float  # mean over rows of the entropy (nats)
-
-
-def summarize_rows(scores: np.ndarray, weights: np.ndarray) -> RowSummary:
-    """Shapes: ``scores``, ``weights`` ``(n_q, n_k)`` -> :class:`RowSummary` (three floats)."""
-    return RowSummary(
-        float(np.std(scores)),
-        float(weights.max(axis=-1).mean()),
-        float(entropy(weights).mean()),
-    )
-
-
-def entry_variance(m: np.ndarray) -> float:
-    """Variance of all entries of ``m`` (e.g. of Q): ``(...)`` -> a float."""
-    return float(np.var(m))

@@ -5,35 +5,34 @@ The inputs are lesson 002's (``lesson_inputs`` and ``init_projections`` with the
 so with the defaults (n = 6, d_model = 8, d_k = d_v = 4, seed 42) exercise 1's answer is
 exactly the lesson's output.
 
-Every mistake is one row of :data:`MISTAKES`, a small frozen :class:`Mistake`:
+Every mistake is one record of :data:`MISTAKES` (:class:`Mistake`): an id (the page's catalog
+key for its name, explanation and fix), the kind of exercise, the student's code and how an
+upload is recognised as its result (usually: the same numbers). The code is a :class:`Code`:
+the right attention as a row of stages with one of them (or two that belong together)
+replaced by a buggy one, a small function whose docstring quotes the mistaken line. The
+mistake happens in the step of the first stage it replaces, one of five:
 
-- **what it is**: an id (the page's catalog key for its name, explanation and fix) and the
-  step of attention it happens in, one of five:
+    1 project (x @ W, split into heads)   2 score (Q Kᵀ)   3 scale (÷ √d_k)
+    4 softmax (mask just before it)        5 weighted sum (mix the values, merge, W_O)
 
-      1 project (x @ W, split into heads)   2 score (Q Kᵀ)   3 scale (÷ √d_k)
-      4 softmax (mask just before it)        5 weighted sum (mix the values, merge, W_O)
-
-- **how to make it**: a short function that computes what the buggy code returns on the
-  exercise's inputs; its docstring quotes the mistaken line;
-- **how it is recognised**: a recogniser that holds the upload against that result
-  (usually: the same numbers).
-
-Adding a mistake is adding one function and one row. A diagnosis compares the upload with
-the right answer first (so a right answer is never called a mistake), then goes down the
-table; a mistake that changes nothing on these inputs cannot be told apart, so it is skipped.
+Adding a mistake is adding one row (and, for a new kind of bug, one stage function). A
+diagnosis compares the upload with the right answer first (so a right answer is never called
+a mistake), then goes down the table; a mistake that changes nothing on these inputs cannot
+be told apart, so it is skipped.
 
 Comparison: within ``tol`` (1e-6 for float64 results, 1e-4 for float32) of ``max(1, |expected|)``
-per cell; NaN and ±inf must sit in the same cells on both sides.
+per cell; NaN and ±inf must sit in the same cells on both sides. How far an upload is from
+the right answer, as the page reports it, is in :mod:`core.findings.homework`.
 """
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 from core.attention import scaled_dot_product_attention
-from core.masks import apply_mask, causal_mask, row_sums
+from core.masks import apply_mask, causal_mask
 from core.multihead import merge_heads, multi_head_attention, split_heads
 from core.projections import init_projections, lesson_inputs, xavier_std
 from core.softmax_numerics import softmax, softmax_naive
@@ -43,9 +42,6 @@ STEPS = ("project", "score", "scale", "softmax", "mix")  # the five steps, numbe
 KINDS = {1: "attention", 2: "attention", 3: "multihead", 4: "softmax"}  # by exercise
 TOL_FLOAT64 = 1e-6
 TOL_FLOAT32 = 1e-4
-# A right value below this share of the answer's largest |value| counts as "near 0": there a
-# relative error means nothing (0.1 against 0 is infinitely wrong), the absolute one says it.
-NEAR_ZERO = 1e-3
 # Exercise 4: (offset, spread) of each row of logits, cycled. Rows 3, 4 and 6 are far beyond
 # what exp() can take in float64 (it overflows above ≈ 709.78, underflows below ≈ −745).
 LOGIT_ROWS = ((0.0, 1.0), (0.0, 10.0), (1000.0, 1.0), (-1000.0, 1.0), (0.0, 100.0), (800.0, 50.0))
@@ -175,314 +171,231 @@ def as_parts(result: Result | np.ndarray | None) -> dict[str, np.ndarray]:
     return {"output": result[0], "weights": result[1]}
 
 
-# ------------------------------------------------------- mistakes in single-head attention
+# ------------------------------------------------------------ the code, stage by stage
+
+Matrices = tuple[np.ndarray, ...]  # the projection matrices: W_Q, W_K, W_V (and W_O)
 
 
-def _scores(q: np.ndarray, k: np.ndarray, divisor: float, mask: np.ndarray | None) -> np.ndarray:
-    """``Q Kᵀ / divisor`` with the mask applied. Shapes: -> ``(..., n_q, n_k)``."""
-    return apply_mask(q @ np.swapaxes(k, -1, -2) / divisor, mask)  # (..., n_q, n_k)
+def _given(w: Matrices) -> Matrices:
+    """The downloaded matrices."""
+    return w
 
 
-def no_scaling(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
-) -> Result:
-    """Bug: ``scores = Q @ K.T`` with no ``/ np.sqrt(d_k)`` (step 3, scale). The softmax
-    gets scores √d_k times too spread out, so the weights come out too peaked.
-
-    Shapes: as :func:`reference_attention`.
-    """
-    return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask, scale=False)
-
-
-def scaled_by_dk(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
-) -> Result:
-    """Bug: ``scores = Q @ K.T / d_k`` instead of ``/ np.sqrt(d_k)`` (step 3, scale): the
-    weights come out too flat. (Indistinguishable when d_k = 1.)
-
-    Shapes: as :func:`reference_attention`.
-    """
-    q, k, v = x @ w_q, x @ w_k, x @ w_v
-    weights = softmax(_scores(q, k, q.shape[-1], mask))  # (n, n)
-    return weights @ v, weights
-
-
-def softmax_wrong_axis(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
-) -> Result:
-    """Bug: ``softmax(scores, axis=0)``, over the queries (the columns) instead of over the
-    keys (step 4, softmax): columns sum to 1, rows do not.
-
-    Shapes: as :func:`reference_attention`.
-    """
-    q, k, v = x @ w_q, x @ w_k, x @ w_v
-    weights = softmax(_scores(q, k, math.sqrt(q.shape[-1]), mask), axis=-2)  # (n, n)
-    return weights @ v, weights
-
-
-def scores_transposed(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
-) -> Result:
-    """Bug: ``scores = K @ Q.T`` instead of ``Q @ K.T`` (Q and K swapped, or the transpose
-    on the wrong matrix), so row i holds key i's scores against every query (step 2, score).
-
-    Shapes: as :func:`reference_attention` (n_q = n_k = n).
-    """
-    q, k, v = x @ w_q, x @ w_k, x @ w_v
-    weights = softmax(_scores(k, q, math.sqrt(q.shape[-1]), mask))  # (n, n) from K Qᵀ
-    return weights @ v, weights
-
-
-def weights_not_output(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
-) -> Result:
-    """Bug: ``return weights, weights``: the values are never mixed (step 5, weighted sum
-    is missing). Its weights are the right ones, so only its output tells it.
-
-    Shapes: -> ``(weights (n, n) in the output's place, weights (n, n))``.
-    """
-    _, weights = reference_attention(x, w_q, w_k, w_v, mask)
-    return weights, weights
-
-
-def mask_after_softmax(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
-) -> Result | None:
-    """Bug: ``weights = softmax(scores) * mask``: the hidden weights are zeroed *after* the
-    softmax instead of their scores set to −∞ before it (step 4, softmax), so the rows no
-    longer sum to 1. None without a mask.
-
-    Shapes: as :func:`reference_attention`.
-    """
-    if mask is None:
-        return None
-    _, full = reference_attention(x, w_q, w_k, w_v, None)
-    weights = np.where(mask, full, 0.0)  # (n, n)
-    return weights @ (x @ w_v), weights
-
-
-def mask_missing(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
-) -> Result | None:
-    """Bug: the line ``scores = np.where(mask, scores, -np.inf)`` is missing (step 4,
-    softmax: nothing happens before it), so every token also sees the tokens after it.
-    None without a mask.
-
-    Shapes: as :func:`reference_attention`.
-    """
-    return None if mask is None else reference_attention(x, w_q, w_k, w_v, None)
-
-
-def mask_upper(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
-) -> Result | None:
-    """Bug: ``mask = np.triu(np.ones((n, n), bool))`` instead of ``np.tril`` (step 4): token i
-    sees the tokens after it and not the ones before. None without a mask.
-
-    Shapes: as :func:`reference_attention`; the mask used is ``mask.T``.
-    """
-    return None if mask is None else reference_attention(x, w_q, w_k, w_v, mask.T)
-
-
-def mask_wrong_sign(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
-) -> Result | None:
-    """Bug: ``scores = scores + mask * -1e9`` (step 4, softmax), copied from tutorials whose
-    mask has 1 on the keys to *hide*, while here True (1) marks the keys a token *may* see:
-    the visible keys are pushed down to −10⁹ and each token attends only where it must not.
-    None without a mask.
-
-    A row in which every key is visible comes out nearly right here (all its scores move
-    by −10⁹), but uniform from ``np.where(mask, -1e9, scores)`` and NaN with ``-np.inf``:
-    see :func:`same_where_it_differs`. Shapes: as :func:`reference_attention`.
-    """
-    if mask is None:
-        return None
-    q, k, v = x @ w_q, x @ w_k, x @ w_v
-    weights = softmax(_scores(q, k, math.sqrt(q.shape[-1]), None) + mask * -1e9)  # (n, n)
-    return weights @ v, weights
-
-
-def own_projections(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, mask: np.ndarray | None
-) -> Result:
-    """Bug: ``self.W_Q = np.random.randn(d_model, d_k)`` in a class's ``__init__`` (and the
-    same for W_K, W_V), used instead of the downloaded matrices (step 1, project). Every
-    number changes, but the weights keep the form of attention weights: this draw (seed 0)
-    is one example, a student's own draw gives other numbers, so it is recognised by that
-    form (:func:`valid_weights`), never by its numbers.
-
-    Shapes: as :func:`reference_attention`.
-    """
+def _own(w: Matrices) -> Matrices:
+    """``self.W_Q = np.random.randn(d_model, d_k)`` in a class's ``__init__`` (the same for
+    every matrix) instead of the downloaded ones. This draw (seed 0) is one example; a
+    student's own draw gives other numbers, so it is recognised by the form of its weights
+    (:func:`valid_weights`), never by its numbers."""
     rng = np.random.default_rng(0)
-    own = (rng.standard_normal(w.shape) for w in (w_q, w_k, w_v))
-    return reference_attention(x, *own, mask)
+    return tuple(rng.standard_normal(m.shape) for m in w)
 
 
-# ------------------------------------------------------------- mistakes in multi-head
+def _transposed(w: Matrices) -> Matrices | None:
+    """``Q = X @ W_Q.T`` (the same for every matrix), PyTorch's ``nn.Linear`` layout, while
+    these matrices are meant as ``X @ W``. Only possible when they are square."""
+    return None if any(m.shape[0] != m.shape[1] for m in w) else tuple(m.T for m in w)
 
 
-def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> Result:
-    return scaled_dot_product_attention(q, k, v)
+def _reshaped(a: np.ndarray, h: int) -> np.ndarray:
+    """``Q.reshape(h, n, d_k)`` with no transpose: each "head" gets pieces of several
+    tokens. Shapes: ``(n, h*d)`` -> ``(h, n, d)``, the wrong cells."""
+    return a.reshape(h, a.shape[-2], a.shape[-1] // h)  # (h, n, d)
 
 
-def _attend_unscaled(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> Result:
-    return scaled_dot_product_attention(q, k, v, scale=False)
-
-
-def _attend_by_dk(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> Result:
-    weights = softmax(_scores(q, k, q.shape[-1], None))  # (h, n, n)
-    return weights @ v, weights
-
-
-def _split_by_reshape(a: np.ndarray, h: int) -> np.ndarray:
-    return a.reshape(h, a.shape[-2], a.shape[-1] // h)  # (h, n, d): the wrong cells
-
-
-def _merge_by_reshape(heads: np.ndarray) -> np.ndarray:
+def _unreshaped(heads: np.ndarray) -> np.ndarray:
+    """``heads.reshape(n, h * d_v)``, the way back of :func:`_reshaped`.
+    Shapes: ``(h, n, d)`` -> ``(n, h*d)``."""
     h, n, d = heads.shape
-    return heads.reshape(n, h * d)  # (n, h*d): inverse of the wrong split
+    return heads.reshape(n, h * d)  # (n, h*d)
 
 
-def _merge_interleaved(heads: np.ndarray) -> np.ndarray:
+def _interleaved(heads: np.ndarray) -> np.ndarray:
+    """``heads.transpose(1, 2, 0).reshape(n, h * d_v)``: the heads merged feature by feature
+    instead of head after head, so W_O multiplies the wrong columns.
+    Shapes: ``(h, n, d)`` -> ``(n, d*h)``."""
     h, n, d = heads.shape
     return heads.transpose(1, 2, 0).reshape(n, d * h)  # (n, d*h): feature-major
 
 
-def _merge_reversed(heads: np.ndarray) -> np.ndarray:
-    return merge_heads(heads[::-1])  # (n, h*d): last head first
+def _reversed(heads: np.ndarray) -> np.ndarray:
+    """``np.concatenate(heads[::-1], axis=-1)``: the heads merged last to first.
+    Shapes: ``(h, n, d)`` -> ``(n, h*d)``."""
+    return merge_heads(heads[::-1])  # (n, h*d)
 
 
-def _heads(
+def _q_kt(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``Q @ K.T``. Shapes: ``(..., n, d_k)`` ×2 -> ``(..., n, n)``."""
+    return q @ np.swapaxes(k, -1, -2)
+
+
+def _k_qt(q: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``K @ Q.T`` instead of ``Q @ K.T`` (Q and K swapped, or the transpose on the wrong
+    matrix): row i holds key i's scores against every query. Shapes: as :func:`_q_kt`."""
+    return k @ np.swapaxes(q, -1, -2)
+
+
+def _by_sqrt(scores: np.ndarray, d_k: int) -> np.ndarray:
+    """``scores / np.sqrt(d_k)``. Shapes: any -> same."""
+    return scores / math.sqrt(d_k)
+
+
+def _unscaled(scores: np.ndarray, d_k: int) -> np.ndarray:
+    """``scores = Q @ K.T`` with no ``/ np.sqrt(d_k)``: the softmax gets scores √d_k times
+    too spread out, so the weights come out too peaked."""
+    return scores
+
+
+def _by_d_k(scores: np.ndarray, d_k: int) -> np.ndarray:
+    """``scores / d_k`` instead of ``/ np.sqrt(d_k)``: the weights come out too flat (the
+    same when d_k = 1)."""
+    return scores / d_k
+
+
+def _masked_softmax(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """``softmax(np.where(mask, scores, -np.inf))`` over the keys. Shapes: any -> same."""
+    return softmax(apply_mask(scores, mask))
+
+
+def _over_queries(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """``softmax(scores, axis=0)``: over the queries (the columns) instead of over the keys;
+    columns sum to 1, rows do not."""
+    return softmax(apply_mask(scores, mask), axis=-2)
+
+
+def _no_max_shift(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """``np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)`` without subtracting the row
+    maximum first: the stable softmax's numbers unless ``exp`` overflows (float32 above
+    ≈ 88.7, float64 above ≈ 709.8) or every term underflows; then the row turns into NaN."""
+    return softmax_naive(apply_mask(scores, mask))
+
+
+def _zeroed_after(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray | None:
+    """``weights = softmax(scores) * mask``: the hidden weights are zeroed after the softmax
+    instead of their scores set to −∞ before it, so the rows no longer sum to 1."""
+    return None if mask is None else np.where(mask, softmax(scores), 0.0)
+
+
+def _unmasked(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray | None:
+    """The line ``scores = np.where(mask, scores, -np.inf)`` is missing: every token also
+    sees the tokens after it."""
+    return None if mask is None else softmax(scores)
+
+
+def _upper(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray | None:
+    """``mask = np.triu(np.ones((n, n), bool))`` instead of ``np.tril``: token i sees the
+    tokens after it and not the ones before."""
+    return None if mask is None else softmax(apply_mask(scores, mask.T))
+
+
+def _plus_mask(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray | None:
+    """``scores = scores + mask * -1e9``, copied from tutorials whose mask has 1 on the keys
+    to hide, while here True (1) marks the keys a token may see: the visible keys are pushed
+    down to −10⁹ and each token attends only where it must not. A row in which every key is
+    visible comes out nearly right this way (all its scores move by −10⁹), but uniform from
+    ``np.where(mask, -1e9, scores)`` and NaN with ``-np.inf``: see
+    :func:`same_where_it_differs`."""
+    return None if mask is None else softmax(scores + mask * -1e9)
+
+
+def _weights_only(weights: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``return weights, weights``: the values are never mixed. The weights are the right
+    ones, so only the output tells it."""
+    return weights
+
+
+def _no_w_o(concat: np.ndarray, w_o: np.ndarray) -> np.ndarray:
+    """``return concat`` instead of ``return concat @ W_O``."""
+    return concat
+
+
+@dataclass(frozen=True)
+class Code:
+    """A student's attention as a row of replaceable stages, in the order they run; the
+    defaults are the right code. A stage that returns None makes the code impossible on
+    these inputs (a mask mistake without a mask, ``W.T`` of a matrix that is not square)."""
+
+    weights: Callable[[Matrices], Matrices | None] = _given  # the matrices used
+    split: Callable[[np.ndarray, int], np.ndarray] = split_heads  # (n, h*d) -> (h, n, d)
+    score: Callable[[np.ndarray, np.ndarray], np.ndarray] = _q_kt
+    scale: Callable[[np.ndarray, int], np.ndarray] = _by_sqrt
+    weigh: Callable[[np.ndarray, np.ndarray | None], np.ndarray | None] = _masked_softmax
+    mix: Callable[[np.ndarray, np.ndarray], np.ndarray] = np.matmul  # weights @ V
+    merge: Callable[[np.ndarray], np.ndarray] = merge_heads  # (h, n, d) -> (n, h*d)
+    out: Callable[[np.ndarray, np.ndarray], np.ndarray] = np.matmul  # concat @ W_O
+
+
+# the step of attention (1–5, STEPS) each stage of Code belongs to
+STAGE_STEPS = dict(weights=1, split=1, score=2, scale=3, weigh=4, mix=5, merge=5, out=5)
+RIGHT = Code()
+
+
+def changed_stages(code: Code) -> list[str]:
+    """The stages of ``code`` that are not the right code's, in the order they run."""
+    return [f.name for f in fields(Code) if getattr(code, f.name) is not getattr(RIGHT, f.name)]
+
+
+def run_attention(
+    code: Code,
     x: np.ndarray,
     w_q: np.ndarray,
     w_k: np.ndarray,
     w_v: np.ndarray,
-    w_o: np.ndarray | None,
-    h: int,
-    split: Callable[[np.ndarray, int], np.ndarray] = split_heads,
-    attend: Callable[[np.ndarray, np.ndarray, np.ndarray], Result] = _attend,
-    merge: Callable[[np.ndarray], np.ndarray] = merge_heads,
-) -> Result:
-    """Multi-head attention with each stage replaceable by a buggy one.
-
-    Shapes: as :func:`reference_multihead`; ``w_o=None`` returns the concatenated heads.
-    """
-    # 1) project and split into heads
-    q, k, v = (split(x @ w, h) for w in (w_q, w_k, w_v))  # (h, n, d_k), (h, n, d_k), (h, n, d_v)
-    # 2) score 3) scale 4) softmax 5) mix — every head at once
-    heads, weights = attend(q, k, v)  # (h, n, d_v), (h, n, n)
-    # 5) merge the heads and project
-    concat = merge(heads)  # (n, h*d_v)
-    return (concat if w_o is None else concat @ w_o), weights
-
-
-def mh_no_scaling(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
-) -> Result:
-    """Bug: ``scores = Q @ K.transpose(0, 2, 1)`` in the heads, with no ``/ np.sqrt(d_k)``
-    (step 3, scale). Shapes: as :func:`reference_multihead`."""
-    return _heads(x, w_q, w_k, w_v, w_o, h, attend=_attend_unscaled)
-
-
-def mh_scaled_by_dk(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
-) -> Result:
-    """Bug: the heads' scores ``/ d_k`` instead of ``/ np.sqrt(d_k)`` (step 3, scale).
-    Shapes: as :func:`reference_multihead`."""
-    return _heads(x, w_q, w_k, w_v, w_o, h, attend=_attend_by_dk)
-
-
-def heads_no_transpose(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
-) -> Result:
-    """Bug: ``Q.reshape(h, n, d_k)`` with no transpose (step 1, project and split): each
-    "head" gets pieces of several tokens. Merged back the same way.
-
-    Shapes: as :func:`reference_multihead`.
-    """
-    return _heads(x, w_q, w_k, w_v, w_o, h, split=_split_by_reshape, merge=_merge_by_reshape)
-
-
-def heads_wrong_order(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
-) -> Result:
-    """Bug: ``heads.transpose(1, 2, 0).reshape(n, h * d_v)``: the heads merged feature by
-    feature instead of head after head, so W_O multiplies the wrong columns (step 5, merge).
-    Weights are unaffected.
-
-    Shapes: as :func:`reference_multihead`.
-    """
-    return _heads(x, w_q, w_k, w_v, w_o, h, merge=_merge_interleaved)
-
-
-def heads_reversed(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
-) -> Result:
-    """Bug: ``np.concatenate(heads[::-1], axis=-1)``: the heads concatenated last to first
-    (step 5, merge).
-
-    Shapes: as :func:`reference_multihead`.
-    """
-    return _heads(x, w_q, w_k, w_v, w_o, h, merge=_merge_reversed)
-
-
-def wo_forgotten(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
-) -> Result:
-    """Bug: ``return concat`` instead of ``return concat @ W_O`` (step 5).
-
-    Shapes: -> ``(concat (n, h*d_v), weights (h, n, n))``.
-    """
-    return _heads(x, w_q, w_k, w_v, None, h)
-
-
-def linear_layout(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
+    mask: np.ndarray | None,
 ) -> Result | None:
-    """Bug: ``Q = X @ W_Q.T`` (and the same for every weight), PyTorch's ``nn.Linear``
-    layout, while these matrices are meant as ``X @ W`` (step 1, project). Only possible
-    when the matrices are square (``h * d_k == d_model``); None otherwise.
+    """Exercises 1–2 as ``code`` computes them (None if it cannot on these inputs).
+
+    Shapes: as :func:`reference_attention`.
+    """
+    used = code.weights((w_q, w_k, w_v))
+    if used is None:
+        return None
+    # 1) project
+    q, k, v = (x @ w for w in used)  # (n, d_k), (n, d_k), (n, d_v)
+    # 2) score 3) scale 4) mask and softmax
+    weights = code.weigh(code.scale(code.score(q, k), q.shape[-1]), mask)  # (n, n)
+    # 5) mix the values
+    return None if weights is None else (code.mix(weights, v), weights)
+
+
+def run_multihead(
+    code: Code,
+    x: np.ndarray,
+    w_q: np.ndarray,
+    w_k: np.ndarray,
+    w_v: np.ndarray,
+    w_o: np.ndarray,
+    h: int,
+) -> Result | None:
+    """Exercise 3 as ``code`` computes it (None if it cannot on these inputs).
 
     Shapes: as :func:`reference_multihead`.
     """
-    if w_q.shape[0] != w_q.shape[1] or w_o.shape[0] != w_o.shape[1]:
+    used = code.weights((w_q, w_k, w_v, w_o))
+    if used is None:
         return None
-    return _heads(x, w_q.T, w_k.T, w_v.T, w_o.T, h)
+    *projections, w_o = used
+    # 1) project and split into heads
+    q, k, v = (code.split(x @ w, h) for w in projections)  # (h, n, d_k), ..., (h, n, d_v)
+    # 2) score 3) scale 4) softmax, every head at once
+    weights = code.weigh(code.scale(code.score(q, k), q.shape[-1]), None)  # (h, n, n)
+    # 5) mix, merge the heads and project
+    concat = code.merge(code.mix(weights, v))  # (n, h*d_v)
+    return code.out(concat, w_o), weights
 
 
-def mh_own_projections(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int
-) -> Result:
-    """Bug: ``self.W_Q = np.random.randn(d_model, h * d_k)`` in a class's ``__init__`` (and
-    the same for W_K, W_V, W_O) instead of the downloaded matrices (step 1, project); see
-    :func:`own_projections`. Shapes: as :func:`reference_multihead`."""
-    rng = np.random.default_rng(0)
-    own = (rng.standard_normal(w.shape) for w in (w_q, w_k, w_v, w_o))
-    return _heads(x, *own, h)
+def run_softmax(code: Code, logits: np.ndarray) -> np.ndarray | None:
+    """Exercise 4 as ``code`` computes it: its softmax stage on the logits.
 
-
-# --------------------------------------------------------------- mistakes in softmax
-
-
-def no_max_subtraction(logits: np.ndarray, dtype: str | None = None) -> np.ndarray:
-    """Bug: ``np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)`` without subtracting the
-    row maximum first (step 4, softmax). Identical to the stable softmax unless ``exp``
-    overflows (or every term underflows): then the row turns into NaN. Computed in ``dtype``
-    (the logits' own by default; float32 overflows above ≈ 88.7, float64 above ≈ 709.8).
-
-    Shapes: ``(..., n)`` -> ``(..., n)``.
+    Shapes: ``(n, m)`` -> ``(n, m)``.
     """
-    z = np.asarray(logits)
-    return softmax_naive(z if dtype is None else z.astype(dtype))
+    return code.weigh(logits, None)
 
 
-def softmax_columns(logits: np.ndarray) -> np.ndarray:
-    """Bug: ``softmax(logits, axis=0)``, down the columns instead of along each row (step 4).
-
-    Shapes: ``(n, m)`` -> ``(n, m)``; columns sum to 1.
-    """
-    return softmax(logits, axis=0)
+RUNS: dict[str, Callable[..., Result | np.ndarray | None]] = {
+    "attention": run_attention,
+    "multihead": run_multihead,
+    "softmax": run_softmax,
+}  # each kind of exercise run with a code, on the arguments of :func:`exercise_args`
 
 
 # --------------------------------------------------------------------- comparison
@@ -494,7 +407,7 @@ def tolerance(dtype: np.dtype | str) -> float:
     return TOL_FLOAT32 if np.issubdtype(dt, np.floating) and dt.itemsize <= 4 else TOL_FLOAT64
 
 
-def _bad_cells(candidate: np.ndarray, reference: np.ndarray, tol: float) -> np.ndarray:
+def bad_cells(candidate: np.ndarray, reference: np.ndarray, tol: float) -> np.ndarray:
     """Cells that disagree: beyond ``tol * max(1, |reference|)``, or a NaN/±inf on one side
     that the other does not have. Shapes: equal shapes -> bool, same shape."""
     c, r = np.asarray(candidate, dtype=float), np.asarray(reference, dtype=float)
@@ -508,115 +421,12 @@ def _bad_cells(candidate: np.ndarray, reference: np.ndarray, tol: float) -> np.n
 def matches(candidate: np.ndarray, reference: np.ndarray, tol: float) -> bool:
     """Same shape and every cell within tolerance (NaN/±inf in the same cells)."""
     c, r = np.asarray(candidate), np.asarray(reference)
-    return c.shape == r.shape and not _bad_cells(c, r, tol).any()
+    return c.shape == r.shape and not bad_cells(c, r, tol).any()
 
 
 def _rows(a: np.ndarray) -> np.ndarray:
     """Every row of ``a`` (all axes but the last folded). Shapes: ``(..., m)`` -> ``(r, m)``."""
     return np.asarray(a).reshape(-1, np.shape(a)[-1])  # (r, m)
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """An upload held against the right answer (equal shapes)."""
-
-    equal: bool
-    tol: float
-    error: np.ndarray  # candidate − reference, NaN where either side is not finite
-    bad: np.ndarray  # bool, the cells that disagree
-    max_abs: float  # largest |error| over cells finite on both sides (0.0 if none)
-    max_abs_at: tuple[int, ...]
-    max_rel: float  # largest |error| / |reference| where the reference is not near 0
-    max_rel_at: tuple[int, ...]  # (see NEAR_ZERO; 0.0 and () if no such cell errs)
-    first_row: tuple[int, ...] | None  # index of the first row (all but the last axis) that
-    # holds a disagreeing cell, or None
-
-    @property
-    def bad_count(self) -> int:
-        """How many cells disagree."""
-        return int(self.bad.sum())
-
-    @property
-    def bad_rows(self) -> list[tuple[int, ...]]:
-        """The rows (index over every axis but the last) that hold a disagreeing cell, in
-        order."""
-        return sorted({tuple(int(i) for i in idx[:-1]) for idx in np.argwhere(self.bad)})
-
-
-def compare(candidate: np.ndarray, reference: np.ndarray, tol: float) -> Comparison:
-    """Cell-by-cell comparison of two arrays of the same shape. The relative error counts
-    only cells whose reference is at least :data:`NEAR_ZERO` of the reference's largest
-    ``|value|``, so it stays a meaningful number (never ``|error| / 0``).
-
-    Shapes: ``candidate`` and ``reference`` ``(..., m)`` -> :class:`Comparison`.
-    """
-    c, r = np.asarray(candidate, dtype=float), np.asarray(reference, dtype=float)
-    if c.shape != r.shape:
-        raise ValueError(f"shapes differ: {c.shape} vs {r.shape}")
-    both = np.isfinite(c) & np.isfinite(r)
-    biggest = np.finfo(float).max
-    with np.errstate(invalid="ignore", over="ignore"):
-        gap = np.clip(c - r, -biggest, biggest)  # 1e308 − (−1e308) is no ∞ on screen
-    error = np.where(both, gap, np.nan)  # NaN where either side is not finite
-    abs_err = np.where(both, np.abs(error), -1.0)
-    scale = float(np.abs(r[both]).max(initial=0.0))
-    counted = both & (np.abs(r) >= NEAR_ZERO * scale) & (r != 0)
-    rel_err = np.where(counted, abs_err / np.where(counted, np.abs(r), 1.0), -1.0)
-    bad = _bad_cells(c, r, tol)
-    rows = _rows(bad).any(axis=-1) if c.size else np.zeros(0, bool)  # (r,)
-
-    def top(values: np.ndarray) -> tuple[float, tuple[int, ...]]:
-        if not values.size or values.max() <= 0:  # no finite cell, or no error at all
-            return max(float(values.max(initial=0.0)), 0.0), ()
-        at = np.unravel_index(int(np.argmax(values)), values.shape)
-        return float(values[at]), tuple(int(i) for i in at)
-
-    max_abs, abs_at = top(abs_err)
-    max_rel, rel_at = top(rel_err)
-    first = None
-    if rows.any():
-        first = tuple(int(i) for i in np.unravel_index(int(np.argmax(rows)), c.shape[:-1]))
-    return Comparison(not bad.any(), tol, error, bad, max_abs, abs_at, max_rel, rel_at, first)
-
-
-def transposed_matches(candidate: np.ndarray, reference: np.ndarray, tol: float) -> bool:
-    """Whether a matrix of the wrong shape is the right answer transposed (``out.T`` where
-    ``out`` was meant).
-
-    Shapes: ``candidate`` ``(m, n)``, ``reference`` ``(n, m)`` -> bool.
-    """
-    c = np.asarray(candidate)
-    return c.ndim == 2 and matches(c.T, reference, tol)
-
-
-def weight_sums(weights: np.ndarray) -> np.ndarray:
-    """Each row's total of uploaded weights or probabilities (NaN where ∞ − ∞ meet): every
-    row of a softmax sums to 1.
-
-    Shapes: ``(..., n_k)`` -> ``(...)`` float.
-    """
-    with np.errstate(invalid="ignore"):
-        return row_sums(np.asarray(weights).astype(float))
-
-
-@dataclass(frozen=True)
-class SumRange:
-    """The smallest and largest row sum, or how many are NaN/±∞."""
-
-    lo: float  # NaN when some sum is not finite
-    hi: float
-    nonfinite: int  # sums that are NaN or ±∞
-
-
-def sum_range(sums: np.ndarray) -> SumRange:
-    """Summarise row sums (:func:`weight_sums`).
-
-    Shapes: ``(...)`` non-empty -> :class:`SumRange`.
-    """
-    bad = ~np.isfinite(sums)
-    if bad.any():
-        return SumRange(math.nan, math.nan, int(bad.sum()))
-    return SumRange(float(sums.min()), float(sums.max()), 0)
 
 
 # -------------------------------------------------------------------- recognisers
@@ -647,7 +457,7 @@ def same_where_it_differs(held: Held) -> bool:
     c, made, right = held.candidate, held.made, held.right
     if np.shape(c) != np.shape(made) or np.shape(made) != np.shape(right):
         return False
-    changed = _rows(_bad_cells(made, right, held.tol)).any(axis=-1)  # (r,)
+    changed = _rows(bad_cells(made, right, held.tol)).any(axis=-1)  # (r,)
     return bool(changed.any()) and matches(_rows(c)[changed], _rows(made)[changed], held.tol)
 
 
@@ -680,7 +490,7 @@ def valid_weights(held: Held) -> bool:
         return False
     hidden = right == 0
     free = (~hidden).sum(axis=-1) > 1  # (..., n): rows whose weights depend on the scores
-    right_rows = ~_bad_cells(c, right, tol).any(axis=-1)  # (..., n)
+    right_rows = ~bad_cells(c, right, tol).any(axis=-1)  # (..., n)
     if (c < -tol).any() or (np.abs(c[hidden]) > tol).any() or (right_rows & free).any():
         return False
     if (np.abs(c.sum(axis=-1) - 1.0) > c.shape[-1] * tol).any():
@@ -696,50 +506,65 @@ def valid_weights(held: Held) -> bool:
 @dataclass(frozen=True)
 class Mistake:
     """One known bug. What it is: ``id`` (its name, explanation and fix in the page's
-    catalog, ``homework.mistake.<id>``) and ``step`` (1–5, see :data:`STEPS`). How to make
-    it: ``make``, called with the ``kind`` of exercise's arguments (:func:`exercise_args`)
-    once in each of ``precisions``. How it is recognised: ``recognise``, on each of ``parts``
-    of the result (None: every part)."""
+    catalog, ``homework.mistake.<id>``) and the ``kind`` of exercise. How to make it:
+    ``code``, run on the exercise's arguments (:func:`exercise_args`) once in each of
+    ``precisions``. How it is recognised: ``recognise``, on each of ``parts`` of the result
+    (None: every part)."""
 
     id: str
-    step: int
     kind: str  # "attention" (exercises 1–2), "multihead" (3) or "softmax" (4)
-    make: Callable[..., Result | np.ndarray | None]
+    code: Code
     recognise: Callable[[Held], bool] = same
     parts: tuple[str, ...] | None = None
     precisions: tuple[str, ...] = ("float64",)
+
+    @property
+    def step(self) -> int:
+        """The step (1–5, :data:`STEPS`) the mistake happens in: that of the first stage its
+        code replaces."""
+        return STAGE_STEPS[changed_stages(self.code)[0]]
+
+    def make(self, *args: object) -> Result | np.ndarray | None:
+        """What the buggy code returns on the exercise's arguments (:func:`exercise_args`);
+        None where it cannot be made (a mask mistake without a mask)."""
+        return RUNS[self.kind](self.code, *args)
 
 
 # The order is the diagnosis's: the first row that recognises an upload names it, so a row
 # that holds less than every number against the upload (some rows only, or only the form)
 # comes after every row of its kind that holds them all.
 MISTAKES = (
-    Mistake("no_scaling",         3, "attention", no_scaling),
-    Mistake("scaled_by_dk",       3, "attention", scaled_by_dk),
-    Mistake("softmax_wrong_axis", 4, "attention", softmax_wrong_axis),
-    Mistake("scores_transposed",  2, "attention", scores_transposed),
-    Mistake("weights_not_output", 5, "attention", weights_not_output),
-    Mistake("mask_after_softmax", 4, "attention", mask_after_softmax),
-    Mistake("mask_missing",       4, "attention", mask_missing),
-    Mistake("mask_upper",         4, "attention", mask_upper),
-    Mistake("mask_wrong_sign",    4, "attention", mask_wrong_sign, same_where_it_differs),
-    Mistake("own_projections",    1, "attention", own_projections, valid_weights, ("weights",)),
-    Mistake("no_scaling",         3, "multihead", mh_no_scaling),
-    Mistake("scaled_by_dk",       3, "multihead", mh_scaled_by_dk),
-    Mistake("heads_no_transpose", 1, "multihead", heads_no_transpose),
-    Mistake("heads_wrong_order",  5, "multihead", heads_wrong_order),
-    Mistake("heads_reversed",     5, "multihead", heads_reversed),
-    Mistake("wo_forgotten",       5, "multihead", wo_forgotten),
-    Mistake("linear_layout",      1, "multihead", linear_layout),
-    Mistake("own_projections",    1, "multihead", mh_own_projections, valid_weights, ("weights",)),
-    Mistake("no_max_subtraction", 4, "softmax", no_max_subtraction,
+    Mistake("no_scaling",         "attention", Code(scale=_unscaled)),
+    Mistake("scaled_by_dk",       "attention", Code(scale=_by_d_k)),
+    Mistake("softmax_wrong_axis", "attention", Code(weigh=_over_queries)),
+    Mistake("scores_transposed",  "attention", Code(score=_k_qt)),
+    Mistake("weights_not_output", "attention", Code(mix=_weights_only)),
+    Mistake("mask_after_softmax", "attention", Code(weigh=_zeroed_after)),
+    Mistake("mask_missing",       "attention", Code(weigh=_unmasked)),
+    Mistake("mask_upper",         "attention", Code(weigh=_upper)),
+    Mistake("mask_wrong_sign",    "attention", Code(weigh=_plus_mask), same_where_it_differs),
+    Mistake("own_projections",    "attention", Code(weights=_own), valid_weights, ("weights",)),
+    Mistake("no_scaling",         "multihead", Code(scale=_unscaled)),
+    Mistake("scaled_by_dk",       "multihead", Code(scale=_by_d_k)),
+    Mistake("heads_no_transpose", "multihead", Code(split=_reshaped, merge=_unreshaped)),
+    Mistake("heads_wrong_order",  "multihead", Code(merge=_interleaved)),
+    Mistake("heads_reversed",     "multihead", Code(merge=_reversed)),
+    Mistake("wo_forgotten",       "multihead", Code(out=_no_w_o)),
+    Mistake("linear_layout",      "multihead", Code(weights=_transposed)),
+    Mistake("own_projections",    "multihead", Code(weights=_own), valid_weights, ("weights",)),
+    Mistake("no_max_subtraction", "softmax",   Code(weigh=_no_max_shift),
             precisions=("float64", "float32")),
-    Mistake("softmax_wrong_axis", 4, "softmax", softmax_columns),
+    Mistake("softmax_wrong_axis", "softmax",   Code(weigh=_over_queries)),
 )  # fmt: skip
 ATTENTION_MISTAKES = tuple(m for m in MISTAKES if m.kind == "attention")
 MULTIHEAD_MISTAKES = tuple(m for m in MISTAKES if m.kind == "multihead")
 SOFTMAX_MISTAKES = tuple(m for m in MISTAKES if m.kind == "softmax")
 MISTAKE_STEPS = {m.id: m.step for m in MISTAKES}
+
+
+def mistake(kind: str, mistake_id: str) -> Mistake | None:
+    """The row of :data:`MISTAKES` named ``mistake_id`` among those of ``kind`` (None: none)."""
+    return next((m for m in MISTAKES if m.kind == kind and m.id == mistake_id), None)
 
 
 # ---------------------------------------------------------------------- diagnosis
@@ -864,5 +689,7 @@ def mistake_result(
 ) -> np.ndarray | None:
     """What the mistake ``mistake_id`` returns for ``part`` on the exercise's inputs (None if
     it does not apply), e.g. to show how far an upload is from it."""
-    results = mistake_results(KINDS[hw.exercise], *exercise_args(hw, inputs))
-    return next((made.get(part) for m, made in results if m.id == mistake_id), None)
+    m = mistake(KINDS[hw.exercise], mistake_id)
+    if m is None or (m.parts is not None and part not in m.parts):
+        return None
+    return as_parts(m.make(*exercise_args(hw, inputs))).get(part)

@@ -5,6 +5,14 @@ values of tokens ``0..t``. The result equals row ``t`` of full causal attention,
 keys and values of earlier tokens are never recomputed. One :class:`KVCache` serves a single
 head (:func:`decode_step`, the lesson's one token at a time) and a layer of grouped-query
 heads (:func:`gqa_decode_step`, the Llama decoder's).
+
+Grouped-query attention (:func:`grouped_query_attention`, each key/value head shared by a
+group of query heads, :func:`repeat_kv`) lives here with the cache it shrinks, beside its
+per-head loop and the classic tiling bug (:func:`tile_kv`). The /gqa page's experiments: a
+toy multi-head layer (:func:`toy_heads`) turned into fewer key/value heads the way the GQA
+paper (Ainslie et al. 2023) converts a trained model (:func:`pool_heads`), and what the
+tiling bug does to each query head's output (:func:`tiling_gaps`). What the page points out
+about them is in :mod:`core.findings.gqa`.
 """
 
 from dataclasses import dataclass
@@ -134,17 +142,6 @@ def decode_costs(n: int, d_model: int, d_k: int, d_v: int) -> CostCurve:
     return CostCurve(with_cache, without_cache, lengths * (d_k + d_v))
 
 
-def step_vs_full_diff(step: DecodeStep, full_weights: np.ndarray) -> float:
-    """Largest gap between a cached step's weights and row ``t`` of full causal attention.
-
-    Shapes: ``step.weights`` ``(t + 1,)``, ``full_weights`` ``(n, n)`` -> scalar. Keys after
-    ``t`` count too: the full causal row must be exactly 0 there.
-    """
-    row = full_weights[step.t]  # (n,)
-    seen = np.abs(step.weights - row[: step.t + 1])  # (t + 1,)
-    return float(max(seen.max(), np.abs(row[step.t + 1 :]).max(initial=0.0)))
-
-
 def cumulative_costs(curve: CostCurve) -> CostCurve:
     """Running totals of the multiply-adds: entry ``t`` = all work up to and including step ``t``.
 
@@ -169,31 +166,6 @@ def cache_bytes(cache_floats: np.ndarray, layers: int, bytes_per_float: int) -> 
     Shapes: ``(n,)`` -> ``(n,)`` integers.
     """
     return np.asarray(cache_floats, dtype=np.int64) * layers * bytes_per_float
-
-
-@dataclass(frozen=True)
-class StepWork:
-    """One decoding step's work, with and without the cache, and the cache's size after it."""
-
-    with_cache: int  # multiply-adds
-    without_cache: int  # multiply-adds
-    ratio: float  # without / with (1.0 on the first step: nothing is cached yet)
-    cache_floats: int  # numbers the cache holds after the step
-
-    @property
-    def saves(self) -> bool:
-        """Whether the cache saves work on this step (not on the first: nothing to reuse)."""
-        return self.with_cache != self.without_cache
-
-
-def step_work(curve: CostCurve, t: int) -> StepWork:
-    """Step ``t``'s entries of a :class:`CostCurve` (from :func:`decode_costs`)."""
-    return StepWork(
-        int(curve.with_cache[t]),
-        int(curve.without_cache[t]),
-        float(cost_ratio(curve)[t]),
-        int(curve.cache_floats[t]),
-    )
 
 
 @dataclass(frozen=True)
@@ -349,3 +321,45 @@ def gqa_decode_step(
     mask = causal_mask(m, past=t)  # (m, t + m)
     out, w = grouped_query_attention(q_new, cache.k, cache.v, mask)
     return out, w, cache
+
+
+# ---- the /gqa page's experiments ------------------------------------------------------
+
+
+def toy_heads(h: int, n: int, d_head: int, seed: int) -> tuple[np.ndarray, ...]:
+    """Queries, keys and values of a toy multi-head layer: standard normal from ``seed``.
+
+    Shapes: -> ``q``, ``k``, ``v`` ``(h, n, d_head)`` each, float64.
+    """
+    rng = np.random.default_rng(seed)
+    q, k, v = rng.standard_normal((3, h, n, d_head))  # (h, n, d_head) each
+    return q, k, v
+
+
+def pool_heads(x: np.ndarray, h_kv: int) -> np.ndarray:
+    """``h`` key (or value) heads made into ``h_kv``: each group of ``h / h_kv`` neighbouring
+    heads averaged into one (the GQA paper's "mean pooling"). ``h_kv = h`` changes nothing.
+
+    Shapes: ``(h, n, d)`` -> ``(h_kv, n, d)``. Raises ``ValueError`` unless ``h_kv`` divides ``h``.
+    """
+    h = x.shape[0]
+    if h_kv < 1 or h % h_kv:
+        raise ValueError(f"{h} heads do not split into {h_kv} groups")
+    return x.reshape(h_kv, h // h_kv, *x.shape[1:]).mean(axis=1)  # (h_kv, n, d)
+
+
+def tiling_gaps(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
+) -> np.ndarray:
+    """Per query head, the largest difference between its output with the key/value heads
+    shared the right way (:func:`grouped_query_attention`) and with them tiled
+    (:func:`tile_kv`, the classic bug). 0 for the heads the two ways happen to
+    give the same key/value head.
+
+    Shapes: ``q`` ``(h, n_q, d_k)``, ``k`` ``(h_kv, n_k, d_k)``, ``v`` ``(h_kv, n_k, d_v)``
+    -> ``(h,)``.
+    """
+    n_rep = q.shape[0] // k.shape[0]
+    right, _ = grouped_query_attention(q, k, v, mask)  # (h, n_q, d_v)
+    wrong, _ = scaled_dot_product_attention(q, tile_kv(k, n_rep), tile_kv(v, n_rep), mask)
+    return np.abs(right - wrong).max(axis=(-2, -1))  # (h,)

@@ -26,7 +26,7 @@ from core.kv_cache import KVCache, gqa_decode_step, grouped_query_attention
 from core.masks import causal_mask
 from core.multihead import merge_heads, split_heads
 from core.rope import apply_rope, rope_angles
-from core.softmax_numerics import softmax
+from core.softmax_numerics import log_softmax, softmax
 
 
 @dataclass(frozen=True)
@@ -337,10 +337,8 @@ def token_nll(logits: np.ndarray, targets: np.ndarray | list[int]) -> np.ndarray
 
     Shapes: ``logits`` ``(m, vocab)``, ``targets`` ``(m,)`` integers -> ``(m,)`` float64.
     """
-    z = np.asarray(logits, dtype=np.float64)  # (m, vocab)
-    top = z.max(axis=-1, keepdims=True)  # (m, 1)
-    log_total = top[:, 0] + np.log(np.exp(z - top).sum(axis=-1))  # (m,) log Σ exp z
-    return log_total - z[np.arange(z.shape[0]), np.asarray(targets)]
+    logp = log_softmax(np.asarray(logits, dtype=np.float64))  # (m, vocab)
+    return -logp[np.arange(logp.shape[0]), np.asarray(targets)]
 
 
 def top_tokens(logits: np.ndarray, temperature: float, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -4,10 +4,16 @@ Masked scores are replaced by :data:`MASK_FILL` (``-inf``), so after softmax the
 is exactly 0. :data:`LARGE_NEGATIVE` (``-1e9``, the lessons' choice) is kept for comparison:
 it gives weights that are ~0 rather than exactly 0, and a fully masked row then becomes a
 uniform distribution instead of the all-zero row that ``-inf`` gives.
+
+Beside the masks: why each cell of a sliding window is visible or hidden
+(:func:`mask_states`) and after how many layers information crosses it (:func:`reach_depth`),
+which /sinks draws; what a fill becomes in a dtype and which rows a softmax without the
+all-masked guard would turn into 0/0 (:func:`stored_fill`, :func:`undefined_rows`,
+:func:`fill_comparison`), which /masking draws. What those pages point out is in
+:mod:`core.findings.masking` and :mod:`core.findings.sinks`.
 """
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -71,6 +77,37 @@ def receptive_field(mask: np.ndarray, layers: int) -> np.ndarray:
     for _ in range(layers):
         reach = (reach @ step) > 0  # (n, n)
     return reach
+
+
+# why a key is or is not visible to a query (mask_states)
+WINDOW, SINK, TOO_FAR, FUTURE = 0, 1, 2, 3
+
+
+def mask_states(n: int, window: int, sinks: int) -> np.ndarray:
+    """Each (query, key) cell of :func:`sliding_window_mask`: :data:`WINDOW`
+    (visible: one of the last ``window`` tokens), :data:`SINK` (visible only as one of the
+    first ``sinks`` tokens), :data:`TOO_FAR` (hidden: before the window) or :data:`FUTURE`
+    (hidden by the causal rule).
+
+    Shapes: -> ``(n, n)`` int.
+    """
+    in_window = sliding_window_mask(n, window)  # (n, n)
+    visible = sliding_window_mask(n, window, sinks)  # (n, n)
+    past = causal_mask(n)  # (n, n)
+    return np.select([in_window, visible, past], [WINDOW, SINK, TOO_FAR], default=FUTURE)  # (n, n)
+
+
+def reach_depth(mask: np.ndarray, layers: int) -> np.ndarray:
+    """After how many layers (1 … ``layers``) query ``i`` can first draw on token ``j``,
+    every layer using ``mask`` (:func:`receptive_field`); 0 where it cannot
+    within ``layers`` layers.
+
+    Shapes: bool ``(n, n)`` -> int ``(n, n)``.
+    """
+    depth = np.zeros(np.shape(mask), dtype=int)  # (n, n)
+    for layer in range(layers, 0, -1):  # the smallest layer count wins: fill from the top
+        depth[receptive_field(mask, layer)] = layer
+    return depth
 
 
 def padding_mask(valid: np.ndarray | list) -> np.ndarray:
@@ -139,30 +176,12 @@ def fully_masked_rows(mask: np.ndarray) -> np.ndarray:
     return ~np.asarray(mask, dtype=bool).any(axis=-1)
 
 
-def masked_weight_max(weights: np.ndarray, mask: np.ndarray) -> float:
-    """The largest weight that landed on a masked position (0.0 when nothing is masked).
-
-    Shapes: ``weights`` ``(..., n_q, n_k)``, ``mask`` bool broadcastable to it -> scalar.
-    """
-    hidden = ~np.broadcast_to(np.asarray(mask, dtype=bool), weights.shape)
-    return float(np.max(weights[hidden])) if hidden.any() else 0.0
-
-
 def row_sums(weights: np.ndarray) -> np.ndarray:
     """Total weight of each query's row.
 
     Shapes: ``(..., n_q, n_k)`` -> ``(..., n_q)``.
     """
     return np.sum(weights, axis=-1)
-
-
-def lookahead_weight(weights: np.ndarray) -> np.ndarray:
-    """Weight each query puts on later tokens (keys ``j > i``), which a decoder cannot see.
-
-    Shapes: ``(..., n, n)`` -> ``(..., n)``.
-    """
-    n = weights.shape[-1]
-    return np.sum(np.where(causal_mask(n), 0.0, weights), axis=-1)
 
 
 def future_blank(weights: np.ndarray) -> np.ndarray:
@@ -250,140 +269,3 @@ def fill_comparison(
     rows = [masked_softmax(scores, mask, f, temperature, dtype) for f in fills]
     weights = np.stack(rows).astype(np.float64)  # (m, n_k)
     return weights, weights @ v  # (m, n_k), (m, d_v)
-
-
-def vector_norms(x: np.ndarray) -> np.ndarray:
-    """Euclidean length of each row (0 for the zero output of a fully masked query).
-
-    Shapes: ``(..., d)`` -> ``(...)``.
-    """
-    return np.linalg.norm(x, axis=-1)
-
-
-def max_row_spread(weights: np.ndarray) -> float:
-    """Largest difference between two rows at the same key (0.0: all rows agree exactly).
-
-    Shapes: ``(m, n_k)`` -> scalar.
-    """
-    return float(np.ptp(weights, axis=0).max()) if weights.size else 0.0
-
-
-# ---- findings: what a masked attention shows (the masks page words them) -------------------
-
-
-@dataclass(frozen=True)
-class MaskFindings:
-    """What one masked attention's weights show."""
-
-    hidden: bool  # some cell is masked (False: no causal mask and no [PAD], or one token)
-    leak: float  # the largest weight on a masked cell (0.0 when none is masked)
-    row_sum_error: float | None  # largest |row sum − 1| of the queries that see a key
-    # (None: no query sees one)
-    unseen_keys_blind: bool  # every key no query may see (a [PAD]) is a query that sees
-    # nothing too (True when there is no such key)
-    blind: np.ndarray  # (n_q,) bool, queries with no visible key
-
-
-def mask_findings(weights: np.ndarray, mask: np.ndarray) -> MaskFindings:
-    """Whether the masked cells got weight, whether the rows still sum to 1, and which
-    queries see nothing.
-
-    Shapes: ``weights`` ``(n, n)``, ``mask`` bool ``(n, n)``, True = may attend.
-    """
-    blind = fully_masked_rows(mask)  # (n,)
-    sums = row_sums(weights)[~blind]  # (queries that see a key,)
-    unseen = ~np.asarray(mask, dtype=bool).any(axis=0)  # (n,) keys no query may see
-    return MaskFindings(
-        hidden=not mask.all(),
-        leak=masked_weight_max(weights, mask),
-        row_sum_error=float(np.abs(sums - 1.0).max()) if sums.size else None,
-        unseen_keys_blind=bool(blind[unseen].all()),
-        blind=blind,
-    )
-
-
-@dataclass(frozen=True)
-class Lookahead:
-    """What query ``i`` of unmasked attention takes from the future."""
-
-    later: int  # tokens after it (0 for the last one)
-    leak: float  # the weight it puts on them, which a decoder could not see
-
-
-def lookahead(weights: np.ndarray, i: int) -> Lookahead:
-    """How many tokens come after query ``i`` and how much weight it puts on them.
-
-    Shapes: ``weights`` ``(n, n)`` without a causal mask.
-    """
-    return Lookahead(weights.shape[-1] - i - 1, float(lookahead_weight(weights)[i]))
-
-
-FILLS_AGREE = 1e-12  # fills whose weights differ by less than this agree (rounding aside)
-
-
-@dataclass(frozen=True)
-class FillComparison:
-    """One query under several fill values: with the page's mask and with every key masked.
-
-    ``m`` fills, ``n_k`` keys.
-    """
-
-    row: int
-    weights: np.ndarray  # (m, n_k) with the query's mask
-    blank: np.ndarray  # (m, n_k) with every key masked
-    blank_out: np.ndarray  # (m,) output norms with every key masked
-    masked_max: list[float]  # per fill, largest weight on a masked key (query's mask)
-    stored: list[float]  # per fill, the masked score as the softmax sees it
-    undefined: np.ndarray  # (m,) bool, a textbook softmax would compute 0/0 (every key masked)
-    spread: float  # largest difference between fills with the query's mask
-    overflow: float  # temperature below which the mildest fill (closest to 0) overflows
-    dtype_max: float  # the largest number the dtype holds
-
-    @property
-    def blank_weight(self) -> np.ndarray:
-        """Per fill, each key's weight with every key masked: 1/n_k where the fill is still
-        finite (a uniform row), 0 where it overflowed to −∞ (the guard's zero row). ``(m,)``"""
-        return self.blank.max(axis=-1)
-
-    @property
-    def agree(self) -> bool:
-        """Whether every fill gives the query the same weights (within :data:`FILLS_AGREE`)."""
-        return self.spread < FILLS_AGREE
-
-    def overflows(self, temperature: float) -> bool:
-        """Whether the mildest fill no longer fits in the dtype at ``temperature``."""
-        return temperature < self.overflow
-
-
-def compare_fills(
-    scores: np.ndarray,
-    mask: np.ndarray,
-    v: np.ndarray,
-    row: int,
-    fills: tuple[float, ...],
-    dtype: str,
-    temperature: float = 1.0,
-) -> FillComparison:
-    """Query ``row``'s weights under each fill value in ``dtype`` at ``temperature``: with
-    its own mask, and with every key masked (where −∞ and −1e9 part ways).
-
-    Shapes: ``scores`` ``(n_q, n_k)`` unmasked, ``mask`` bool ``(n_q, n_k)``, ``v``
-    ``(n_k, d_v)``, ``m`` fills.
-    """
-    fills = list(fills)
-    row_scores, mask_row = scores[row], mask[row]  # (n_k,), (n_k,)
-    none = np.zeros_like(mask_row)  # (n_k,) every key masked
-    w, _ = fill_comparison(row_scores, mask_row, v, fills, temperature, dtype)  # (m, n_k)
-    blank, blank_out = fill_comparison(row_scores, none, v, fills, temperature, dtype)
-    return FillComparison(
-        row,
-        w,
-        blank,
-        vector_norms(blank_out),
-        [masked_weight_max(wi, mask_row) for wi in w],
-        [stored_fill(f, dtype, temperature) for f in fills],
-        np.array([undefined_rows(row_scores, none, f, temperature, dtype) for f in fills]),
-        max_row_spread(w),
-        overflow_temperature(max(fills), dtype),
-        float(np.finfo(dtype).max),
-    )

@@ -1,5 +1,7 @@
 """Softmax: turn a row of scores into a probability distribution, and its numerics (the naive
-formula beside the stable one, where ``exp`` overflows and underflows).
+formula beside the stable one, where ``exp`` overflows and underflows). This is the one
+softmax of ``core``: everything else that needs softmax, or its log for a cross-entropy
+(:func:`log_softmax`), calls these.
 
 The function is :func:`core.softmax` (``from core import softmax``); this module is named
 ``softmax_numerics`` so that ``core.softmax`` means one thing, the function, and never this
@@ -9,8 +11,6 @@ Fully masked rows: a row whose entries are all ``-inf`` has no finite score to n
 Policy: such a row becomes **all zeros** (not NaN). In attention this means the query
 attends to nothing and its output is the zero vector. Every other row sums to 1.
 """
-
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -26,6 +26,13 @@ def _scaled_rows(x: np.ndarray | list, scales: np.ndarray | list) -> np.ndarray:
     return np.asarray(scales, dtype=float)[:, None] * _as_float(x)[None, :]  # (s, n)
 
 
+def _shifted(z: np.ndarray, axis: int) -> np.ndarray:
+    """``z`` minus its largest entry along ``axis``, so every exponent is <= 0; a row with no
+    finite maximum (all ``-inf``) is shifted by 0. Shapes: ``(..., n)`` -> same."""
+    row_max = np.max(z, axis=axis, keepdims=True)
+    return z - np.where(np.isfinite(row_max), row_max, 0.0)  # all -inf row: shift by 0
+
+
 def softmax(x: np.ndarray | list, axis: int = -1, temperature: float = 1.0) -> np.ndarray:
     """Numerically stable softmax of ``x / temperature`` along ``axis``.
 
@@ -37,12 +44,20 @@ def softmax(x: np.ndarray | list, axis: int = -1, temperature: float = 1.0) -> n
     """
     if not temperature > 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
-    z = _as_float(x) / temperature
-    row_max = np.max(z, axis=axis, keepdims=True)
-    row_max = np.where(np.isfinite(row_max), row_max, 0.0)  # all -inf row: shift by 0
-    e = np.exp(z - row_max)
+    e = np.exp(_shifted(_as_float(x) / temperature, axis))
     total = np.sum(e, axis=axis, keepdims=True)
     return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+def log_softmax(x: np.ndarray | list, axis: int = -1) -> np.ndarray:
+    """The log of :func:`softmax` along ``axis``, computed as ``z − log Σ exp z`` on the
+    shifted ``z`` (never the log of a probability that rounded to 0): what a cross-entropy
+    or a token's log-likelihood needs.
+
+    Shapes: ``(..., n)`` -> same shape. Every row needs a finite entry.
+    """
+    z = _shifted(_as_float(x), axis)
+    return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
 
 
 def softmax_naive(x: np.ndarray | list, axis: int = -1) -> np.ndarray:
@@ -65,15 +80,6 @@ def scale_sweep(x: np.ndarray | list, scales: np.ndarray | list) -> tuple[np.nda
     """
     z = _scaled_rows(x, scales)  # (s, n)
     return softmax_naive(z), softmax(z)
-
-
-def first_nonfinite_row(p: np.ndarray) -> int:
-    """Index of the first row of ``p`` holding NaN or ±inf, or ``-1`` if every row is finite.
-
-    Shapes: ``p`` ``(s, n)`` -> int.
-    """
-    bad = ~np.all(np.isfinite(p), axis=-1)  # (s,)
-    return int(np.argmax(bad)) if bad.any() else -1
 
 
 def mask_last(x: np.ndarray | list, count: int) -> np.ndarray:
@@ -124,30 +130,3 @@ def largest_exp_argument(
     naive = np.max(z, axis=-1)  # (s,)
     shift = np.where(np.isfinite(naive), naive, 0.0)  # (s,)
     return naive, np.max(z - shift[:, None], axis=-1)
-
-
-@dataclass(frozen=True)
-class NaiveBreak:
-    """Where the naive softmax of ``x * s`` first stops being a distribution, and why."""
-
-    index: int  # the first scale's index in the sweep, -1 if it never breaks
-    scale: float  # that scale (0.0 if it never breaks)
-    top: float  # the largest exp argument there (0.0 if it never breaks)
-    overflow: bool  # exp gave +inf (inf/inf = NaN); else every term underflowed to 0 (0/0)
-
-
-def naive_break(x: np.ndarray | list, scales: np.ndarray | list) -> NaiveBreak:
-    """The first scale of ``scales`` at which :func:`softmax_naive` of ``x * s`` holds NaN
-    or ±inf, and whether ``exp`` overflowed there (an argument above :data:`EXP_OVERFLOW`)
-    or every term underflowed (large logits break by overflow, very negative ones by
-    underflow).
-
-    Shapes: ``x`` ``(n,)``, ``scales`` ``(s,)`` -> :class:`NaiveBreak`.
-    """
-    scales = np.asarray(scales)
-    naive, _ = scale_sweep(x, scales)  # (s, n)
-    index = first_nonfinite_row(naive)
-    if index < 0:
-        return NaiveBreak(-1, 0.0, 0.0, False)
-    top = float(largest_exp_argument(x, scales[[index]])[0][0])
-    return NaiveBreak(index, float(scales[index]), top, top > EXP_OVERFLOW)

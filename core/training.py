@@ -27,7 +27,7 @@ import numpy as np
 
 from core.experiments import entropy
 from core.masks import apply_mask, causal_mask
-from core.softmax_numerics import softmax
+from core.softmax_numerics import log_softmax, softmax
 
 TASKS = ("recall", "max")
 ADAM_BETAS = (0.9, 0.999)
@@ -262,8 +262,7 @@ def forward(
     weights = softmax(scores)  # 3) (B, n, n)
     out = weights @ v  # 4) (B, n, d_v)
     logits = out[:, rows] @ params.w_o  # 5) (B, r, C)
-    z = logits - logits.max(axis=-1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))  # (B, r, C)
+    logp = log_softmax(logits)  # (B, r, C)
     nll = -np.take_along_axis(logp, y[..., None], axis=-1)[..., 0]  # (B, r)
     seq = nll.mean(axis=1)  # (B,)
     return Forward(xm, v, scores, weights, out, logits, float(seq.mean()), seq)
@@ -374,84 +373,6 @@ def steps_to(history: History, level: float = 0.95, window: int = 5) -> int | No
 def loss_at(history: History, step: int) -> float | None:
     """The loss at ``step`` (None if the run stopped before it)."""
     return float(history.loss[step]) if 0 <= step < history.completed else None
-
-
-# ---- findings: what the training page points out --------------------------------------------
-
-
-def snapshot_at(history: History, index: int) -> Snapshot:
-    """Snapshot ``index``, or the last one when the run has fewer (it diverged, or is live)."""
-    return history.snapshots[min(index, len(history.snapshots) - 1)]
-
-
-def nearest_snapshot(history: History, step: int) -> int:
-    """The index of the snapshot taken nearest to ``step`` (the first of two as near)."""
-    taken = np.array([s.step for s in history.snapshots])  # (snapshots,)
-    return int(np.argmin(np.abs(taken - step)))
-
-
-def probe_correct(history: History, snapshot: Snapshot) -> int:
-    """How many of the probe's target rows the model answers right at ``snapshot``."""
-    return int((snapshot.probe_pred == history.probe.y[0]).sum())
-
-
-def uniform_entropy(config: TrainConfig) -> float:
-    """The entropy of an even attention row over the task's keys, in nats: ln(n_pairs) for
-    recall (the query reads the pairs), ln(n) for max. A row that has learnt nothing yet is
-    near it; a row that found its key is near 0."""
-    return float(np.log(config.n_pairs if config.task == "recall" else config.n))
-
-
-@dataclass(frozen=True)
-class Sharpening:
-    """How the attention sharpened from the untrained model to a snapshot."""
-
-    first: Snapshot  # step 0
-    now: Snapshot
-    uniform: float  # the entropy of an even row (:func:`uniform_entropy`)
-
-
-def sharpening(history: History, index: int) -> Sharpening:
-    """The run's first snapshot and snapshot ``index`` (focus, entropy, score spread)."""
-    return Sharpening(
-        history.snapshots[0], snapshot_at(history, index), uniform_entropy(history.config)
-    )
-
-
-def learns_slower(unscaled: int | None, scaled: int | None) -> str:
-    """How the unscaled run's steps to 95 % compare with the scaled one's: ``"slower"``,
-    ``"not_slower"``, or ``"neither"`` (no run got there). Never reaching counts as slower."""
-    if unscaled is None and scaled is None:
-        return "neither"
-    if unscaled is None or (scaled is not None and unscaled > scaled):
-        return "slower"
-    return "not_slower"
-
-
-@dataclass(frozen=True)
-class ScalingEffect:
-    """What dividing by √d_k did, measured on a run and its unscaled twin."""
-
-    grad_scaled: float  # median ‖∂loss/∂W_Q‖ at step 0, scaled
-    grad_unscaled: float  # and unscaled
-    grad_percent: float | None  # unscaled as a percentage of scaled (None: scaled is 0)
-    steps_scaled: int | None  # steps to 95 % (:func:`steps_to`; None: never)
-    steps_unscaled: int | None
-    slower: str  # :func:`learns_slower`: "slower", "not_slower" or "neither"
-
-    @property
-    def less_gradient(self) -> bool:
-        """Whether the unscaled twin starts with a smaller gradient (a saturated softmax)."""
-        return self.grad_unscaled < self.grad_scaled
-
-
-def scaling_effect(scaled: History, unscaled: History) -> ScalingEffect:
-    """The gradient at step 0 and the steps to 95 % of a scaled run and its unscaled twin."""
-    g_s, g_u = scaled.snapshots[0].grad_median, unscaled.snapshots[0].grad_median
-    hit_s, hit_u = steps_to(scaled), steps_to(unscaled)
-    return ScalingEffect(
-        g_s, g_u, 100 * g_u / g_s if g_s > 0 else None, hit_s, hit_u, learns_slower(hit_u, hit_s)
-    )
 
 
 # ---- training ------------------------------------------------------------------------------

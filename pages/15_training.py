@@ -3,7 +3,8 @@ why the scores are divided by √d_k."""
 
 import streamlit as st
 
-from core.training import nearest_snapshot, snapshot_steps
+from core.findings.training import nearest_snapshot
+from core.training import snapshot_steps
 from ui import charts
 from ui.blocks import fragment, frame, header, intro, link, notice
 from ui.context import PageContext

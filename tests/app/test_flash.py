@@ -5,15 +5,8 @@ import numpy as np
 import pytest
 
 import core
-from core.today_flash import (
-    FLOAT32_EXP_LIMIT,
-    first_nan,
-    logit_growth,
-    tiled_errors,
-    toy_qkv,
-    traffic_curves,
-    traffic_ratio_limit,
-)
+from core.findings.flash import FLOAT32_EXP_LIMIT, first_nan
+from core.flash import logit_growth, tiled_errors, toy_qkv, traffic_curves, traffic_ratio_limit
 from tests.app.conftest import (
     STEP_BAR,
     assert_each_step_exports,

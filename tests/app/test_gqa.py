@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import core
-from core.today_gqa import group_agreement, group_weight_gap, pool_heads, tiling_gaps, toy_heads
+from core.findings.gqa import group_agreement, group_weight_gap
+from core.kv_cache import kv_numbers_per_token, pool_heads, tiling_gaps, toy_heads
 from models import smollm
 from tests.app.conftest import (
     assert_each_step_exports,
@@ -78,7 +79,7 @@ def test_step_2_states_the_issue_s_cache_sizes_computed_from_the_model_file(page
     c = smollm.load_config()
     at = page(PAGE, lang="en", step="2")  # float16, 8 192 tokens
     shown = texts(at)
-    per_token = core.kv_numbers_per_token(c.n_layers, c.n_kv_heads, c.d_head)
+    per_token = kv_numbers_per_token(c.n_layers, c.n_kv_heads, c.d_head)
     assert per_token == 11_520
     assert "2 × 30 × 3 × 64 = **11\u00a0520** numbers" in shown
     assert "46\u00a0080 bytes (46.1 kB) in float32, 23\u00a0040 bytes (23.0 kB) in float16" in shown

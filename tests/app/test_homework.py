@@ -80,7 +80,7 @@ def test_the_numpy_literal_is_drawn_only_once_its_box_is_opened(page):
 def test_no_scaling_upload_is_diagnosed_then_the_right_answer_accepted(page, lang):
     t = Translator(lang)
     _, inputs, answer = lesson()
-    wrong_out, wrong_w = hw.no_scaling(
+    wrong_out, wrong_w = hw.mistake("attention", "no_scaling").make(
         inputs["X"], inputs["W_Q"], inputs["W_K"], inputs["W_V"], None
     )
     at = upload(page(PAGE, lang=lang), "my_answer.npz", npz(output=wrong_out, weights=wrong_w))
@@ -166,7 +166,9 @@ def test_float32_upload_is_judged_at_1e_4(page):
 
 def test_causal_exercise_with_the_mask_after_the_softmax(page):
     cfg, inputs, _ = lesson(2)
-    _, weights = hw.mask_after_softmax(*[inputs[k] for k in ("X", "W_Q", "W_K", "W_V", "mask")])
+    _, weights = hw.mistake("attention", "mask_after_softmax").make(
+        *[inputs[k] for k in ("X", "W_Q", "W_K", "W_V", "mask")]
+    )
     at = upload(page(PAGE, exercise="2", part="weights"), "w.npy", _npy(weights))
     body = texts(at)
     t = Translator("en")
@@ -178,14 +180,16 @@ def test_causal_exercise_with_the_mask_after_the_softmax(page):
 
 def test_multi_head_exercise_recognises_a_forgotten_w_o(page):
     cfg, inputs, _ = lesson(3)
-    out, _ = hw.wo_forgotten(*[inputs[k] for k in ("X", "W_Q", "W_K", "W_V", "W_O")], cfg.h)
+    out, _ = hw.mistake("multihead", "wo_forgotten").make(
+        *[inputs[k] for k in ("X", "W_Q", "W_K", "W_V", "W_O")], cfg.h
+    )
     at = upload(page(PAGE, exercise="3", lang="zh"), "o.npy", _npy(out))
     assert Translator("zh")("homework.mistake.wo_forgotten.title") in texts(at)
 
 
 def test_softmax_exercise_reports_nan_cells_and_the_missing_max_shift(page):
     cfg, inputs, _ = lesson(4)
-    naive = hw.no_max_subtraction(inputs["logits"])
+    naive = hw.mistake("softmax", "no_max_subtraction").make(inputs["logits"])
     at = upload(page(PAGE, exercise="4"), "p.npz", npz(probs=naive))
     t = Translator("en")
     warnings = [w.value for w in at.warning]
@@ -209,7 +213,7 @@ def test_a_mask_added_with_the_wrong_sign_is_named(page, lang):
     """``scores + mask * -1e9`` from a tutorial whose 1s mark the hidden keys: the output
     of exercise 2 is named as that mistake, in step 4."""
     cfg, inputs, _ = lesson(2)
-    output, _ = hw.mask_wrong_sign(*hw.exercise_args(cfg, inputs))
+    output, _ = hw.mistake("attention", "mask_wrong_sign").make(*hw.exercise_args(cfg, inputs))
     at = upload(page(PAGE, lang=lang, exercise="2"), "out.npy", _npy(output))
     t = Translator(lang)
     body = texts(at)
@@ -222,7 +226,7 @@ def test_errors_against_weights_of_zero_stay_readable_numbers(page):
     """The wrong-sign weights put 1 where the right weight is 0: the largest relative error
     leaves such cells to the absolute error instead of reporting 1 / 0 ≈ 4.5e+307."""
     cfg, inputs, _ = lesson(2)
-    _, weights = hw.mask_wrong_sign(*hw.exercise_args(cfg, inputs))
+    _, weights = hw.mistake("attention", "mask_wrong_sign").make(*hw.exercise_args(cfg, inputs))
     at = upload(page(PAGE, exercise="2", part="weights"), "w.npy", _npy(weights))
     assert Translator("en")("homework.mistake.mask_wrong_sign.title") in texts(at)
     shown = [m.value for m in at.metric]
@@ -264,7 +268,9 @@ def test_a_batch_of_one_is_dropped_said_and_checked(page, lang):
     at = upload(page(PAGE, lang=lang), "out.npy", _npy(answer["output"][None]))
     assert said in [i.value for i in at.info]
     assert t("homework.accepted") in [s.value for s in at.success]
-    wrong, _ = hw.no_scaling(*[inputs[k] for k in ("X", "W_Q", "W_K", "W_V")], None)
+    wrong, _ = hw.mistake("attention", "no_scaling").make(
+        *[inputs[k] for k in ("X", "W_Q", "W_K", "W_V")], None
+    )
     at = upload(page(PAGE, lang=lang), "out.npy", _npy(wrong[None]))
     assert said in [i.value for i in at.info]
     body = texts(at)
@@ -295,7 +301,9 @@ def test_sizes_come_from_the_url_and_bad_values_fall_back(page):
 
 def test_presenter_mode_shows_one_step_and_the_diagnosis_readably(page):
     _, inputs, _ = lesson()
-    wrong, _ = hw.no_scaling(*[inputs[k] for k in ("X", "W_Q", "W_K", "W_V")], None)
+    wrong, _ = hw.mistake("attention", "no_scaling").make(
+        *[inputs[k] for k in ("X", "W_Q", "W_K", "W_V")], None
+    )
     at = page(PAGE, present="1", step="2", lang="zh")
     at = upload(at, "w.npz", npz(output=wrong))
     at.query_params["step"] = "4"
@@ -372,7 +380,9 @@ def test_a_students_result_comes_first_with_the_exercise_below_it(page):
     """Before an upload the exercise comes first; once something is uploaded, its verdict
     and diagnosis are at the top, beside the upload in the sidebar, the exercise below."""
     _, inputs, _ = lesson()
-    wrong, _ = hw.no_scaling(*[inputs[k] for k in ("X", "W_Q", "W_K", "W_V")], None)
+    wrong, _ = hw.mistake("attention", "no_scaling").make(
+        *[inputs[k] for k in ("X", "W_Q", "W_K", "W_V")], None
+    )
     t = Translator("en")
     table = lambda e: "| `W_Q` |" in str(getattr(e, "value", ""))  # noqa: E731
     at = page(PAGE)
@@ -456,10 +466,11 @@ def test_starter_script_runs_and_writes_the_file_to_upload(tmp_path, exercise):
     (tmp_path / f"{hv.stem(cfg)}.npz").write_bytes(npz_bytes(hv.download_arrays(cfg, inputs)))
     script = hv.starter(Translator("zh"), cfg)
     assert "NotImplementedError" in script and "allow_pickle=False" in script
+    reference = "    return __import__('core.homework').homework.reference_"  # not in core's face
     body = {
-        1: "    return __import__('core').homework.reference_attention(X, W_Q, W_K, W_V, mask)",
-        2: "    return __import__('core').homework.reference_attention(X, W_Q, W_K, W_V, mask)",
-        3: "    return __import__('core').homework.reference_multihead(X, W_Q, W_K, W_V, W_O, h)",
+        1: reference + "attention(X, W_Q, W_K, W_V, mask)",
+        2: reference + "attention(X, W_Q, W_K, W_V, mask)",
+        3: reference + "multihead(X, W_Q, W_K, W_V, W_O, h)",
         4: "    return __import__('core').softmax(logits)",
     }[exercise]
     filled = re.sub(r"    raise NotImplementedError\(.*\)", body, script)

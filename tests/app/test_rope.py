@@ -6,11 +6,15 @@ import numpy as np
 import pytest
 
 import core
-from core.today_rope import (
+from core.findings.rope import diagonal_spread
+from core.rope import (
     absolute_score_grid,
-    diagonal_spread,
     pair_angle,
+    rope_relative_score,
+    rope_score,
     rope_score_grid,
+    rope_slow_pairs,
+    rope_wavelengths,
     rotated_pair,
     toy_qk,
 )
@@ -55,12 +59,12 @@ def test_every_step_renders_in_both_languages_and_modes(lang, present):
 def test_step_1_states_core_s_scores_equal_after_a_shift_and_different_one_place_on(page):
     at = page(PAGE, lang="en", step="1")  # m = 5, n = 2, Δ = 100, base 10 000, seed 42
     q, k = toy_qk(rv.TOY_D, 42)
-    s, s2, s3 = (core.rope_score(q, k, m, n, 1e4) for m, n in [(5, 2), (105, 102), (5, 3)])
+    s, s2, s3 = (rope_score(q, k, m, n, 1e4) for m, n in [(5, 2), (105, 102), (5, 3)])
     assert abs(s - s2) < 1e-12 and abs(s - s3) > 0.1  # the (5, 2) and (105, 102)
     shown = texts(at)
     assert f"(m, n) = (5, 2): **{rv.num(s)}**; at (105, 102): **{rv.num(s2)}**" in shown
     assert f"rounding ({rv.sci(abs(s - s2))})" in shown
-    assert f"gives {rv.num(core.rope_relative_score(q, k, 3, 1e4))}." in shown
+    assert f"gives {rv.num(rope_relative_score(q, k, 3, 1e4))}." in shown
     assert f"changes: **{rv.num(s3)}** (by {rv.num(abs(s3 - s))})" in shown
     angle = np.degrees(pair_angle(rotated_pair(q, 0, 5, 1e4), rotated_pair(k, 0, 2, 1e4)))
     assert f"The angle from q to k is {rv.num(angle, 1)}°" in shown
@@ -72,8 +76,8 @@ def test_step_1_follows_the_sliders_and_draws_the_turned_pairs(page):
     )
     assert not at.exception and not at.warning
     q, k = toy_qk(rv.TOY_D, 7)
-    s = core.rope_score(q, k, 40, 9, 1e5)
-    assert f"at (57, 26): **{rv.num(core.rope_score(q, k, 57, 26, 1e5))}**" in texts(at)
+    s = rope_score(q, k, 40, 9, 1e5)
+    assert f"at (57, 26): **{rv.num(rope_score(q, k, 57, 26, 1e5))}**" in texts(at)
     assert f"**{rv.num(s)}**" in texts(at)
     rows = next(tb for tb in chart_tables(at, 0) if "label" in tb.columns)
     turned = rows[(rows.panel == 1) & rows.turned]
@@ -101,8 +105,8 @@ def test_step_3_reads_base_width_and_context_from_the_model_file(page):
     c = cfg()
     at = page(PAGE, lang="en", step="3")
     shown = texts(at)
-    waves = core.rope_wavelengths(c.d_head, c.rope_base)
-    slow = core.rope_slow_pairs(c.d_head, c.rope_base, c.context)
+    waves = rope_wavelengths(c.d_head, c.rope_base)
+    slow = rope_slow_pairs(c.d_head, c.rope_base, c.context)
     assert (c.rope_base, c.d_head, c.context, slow) == (1e5, 64, 8192, 12)  # the facts
     assert "base b = 100\u00a0000, head width d = 64 (32 pairs)" in shown
     assert "contexts of 8\u00a0192 tokens" in shown
@@ -110,7 +114,7 @@ def test_step_3_reads_base_width_and_context_from_the_model_file(page):
     assert "6.3 tokens" in shown and "438\u00a0460 tokens" in shown
     assert f"{slow} of the 32 pairs turn less than once over 8\u00a0192 tokens" in shown
     # the toy base of step 1 (10 000 by default) drawn beside it: fewer slow pairs
-    toy_slow = core.rope_slow_pairs(c.d_head, 1e4, c.context)
+    toy_slow = rope_slow_pairs(c.d_head, 1e4, c.context)
     assert f"only {toy_slow} of the 32 pairs" in shown and toy_slow < slow
     lines = next(tb for tb in chart_tables(at, 0) if "wave" in tb.columns)
     model = lines[lines.series == EN("rope.series_model", base="100\u00a0000")]
@@ -137,7 +141,7 @@ def test_step_4_shows_the_model_s_angles_and_that_its_rope_is_core_s(page):
     assert f"largest difference {rv.sci(diff)}." in shown and diff == 0
     turns = core.rope_frequencies(c.d_head, c.rope_base) * (len(ids) - 1) / (2 * np.pi)
     assert f"pair 0 turns {rv.num(turns[0], 2)} times round" in shown
-    assert f"{core.rope_slow_pairs(c.d_head, c.rope_base, len(ids))} of the 32 pairs" in shown
+    assert f"{rope_slow_pairs(c.d_head, c.rope_base, len(ids))} of the 32 pairs" in shown
     cos = next(tb for tb in chart_tables(at, 0) if "value" in tb.columns and tb.panel[0] == "cos")
     np.testing.assert_allclose(cos.sort_values(["i", "j"]).value, lq.cos.ravel(), rtol=1e-6)
 

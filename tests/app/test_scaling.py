@@ -8,7 +8,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import embed_tokens, init_projections, tokenize
-from core.experiments import compare_scaling, summarize_rows
+from core.experiments import compare_scaling
+from core.findings.scaling import summarize_rows
 from tests.app.conftest import open_exports, texts, visible, visible_of
 from ui import charts
 from ui.charts import fmt

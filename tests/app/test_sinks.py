@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import core
-from core.today_sinks import keys_kept, reach_back, reach_depth, share_summary
+from core.findings.sinks import keys_kept, reach_back, share_summary
+from core.masks import reach_depth, window_reach
 from models import smollm
 from tests.app.conftest import (
     STEP_BAR,
@@ -72,7 +73,7 @@ def test_step_1_states_the_cache_and_the_reach_computed_by_core(page, n, window,
     assert not at.exception and not at.warning
     mask = core.sliding_window_mask(n, window, sinks)
     back = reach_back(reach_depth(mask, layers), n - 1, sinks)
-    reach = core.window_reach(window, layers)
+    reach = window_reach(window, layers)
     shown = texts(at)
     assert f"more than **{keys_kept(mask)}** keys" in shown
     assert f"**{reach}**" in shown

@@ -1,6 +1,7 @@
 """core/kv_cache.py: KV-cached decoding equals full causal attention (also grouped-query);
-the cost model and the page's helpers (step check, cumulative costs, memory, sampling);
-grouped-query attention against torch, the K/V tiling bug and the cache's memory."""
+the cost model and the page's helpers (cumulative costs, memory, sampling); grouped-query
+attention against torch, the K/V tiling bug and the cache's memory; the /gqa page's toy
+heads pooled into groups and what the tiling bug does to each head."""
 
 import numpy as np
 import pytest
@@ -12,7 +13,6 @@ from core import (
     KVCache,
     cached_causal_attention,
     causal_mask,
-    decode_costs,
     decode_step,
     decode_trace,
     gqa_decode_step,
@@ -20,20 +20,22 @@ from core import (
     grouped_query_attention_loop,
     kv_cache_bytes,
     kv_head_of,
-    kv_numbers_per_token,
-    kv_variants,
     repeat_kv,
     scaled_dot_product_attention,
-    tile_kv,
 )
 from core.kv_cache import (
     cache_bytes,
     cost_ratio,
     cost_summary,
     cumulative_costs,
+    decode_costs,
+    kv_numbers_per_token,
+    kv_variants,
+    pool_heads,
     sample_steps,
-    step_vs_full_diff,
-    step_work,
+    tile_kv,
+    tiling_gaps,
+    toy_heads,
 )
 from tests.conftest import optional_module
 
@@ -175,17 +177,6 @@ def test_gqa_prefill_then_steps_equals_full_causal_attention(n, split, seed):
     np.testing.assert_allclose(np.concatenate(outs, axis=1), full_out, atol=1e-12)
 
 
-def test_step_vs_full_diff_is_tiny_for_the_real_trace_and_catches_a_wrong_row():
-    rng = np.random.default_rng(7)
-    q, k, v = rng.normal(size=(3, 6, 4))
-    _, full = scaled_dot_product_attention(q, k, v, causal_mask(6))
-    steps = decode_trace(q, k, v)
-    assert max(step_vs_full_diff(s, full) for s in steps) < 1e-12
-    wrong = full.copy()
-    wrong[2, 4] = 0.25  # weight on a token the cache cannot hold
-    assert step_vs_full_diff(steps[2], wrong) == 0.25
-
-
 def test_cumulative_costs_and_ratio_by_hand():
     # decode_costs(3, 2, 1, 1): with 8, 10, 12; without 8, 18, 30 (see test_kv_cache).
     c = cumulative_costs(decode_costs(3, 2, 1, 1))
@@ -193,16 +184,6 @@ def test_cumulative_costs_and_ratio_by_hand():
     np.testing.assert_array_equal(c.without_cache, [8, 26, 56])
     np.testing.assert_array_equal(c.cache_floats, [2, 4, 6])
     np.testing.assert_allclose(cost_ratio(decode_costs(3, 2, 1, 1)), [1.0, 1.8, 2.5])
-
-
-def test_step_work_by_hand_saves_nothing_on_the_first_step():
-    # decode_costs(3, 2, 1, 1): with 8, 10, 12; without 8, 18, 30; cache 2, 4, 6 numbers.
-    c = decode_costs(3, 2, 1, 1)
-    first, last = step_work(c, 0), step_work(c, 2)
-    assert (first.with_cache, first.without_cache, first.cache_floats) == (8, 8, 2)
-    assert not first.saves and first.ratio == 1.0
-    assert (last.with_cache, last.without_cache, last.cache_floats) == (12, 30, 6)
-    assert last.saves and last.ratio == 2.5
 
 
 def test_cost_summary_of_gpt2_small_at_1024_tokens():
@@ -333,3 +314,39 @@ def test_kv_cache_bytes_for_one_token_and_along_a_context():
     assert kv_cache_bytes(1, 2, 3, 4, 4) == 48 * 4
     assert isinstance(kv_cache_bytes(10, 2, 3, 4, 2), int)
     np.testing.assert_array_equal(kv_cache_bytes(np.array([0, 1, 5]), 2, 3, 4, 2), [0, 96, 480])
+
+
+# ---- the /gqa page's experiments
+
+
+def test_toy_heads_are_reproducible_from_the_seed():
+    q, k, v = toy_heads(8, 6, 4, 1)
+    assert q.shape == k.shape == v.shape == (8, 6, 4)
+    np.testing.assert_array_equal(toy_heads(8, 6, 4, 1)[1], k)
+
+
+def test_pool_heads_averages_neighbouring_heads_by_hand():
+    x = np.arange(4.0).reshape(4, 1, 1)  # heads 0, 1, 2, 3
+    np.testing.assert_array_equal(pool_heads(x, 2).ravel(), [0.5, 2.5])
+    np.testing.assert_array_equal(pool_heads(x, 1).ravel(), [1.5])
+    np.testing.assert_array_equal(pool_heads(x, 4), x)
+
+
+def test_pool_heads_refuses_groups_that_do_not_divide_the_heads():
+    with pytest.raises(ValueError):
+        pool_heads(np.zeros((9, 2, 2)), 2)
+
+
+def test_tiling_hurts_exactly_the_heads_it_gives_another_kv_head():
+    q, k, v = toy_heads(9, 6, 4, 5)
+    k, v = pool_heads(k, 3), pool_heads(v, 3)
+    gaps = tiling_gaps(q, k, v, causal_mask(6))
+    same = kv_head_of(9, 3) == kv_head_of(9, 3, tiled=True)
+    np.testing.assert_array_equal(np.flatnonzero(same), [0, 4, 8])
+    assert np.all(gaps[same] == 0) and np.all(gaps[~same] > 0)
+
+
+@pytest.mark.parametrize("h_kv", [1, 8])
+def test_tiling_is_harmless_with_one_or_all_kv_heads(h_kv):
+    q, k, v = toy_heads(8, 4, 4, 2)
+    np.testing.assert_array_equal(tiling_gaps(q, pool_heads(k, h_kv), pool_heads(v, h_kv)), 0)

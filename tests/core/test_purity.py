@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CORE_FILES = sorted((ROOT / "core").glob("*.py"))
+CORE_FILES = sorted((ROOT / "core").rglob("*.py"))  # with core/findings/
 UI_LIBS = {"streamlit", "altair", "pandas"}
 IO_MODULES = {"pathlib", "io", "os", "shutil", "tempfile", "pickle", "urllib", "requests"}
 IO_CALLS = {

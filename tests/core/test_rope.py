@@ -1,5 +1,6 @@
 """core/rope.py: rotary positions — the pairs' speeds, the rotation itself and the score that
-depends only on the offset. The real model's numbers (SmolLM2's base and head width, read
+depends only on the offset; the /rope page's toy vectors, turned pairs, pair scores and
+score grids. The real model's numbers (SmolLM2's base and head width, read
 from its file) are checked in tests/models/test_smollm.py."""
 
 import numpy as np
@@ -9,17 +10,22 @@ from hypothesis import strategies as st
 
 import core.llama
 import core.rope
-from core import (
-    apply_rope,
-    rope_angles,
-    rope_frequencies,
+from core import apply_rope, rope_angles, rope_frequencies, rope_rotate
+from core.rope import (
+    absolute_score_grid,
+    pair_angle,
+    pair_scores,
     rope_relative_score,
-    rope_rotate,
     rope_score,
+    rope_score_grid,
     rope_slow_pairs,
+    rope_turns,
     rope_wavelengths,
     rotate_pair,
+    rotated_pair,
+    toy_qk,
 )
+from core.tokens import sinusoidal_positions
 
 
 def test_the_llama_forward_uses_the_one_rope_in_core():
@@ -107,3 +113,69 @@ def test_offset_zero_gives_the_plain_dot_product():
     q, k = rng.normal(size=16), rng.normal(size=16)
     assert rope_relative_score(q, k, 0, 1e4) == pytest.approx(float(q @ k), rel=1e-14)
     assert rope_score(q, k, 7, 7, 1e4) == pytest.approx(float(q @ k), rel=1e-12)
+
+
+# ---- the /rope page's experiments
+
+
+def test_toy_vectors_are_reproducible_from_the_seed():
+    q, k = toy_qk(8, 3)
+    assert q.shape == k.shape == (8,)
+    np.testing.assert_array_equal(toy_qk(8, 3)[0], q)
+    assert not np.array_equal(toy_qk(8, 4)[0], q)
+
+
+def test_rotated_pair_by_hand_pair_zero_turns_one_radian_a_token():
+    x = np.array([1.0, 0.0, 0.0, 1.0])
+    np.testing.assert_allclose(rotated_pair(x, 0, 2, 100.0), [np.cos(2), np.sin(2)])
+    # pair 1 of d = 4, base 100: θ = 0.1 rad per token; (0, 1) turned by 1 rad
+    np.testing.assert_allclose(rotated_pair(x, 1, 10, 100.0), [-np.sin(1), np.cos(1)])
+
+
+def test_rotated_pair_is_the_pair_of_the_whole_rotated_vector():
+    q, _ = toy_qk(16, 0)
+    whole = rope_rotate(q[None], [7], 1e4)[0]
+    for i in range(8):
+        np.testing.assert_array_equal(rotated_pair(q, i, 7, 1e4), whole[2 * i : 2 * i + 2])
+
+
+def test_pair_angle_by_hand_counter_clockwise_is_positive():
+    assert pair_angle(np.array([1.0, 0.0]), np.array([0.0, 2.0])) == np.pi / 2
+    assert pair_angle(np.array([1.0, 0.0]), np.array([0.0, -1.0])) == -np.pi / 2
+    assert pair_angle(np.array([1.0, 1.0]), np.array([-1.0, -1.0])) == np.pi
+
+
+def test_turning_both_pairs_by_the_same_offset_keeps_their_angle():
+    q, k = toy_qk(8, 1)
+    a = pair_angle(rotated_pair(q, 0, 5, 1e4), rotated_pair(k, 0, 2, 1e4))
+    b = pair_angle(rotated_pair(q, 0, 105, 1e4), rotated_pair(k, 0, 102, 1e4))
+    assert abs(a - b) < 1e-12
+
+
+def test_pair_scores_add_up_to_the_rope_score():
+    q, k = toy_qk(64, 42)
+    parts = pair_scores(q, k, 5, 2, 1e5)
+    assert parts.shape == (32,)
+    assert abs(parts.sum() - rope_score(q, k, 5, 2, 1e5)) < 1e-12
+
+
+def test_turns_by_hand_and_pairs_turning_less_than_once():
+    # d = 4, base 100: θ = 1 and 0.1 rad per token; positions 0..10 span 10 tokens of turning
+    np.testing.assert_allclose(rope_turns(4, 100.0, 11), [10 / (2 * np.pi), 1 / (2 * np.pi)])
+    turns = rope_turns(64, 1e5, 8193)
+    assert int(np.sum(turns < 1)) == rope_slow_pairs(64, 1e5, 8192)
+
+
+def test_rope_grid_entries_are_rope_scores():
+    q, k = toy_qk(16, 7)
+    grid = rope_score_grid(q, k, 9, 1e4)
+    assert grid.shape == (9, 9)
+    for m, n in [(0, 0), (5, 2), (2, 8), (8, 8)]:
+        assert abs(grid[m, n] - rope_score(q, k, m, n, 1e4)) < 1e-12
+
+
+def test_absolute_grid_is_the_dot_product_of_vectors_with_positions_added():
+    q, k = toy_qk(8, 2)
+    grid = absolute_score_grid(q, k, 6)
+    p = sinusoidal_positions(6, 8)
+    assert abs(grid[4, 1] - (q + p[4]) @ (k + p[1])) < 1e-12

@@ -1,4 +1,4 @@
-"""softmax and softmax_naive: hand-checked values, stability, the all-masked policy."""
+"""softmax, log_softmax and softmax_naive: hand-checked values, stability, the all-masked policy."""
 
 import numpy as np
 import pytest
@@ -6,16 +6,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, arrays
 
-from core import softmax, softmax_naive
+from core import softmax
 from core.softmax_numerics import (
     EXP_OVERFLOW,
     EXP_UNDERFLOW,
     exp_terms,
-    first_nonfinite_row,
     largest_exp_argument,
+    log_softmax,
     mask_last,
-    naive_break,
     scale_sweep,
+    softmax_naive,
 )
 
 finite = st.floats(-100.0, 100.0, allow_nan=False, allow_infinity=False)
@@ -34,6 +34,19 @@ def test_softmax_of_lesson_002_logits_gives_true_values_not_the_lessons():
     p = softmax([2.1, 0.3, 0.1, 0.8, 0.2])
     np.testing.assert_allclose(p, [0.580, 0.096, 0.079, 0.158, 0.087], atol=5e-4)
     assert p.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+@given(score_matrices)
+def test_log_softmax_is_the_log_of_softmax(x):
+    np.testing.assert_allclose(np.exp(log_softmax(x)), softmax(x), rtol=1e-12, atol=1e-300)
+
+
+def test_log_softmax_stays_finite_where_softmax_rounds_to_zero():
+    # exp(−1000) underflows to 0, so log(softmax) would be −inf; the log is −1000 exactly
+    logp = log_softmax(np.array([[0.0, -1000.0], [1000.0, 1000.0]]))
+    np.testing.assert_array_equal(logp[0], [0.0, -1000.0])
+    np.testing.assert_allclose(logp[1], [-np.log(2.0)] * 2, rtol=1e-15)
+    assert softmax([0.0, -1000.0])[1] == 0.0
 
 
 def test_large_logits_do_not_overflow_and_equal_shifted_logits():
@@ -119,8 +132,8 @@ def test_naive_softmax_of_2_1_point1_first_breaks_at_scale_355():
     # 2 * s > 709.78  <=>  s >= 355
     naive, stable = scale_sweep([2.0, 1.0, 0.1], np.arange(1, 1001))
     assert naive.shape == stable.shape == (1000, 3)
-    assert first_nonfinite_row(naive) == 354  # row 354 is scale 355
-    assert first_nonfinite_row(stable) == -1
+    assert np.flatnonzero(~np.isfinite(naive).all(axis=1))[0] == 354  # row 354 is scale 355
+    assert np.isfinite(stable).all()
     np.testing.assert_allclose(stable.sum(axis=1), 1.0)
     np.testing.assert_allclose(naive[:354], stable[:354], atol=1e-12)
 
@@ -130,11 +143,6 @@ def test_naive_softmax_also_breaks_when_every_exp_underflows():
     assert np.all(np.isfinite(naive[0]))
     assert np.isnan(naive[1]).all()  # 0 / 0
     np.testing.assert_allclose(stable[1], softmax([-800.0, -1200.0]))
-
-
-def test_first_nonfinite_row_by_hand():
-    assert first_nonfinite_row(np.array([[0.5, 0.5], [np.inf, 0.0], [np.nan, 1.0]])) == 1
-    assert first_nonfinite_row(np.ones((3, 2))) == -1
 
 
 @pytest.mark.parametrize(
@@ -184,20 +192,3 @@ def test_largest_exp_argument_grows_naively_and_stays_zero_when_stable():
     naive, stable = largest_exp_argument([-np.inf, 1.0], [3.0])
     np.testing.assert_allclose(naive, [3.0])
     np.testing.assert_array_equal(stable, [0.0])
-
-
-def test_naive_break_of_2_1_point1_is_an_overflow_at_scale_355():
-    found = naive_break([2.0, 1.0, 0.1], np.arange(1, 1001))
-    assert (found.index, found.scale) == (354, 355.0)
-    assert found.overflow and found.top == pytest.approx(710.0) and found.top > EXP_OVERFLOW
-
-
-def test_naive_break_of_very_negative_logits_is_an_underflow():
-    found = naive_break([-2.0, -3.0], [100.0, 400.0])  # at 400 every exp(-800..) is 0: 0/0
-    assert (found.index, found.scale) == (1, 400.0)
-    assert not found.overflow and found.top == pytest.approx(-800.0) and found.top < EXP_UNDERFLOW
-
-
-def test_naive_break_of_small_logits_never_happens():
-    found = naive_break([0.5, 0.1], np.arange(1, 11))
-    assert found == found.__class__(-1, 0.0, 0.0, False)

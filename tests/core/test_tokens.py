@@ -4,16 +4,14 @@ import numpy as np
 import pytest
 
 from core import (
-    MAX_TOKENS,
     EmptyTextError,
     TokenizeError,
     TooManyTokensError,
     embed_tokens,
     lesson_inputs,
-    sinusoidal_positions,
-    stable_embeddings,
     tokenize,
 )
+from core.tokens import MAX_TOKENS, sinusoidal_positions, stable_embeddings
 
 
 def test_english_splits_words_and_punctuation_keeping_contractions():

@@ -4,7 +4,7 @@ a softmax without the max is a word on screen, never a raw nan."""
 
 import pytest
 
-from core.today_flash import traffic_curves
+from core.flash import traffic_curves
 from tests.e2e.conftest import no_error_on_screen, press, shot, wait_for_url, wait_idle
 from tests.e2e.layout import CHART_PRINT, LAPTOP, measure, open_drawn, wait_drawn, wait_redrawn
 from ui.i18n import Translator

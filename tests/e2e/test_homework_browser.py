@@ -85,7 +85,7 @@ def test_a_wrong_sign_mask_and_a_batch_of_one_are_read_as_the_page_says(
     t = Translator(lang)
     cfg = hw.Homework(2)
     inputs = hw.homework_inputs(cfg)
-    wrong, _ = hw.mask_wrong_sign(*hw.exercise_args(cfg, inputs))
+    wrong, _ = hw.mistake("attention", "mask_wrong_sign").make(*hw.exercise_args(cfg, inputs))
     np.save(tmp_path / "masked.npy", wrong)
     np.save(tmp_path / "batched.npy", hw.homework_answer(cfg, inputs)["output"][None])
     page = open_app(server, f"/homework?lang={lang}&exercise=2", 1366, 768)
@@ -125,7 +125,9 @@ def test_the_upload_and_its_verdict_share_one_laptop_screen(
     t = Translator(lang)
     cfg = hw.Homework(1)
     inputs = hw.homework_inputs(cfg)
-    wrong, _ = hw.no_scaling(*[inputs[k] for k in ("X", "W_Q", "W_K", "W_V")], None)
+    wrong, _ = hw.mistake("attention", "no_scaling").make(
+        *[inputs[k] for k in ("X", "W_Q", "W_K", "W_V")], None
+    )
     path = tmp_path / "mine.npz"
     np.savez(path, output=wrong)
     page = open_app(server, f"/homework?lang={lang}", *size)

@@ -10,6 +10,8 @@ import pytest
 import core
 import core.llama as llama
 import models
+from core.kv_cache import kv_numbers_per_token, kv_variants, tile_kv
+from core.rope import rope_score, rope_slow_pairs, rope_wavelengths
 from models import smollm
 from tests.conftest import FIXTURES, optional_module, read_fixture
 
@@ -231,27 +233,27 @@ def test_load_config_reads_the_sizes_without_the_weights():
 def test_rope_facts_of_the_real_model_read_from_its_file():
     cfg = smollm.load_config()
     d, base = cfg.d_head, cfg.rope_base
-    wavelengths = core.rope_wavelengths(d, base)
+    wavelengths = rope_wavelengths(d, base)
     assert wavelengths.shape == (32,)
     assert wavelengths[0] == pytest.approx(2 * np.pi) and round(wavelengths[-1], -3) == 438_000
-    assert core.rope_slow_pairs(d, base, cfg.context) == 12
+    assert rope_slow_pairs(d, base, cfg.context) == 12
     q, k = np.random.default_rng(0).normal(size=(2, d))
-    here = core.rope_score(q, k, 5, 2, base)
-    assert abs(core.rope_score(q, k, 105, 102, base) - here) < 1e-13
-    assert abs(core.rope_score(q, k, 5, 3, base) - here) > 1e-3
+    here = rope_score(q, k, 5, 2, base)
+    assert abs(rope_score(q, k, 105, 102, base) - here) < 1e-13
+    assert abs(rope_score(q, k, 5, 3, base) - here) > 1e-3
 
 
 def test_kv_cache_memory_of_the_real_model():
     cfg = smollm.load_config()
-    per_token = core.kv_numbers_per_token(cfg.n_layers, cfg.n_kv_heads, cfg.d_head)
+    per_token = kv_numbers_per_token(cfg.n_layers, cfg.n_kv_heads, cfg.d_head)
     assert per_token == 11_520
     assert core.kv_cache_bytes(1, cfg.n_layers, cfg.n_kv_heads, cfg.d_head, 4) == 46_080
     assert core.kv_cache_bytes(1, cfg.n_layers, cfg.n_kv_heads, cfg.d_head, 2) == 23_040
     full = core.kv_cache_bytes(cfg.context, cfg.n_layers, cfg.n_kv_heads, cfg.d_head, 2)
     assert full == 180 * 2**20
-    heads = core.kv_variants(cfg.n_heads, cfg.n_kv_heads)
-    mha = core.kv_numbers_per_token(cfg.n_layers, heads["MHA"], cfg.d_head)
-    mqa = core.kv_numbers_per_token(cfg.n_layers, heads["MQA"], cfg.d_head)
+    heads = kv_variants(cfg.n_heads, cfg.n_kv_heads)
+    mha = kv_numbers_per_token(cfg.n_layers, heads["MHA"], cfg.d_head)
+    mqa = kv_numbers_per_token(cfg.n_layers, heads["MQA"], cfg.d_head)
     assert mha == 3 * per_token and mqa * 3 == per_token
 
 
@@ -278,7 +280,7 @@ def test_grouped_query_attention_on_every_layer_equals_torch_and_tiling_does_not
         ref = sdpa(*t, attn_mask=torch.from_numpy(mask), enable_gqa=True)[0].numpy()
         assert np.abs(out - ref).max() <= 1e-5  # float32 rounding (measured <= 4.9e-6)
         rep = q.shape[0] // k.shape[0]
-        tiled = core.tile_kv(k, rep), core.tile_kv(v, rep)
+        tiled = tile_kv(k, rep), tile_kv(v, rep)
         wrong, _ = core.scaled_dot_product_attention(q, *tiled, mask)
         assert np.abs(wrong - out).max() > 0.1
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-import core.decoder_findings as found
+import core.findings.decoder as found
 import core.llama as llama
 from core.masks import future_blank
 from models import smollm

@@ -6,7 +6,7 @@ opening on a Chinese sentence). Each is read once per server process
 (:mod:`ui.loaded`, ``st.cache_resource``, never mutated); each sentence's forward pass is
 cached (:func:`analyse`, bounded). Every number comes from :mod:`core.bert`, which runs the
 concept pages' ``scaled_dot_product_attention`` in every head; what the notes point out is
-computed in :mod:`core.bert` and :mod:`core.encoder_findings`.
+computed in :mod:`core.bert` and :mod:`core.findings.encoder`.
 """
 
 from dataclasses import dataclass
@@ -16,7 +16,7 @@ import streamlit as st
 
 import models
 from core.bert import BertWeights, explain_weight, head_ranking, without_keys
-from core.encoder_findings import (
+from core.findings.encoder import (
     favourite_flips,
     parked,
     place_of,

@@ -1,7 +1,7 @@
 """Presentation helpers for the FlashAttention page (pages/13_flash.py).
 
 Controls, charts and words only: every number comes from :mod:`core.flash` and
-:mod:`core.today_flash`. The charts are plain Vega-Lite dicts built by the module-level
+:mod:`core.findings.flash`. The charts are plain Vega-Lite dicts built by the module-level
 builders here (:func:`tile_chart`, :func:`agreement_chart`, :func:`traffic_chart`) and drawn
 with :func:`ui.charts.show_cached`.
 """
@@ -12,26 +12,29 @@ import numpy as np
 import streamlit as st
 
 import core
-from core.today_flash import (
+from core.findings.flash import (
+    FLOAT32_EPS,
+    FLOAT32_EXP_LIMIT,
+    Agreement,
+    TileRow,
+    first_nan,
+    tile_row,
+)
+from core.findings.flash import agreement as tiled_agreement
+from core.flash import (
     AHEAD,
     CURRENT,
     DTYPES,
-    FLOAT32_EPS,
-    FLOAT32_EXP_LIMIT,
     HIDDEN,
     SEEN,
-    Agreement,
-    TileRow,
     Traffic,
-    first_nan,
     memory_curves,
+    scores_held,
     tile_count,
-    tile_row,
     toy_qkv,
     traffic_curves,
     traffic_ratio_limit,
 )
-from core.today_flash import agreement as tiled_agreement
 from ui import charts
 from ui.context import PageContext
 from ui.exports import export_panel
@@ -224,7 +227,7 @@ def tiles(toy: Toy) -> Tiles:
     return Tiles(q, k, v, mask, core.attention_scores(q, k), output, reference, trace)
 
 
-RowView = TileRow  # step 1's numbers (core.today_flash)
+RowView = TileRow  # step 1's numbers (core.findings.flash)
 
 
 def row_view(tl: Tiles, toy: Toy, row: int, tile: int) -> RowView:
@@ -479,7 +482,7 @@ def row_notice(ctx: PageContext, v: RowView, toy: Toy) -> list[str]:
 
 def intro_values() -> dict[str, str]:
     """The introduction's example: the scores of one head at T = 16 384."""
-    full, _ = core.scores_held(MARKED[-1], MARKED[-1], 1)
+    full, _ = scores_held(MARKED[-1], MARKED[-1], 1)
     return {"n": grouped(MARKED[-1]), "held": big(full)}
 
 
@@ -950,7 +953,7 @@ def traffic_notice(ctx: PageContext, v: TrafficView) -> list[str]:
         )
     key = "flash.notice_limit" if v.limit >= 1 else "flash.notice_limit_below"
     items.append(t(key, r=num(v.limit, 1)))
-    full, tile = core.scores_held(MARKED[-1], MARKED[-1], v.traffic.block)
+    full, tile = scores_held(MARKED[-1], MARKED[-1], v.traffic.block)
     items.append(
         t(
             "flash.notice_memory_held",

@@ -2,7 +2,7 @@
 
 Controls, charts, words and the page's steps (drawn by :func:`ui.steps.run`) only: every
 number comes from :mod:`core.kv_cache` (grouped-query attention, the K/V expansions, the
-cache's size), :mod:`core.today_gqa` and, for the real model, :mod:`models.smollm` (its sizes
+cache's size), :mod:`core.findings.gqa` and, for the real model, :mod:`models.smollm` (its sizes
 read from its file by :func:`ui.prompt.config`, never typed in; its queries, keys and values
 by :func:`models.smollm.layer_qkv`); without the model, steps 2–4 say how to install it. The
 optional PyTorch check imports torch lazily, only when its box is opened.
@@ -16,18 +16,17 @@ import streamlit as st
 
 import core
 import core.llama as llama
-from core.masks import future_blank
-from core.multihead import max_abs_difference
-from core.today_gqa import (
+from core.findings.gqa import (
     Tiling,
     cache_ratios,
     design,
     group_agreement,
     group_weight_gap,
-    pool_heads,
     tiling,
-    toy_heads,
 )
+from core.kv_cache import kv_numbers_per_token, kv_variants, pool_heads, toy_heads
+from core.masks import future_blank
+from core.multihead import max_abs_difference
 from models import smollm
 from ui import charts, loaded
 from ui import prompt as typed
@@ -421,7 +420,7 @@ class Memory:
 def memory(cfg: llama.LlamaConfig, dtype: str, tokens_: int) -> Memory:
     """The key/value cache of SmolLM2's shape with multi-head, its own grouped-query and
     multi-query attention."""
-    variants = core.kv_variants(cfg.n_heads, cfg.n_kv_heads)
+    variants = kv_variants(cfg.n_heads, cfg.n_kv_heads)
     width, layers, d = DTYPES[dtype], cfg.n_layers, cfg.d_head
     context = int(cfg.context or tokens_)
     grid = np.linspace(0, context, CURVE_POINTS).round().astype(np.int64)  # (t,)
@@ -430,7 +429,7 @@ def memory(cfg: llama.LlamaConfig, dtype: str, tokens_: int) -> Memory:
         tokens_,
         context,
         variants,
-        {k: core.kv_numbers_per_token(layers, h_kv, d) for k, h_kv in variants.items()},
+        {k: kv_numbers_per_token(layers, h_kv, d) for k, h_kv in variants.items()},
         {k: core.kv_cache_bytes(tokens_, layers, h_kv, d, width) for k, h_kv in variants.items()},
         grid,
         {k: core.kv_cache_bytes(grid, layers, h_kv, d, width) for k, h_kv in variants.items()},
@@ -579,7 +578,7 @@ def memory_notice(ctx: PageContext, cfg: llama.LlamaConfig, m: Memory) -> list[s
 
 @dataclass(frozen=True)
 class Trap(Tiling):
-    """Step 3's numbers: the tiling bug (:class:`core.today_gqa.Tiling`) on one layer of
+    """Step 3's numbers: the tiling bug (:class:`core.findings.gqa.Tiling`) on one layer of
     SmolLM2."""
 
     layer: int

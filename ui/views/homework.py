@@ -16,20 +16,22 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.runtime.uploaded_file_manager import UploadedFile
 
+from core.findings.homework import (
+    NEAR_ZERO,
+    Comparison,
+    compare,
+    sum_range,
+    transposed_matches,
+    weight_sums,
+)
 from core.homework import (
     MISTAKE_STEPS,
-    NEAR_ZERO,
     STEPS,
-    Comparison,
     Homework,
-    compare,
     diagnose_homework,
     homework_answer,
     homework_inputs,
-    sum_range,
     tolerance,
-    transposed_matches,
-    weight_sums,
 )
 from ui import charts
 from ui.blocks import lazy_box, notice

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 import core
+from core.findings.kv_cache import step_vs_full_diff, step_work
 from core.kv_cache import (
     CostCurve,
     CostSummary,
@@ -18,8 +19,6 @@ from core.kv_cache import (
     decode_costs,
     decode_trace,
     sample_steps,
-    step_vs_full_diff,
-    step_work,
 )
 from ui import charts
 from ui.blocks import link, notice

@@ -14,16 +14,14 @@ import streamlit as st
 from pandas.io.formats.style import Styler
 
 from core import text_heatmap
+from core.findings.lookup import row_share, soft_finding, sweep_ends
 from core.lookup import (
     CAPITALS,
     capital_table,
     hard_lookup,
     lookup_scores,
     polar_query,
-    row_share,
-    soft_finding,
     soft_lookup,
-    sweep_ends,
     temperature_sweep,
     uniform_weight,
 )
@@ -725,7 +723,7 @@ def sweep_notices(
     hard_index: int,
 ) -> list[str]:
     """The "what to notice" items of the temperature sweep: its coldest and hottest rows
-    (:func:`core.lookup.sweep_ends`)."""
+    (:func:`core.findings.lookup.sweep_ends`)."""
     ends = sweep_ends(weights)
     return [
         t(
@@ -755,7 +753,7 @@ def soft_notices(
     temperature: float,
 ) -> list[str]:
     """The "what to notice" items of the hard-vs-soft step, phrased for the weights shown
-    (:func:`core.lookup.soft_finding`)."""
+    (:func:`core.findings.lookup.soft_finding`)."""
     found = soft_finding(weights, hard_index, length, temperature)
     w, left = num(found.hard.weight, 3), num(found.hard.rest, 3)
     sharp = "_sharp" if found.hard.sharp else ""

@@ -11,16 +11,13 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 import core
+from core.findings.masking import FillComparison, compare_fills, lookahead, mask_findings
 from core.masks import (
     LARGE_NEGATIVE,
     MASK_FILL,
     SMALL_NEGATIVE,
-    FillComparison,
     combine_masks,
-    compare_fills,
     fully_masked_rows,
-    lookahead,
-    mask_findings,
     pad_rows,
     padded_valid,
     row_sums,
@@ -202,7 +199,7 @@ def mask_intro(ctx: PageContext) -> str:
 
 def mask_notice(ctx: PageContext, view: MaskView) -> list[str]:
     """Live "what to notice" items for the mask view, worded from
-    :func:`core.masks.mask_findings`."""
+    :func:`core.findings.masking.mask_findings`."""
     t = ctx.t
     found = mask_findings(view.masked.weights, view.mask)
     if not found.hidden:  # no hidden cell (no causal mask and no [PAD], or a single token)

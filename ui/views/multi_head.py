@@ -15,10 +15,10 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from core.findings.multi_head import head_picks
 from core.multihead import (
     MultiHeadTrace,
     average_heads,
-    head_picks,
     init_multihead,
     max_abs_difference,
     multi_head_attention_loop,

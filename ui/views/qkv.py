@@ -6,7 +6,8 @@ import numpy as np
 import streamlit as st
 
 import core
-from core.projections import FusedCheck, fuse_qkv, fused_check, fused_project
+from core.findings.qkv import FusedCheck, fused_check
+from core.projections import fuse_qkv, fused_project
 from ui import charts
 from ui import sentence as shared
 from ui.charts import vector_tex as vec_tex
@@ -103,7 +104,7 @@ def matrix_notes(
 ) -> list[str]:
     """Step 1's "what to notice": the shapes, token ``i``'s row of the product ``out``
     (projection ``which``) and how far the fused projection lands from the separate ones
-    (:func:`core.projections.fused_check`)."""
+    (:func:`core.findings.qkv.fused_check`)."""
     t = ctx.t
     fused = "qkv.notice_fused_exact" if check.exact else "qkv.notice_fused"
     row = short_list(out[i], digits(ctx))

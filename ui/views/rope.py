@@ -2,7 +2,7 @@
 
 Controls, charts, words and the page's steps (drawn by :func:`ui.steps.run`) only: every
 number comes from :mod:`core.rope` (the one RoPE of ``core``, also used by
-:mod:`core.llama`), :mod:`core.today_rope` and, for the real model, :mod:`models.smollm` /
+:mod:`core.llama`), :mod:`core.findings.rope` and, for the real model, :mod:`models.smollm` /
 :mod:`models.smollm_probe`. The model's sizes are read from its file
 (:func:`ui.prompt.config`), never typed in; without the model, steps 3 and 4 say how to
 install it.
@@ -14,18 +14,16 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-import core
 import core.llama as llama
-from core.today_rope import (
-    PairTurn,
-    Rotation,
+from core.findings.rope import PairTurn, Rotation, diagonal_spread, pair_turn
+from core.findings.rope import rotation as rope_rotation
+from core.rope import (
     absolute_score_grid,
-    diagonal_spread,
-    pair_turn,
     rope_score_grid,
+    rope_slow_pairs,
+    rope_wavelengths,
     toy_qk,
 )
-from core.today_rope import rotation as rope_rotation
 from models.smollm_probe import LayerQueries, layer_queries
 from ui import charts, loaded
 from ui import prompt as typed
@@ -221,7 +219,7 @@ def model_step(v: View) -> None:
 # Step 1: one pair turning ------------------------------------------------------------------
 
 
-PairView = PairTurn  # step 1's numbers (core.today_rope)
+PairView = PairTurn  # step 1's numbers (core.findings.rope)
 
 
 def pair_view(toy: Toy, pair: int, m: int, n: int, shift: int) -> PairView:
@@ -498,11 +496,11 @@ def waves(cfg: llama.LlamaConfig, toy_base: float) -> Waves:
         d,
         context,
         base,
-        core.rope_wavelengths(d, base),
-        core.rope_slow_pairs(d, base, context),
+        rope_wavelengths(d, base),
+        rope_slow_pairs(d, base, context),
         toy_base,
-        core.rope_wavelengths(d, toy_base),
-        core.rope_slow_pairs(d, toy_base, context),
+        rope_wavelengths(d, toy_base),
+        rope_slow_pairs(d, toy_base, context),
     )
 
 

@@ -10,7 +10,6 @@ from streamlit.delta_generator import DeltaGenerator
 
 from core import text_heatmap
 from core.experiments import (
-    RowSummary,
     SaturationCurve,
     ScoreComparison,
     VarianceExperiment,
@@ -18,11 +17,16 @@ from core.experiments import (
     even_row_norms,
     saturation_curves,
     scaled_histograms,
-    summarize_rows,
     unit_variance_projections,
     variance_experiment,
 )
-from core.scaling_findings import gradient_finding, score_finding, variance_finding
+from core.findings.scaling import (
+    RowSummary,
+    gradient_finding,
+    score_finding,
+    summarize_rows,
+    variance_finding,
+)
 from ui import charts
 from ui.blocks import link, notice
 from ui.context import PageContext
@@ -357,7 +361,7 @@ def score_notices(
     short: bool = False,
 ) -> list[str]:
     """The score step's "what to notice", phrased for the numbers on screen
-    (:func:`core.scaling_findings.score_finding`; ``short``, for presenter mode: without the
+    (:func:`core.findings.scaling.score_finding`; ``short``, for presenter mode: without the
     remark on the initialisation switch, folded there, nor the one that no row is one-hot
     yet)."""
     found = score_finding(c, raw, scaled)
@@ -389,7 +393,7 @@ def score_notices(
 
 def variance_notices(t: Translator, exp: VarianceExperiment, index: int, samples: int) -> list[str]:
     """The variance step's "what to notice": "close to the theory" only when it is
-    (:func:`core.scaling_findings.variance_finding`)."""
+    (:func:`core.findings.scaling.variance_finding`)."""
     found = variance_finding(exp, index)
     rough, rough_s = ("" if close else "_rough" for close in (found.close, found.close_scaled))
     return [
@@ -403,7 +407,7 @@ def gradient_notices(
     t: Translator, raw: SaturationCurve, scaled: SaturationCurve, n_keys: int, short: bool = False
 ) -> list[str]:
     """The gradient step's "what to notice", with the even-row value for comparison
-    (:func:`core.scaling_findings.gradient_finding`; ``short``, for presenter mode: only the
+    (:func:`core.findings.scaling.gradient_finding`; ``short``, for presenter mode: only the
     comparisons, without the d_k = 1 remark and the closing summary)."""
     found = gradient_finding(raw, scaled, n_keys)
     nums = {"d_k": D_KS[-1], "raw": charts.fmt(found.raw, 4), "scaled": charts.fmt(found.scaled, 4)}

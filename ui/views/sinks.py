@@ -1,7 +1,7 @@
 """Presentation helpers for the sliding-window and attention-sink page (pages/14_sinks.py).
 
 Controls, charts, words and the page's steps (drawn by :func:`ui.steps.run`) only: every
-number comes from :mod:`core.masks`, :mod:`core.today_sinks` and, for the real model,
+number comes from :mod:`core.masks`, :mod:`core.findings.sinks` and, for the real model,
 :mod:`models.sinks_probe` (one masked forward pass of SmolLM2 per configuration).
 
 The model runs only when the reader presses Run, and only what this session has not got
@@ -20,11 +20,7 @@ import numpy as np
 import streamlit as st
 
 import core
-from core.today_sinks import (
-    FUTURE,
-    SINK,
-    TOO_FAR,
-    WINDOW,
+from core.findings.sinks import (
     ShareSummary,
     WindowFacts,
     mean_over,
@@ -32,6 +28,7 @@ from core.today_sinks import (
     share_summary,
     window_facts,
 )
+from core.masks import FUTURE, SINK, TOO_FAR, WINDOW
 from models import smollm
 from models.sinks_probe import SinkRun, sink_run
 from ui import charts, loaded, notes
@@ -124,7 +121,7 @@ def toy_controls(ctx: PageContext, got: Got) -> Toy:
 
 @dataclass(frozen=True)
 class MaskView(WindowFacts):
-    """Step 1's numbers: the toy's settings and :class:`core.today_sinks.WindowFacts`."""
+    """Step 1's numbers: the toy's settings and :class:`core.findings.sinks.WindowFacts`."""
 
     toy: Toy
 

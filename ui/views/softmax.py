@@ -3,7 +3,7 @@
 Parsing what a user typed is UI work, so :func:`parse_logits` lives here. It is pure (no
 Streamlit) and returns either the numbers or a reason that the page turns into a translated
 warning. What the notes point out (the largest probability, what a mask leaves, where the
-naive formula breaks) is computed in :mod:`core.softmax_findings` and
+naive formula breaks) is computed in :mod:`core.findings.softmax` and
 :mod:`core.softmax_numerics`; this module words it.
 """
 
@@ -17,16 +17,14 @@ import pandas as pd
 import streamlit as st
 
 import core
+from core.findings.softmax import NaiveBreak, mask_effect, naive_break, temperature_effect
 from core.masks import row_sums
-from core.softmax_findings import mask_effect, temperature_effect
 from core.softmax_numerics import (
     EXP_OVERFLOW,
     EXP_UNDERFLOW,
-    NaiveBreak,
     exp_terms,
     largest_exp_argument,
     mask_last,
-    naive_break,
     scale_sweep,
 )
 from ui import charts
@@ -508,7 +506,7 @@ def mask_choice(n: int) -> Choice:
 
 def mask_notices(t: Translator, masked: np.ndarray, after: np.ndarray) -> list[str]:
     """The "what to notice" items of the masking step, with live numbers
-    (:func:`core.softmax_findings.mask_effect`)."""
+    (:func:`core.findings.softmax.mask_effect`)."""
     found = mask_effect(masked, after)
     renorm = t("softmax.notice_renorm", s=num(found.total))
     if found.none:
@@ -673,7 +671,7 @@ def lesson_trace(temperature: float) -> tuple[list[str], dict[str, object]]:
 @st.cache_data(max_entries=8, show_spinner=False)
 def stability_sweep(logits: tuple[float, ...]) -> dict[str, object]:
     """Where the naive softmax of ``logits × s`` first breaks
-    (:func:`core.softmax_numerics.naive_break`), and the chart's curves."""
+    (:func:`core.findings.softmax.naive_break`), and the chart's curves."""
     naive_arg, stable_arg = largest_exp_argument(logits, SWEEP_SCALES)
     return {"break": naive_break(logits, SCALES), "naive": naive_arg, "stable": stable_arg}
 
@@ -682,7 +680,7 @@ def bars_notices(
     t: Translator, sums: dict[str, float], temp: float, probs_a: np.ndarray, at_one: np.ndarray
 ) -> list[str]:
     """The "what to notice" items of the logits -> probabilities step
-    (:func:`core.softmax_findings.temperature_effect`)."""
+    (:func:`core.findings.softmax.temperature_effect`)."""
     found = temperature_effect(probs_a, at_one, temp)
     p, p1 = num(found.peak), num(found.peak_at_one)
     if found.flat:  # equal logits: no temperature changes anything
@@ -696,7 +694,7 @@ def bars_notices(
 
 def matrix_notices(t: Translator, mats: dict[str, np.ndarray], temp: float) -> list[str]:
     """The "what to notice" items of the score-matrix step
-    (:func:`core.softmax_findings.temperature_effect` over the whole matrix)."""
+    (:func:`core.findings.softmax.temperature_effect` over the whole matrix)."""
     found = temperature_effect(mats["weights_t"], mats["weights_t1"], temp)
     p1, p = num(found.peak_at_one), num(found.peak)
     first = (

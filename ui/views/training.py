@@ -14,18 +14,20 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from core.findings.training import (
+    learns_slower,
+    probe_correct,
+    scaling_effect,
+    sharpening,
+    snapshot_at,
+)
 from core.training import (
     TASKS,
     History,
     Snapshot,
     TrainConfig,
-    learns_slower,
     loss_at,
-    probe_correct,
     run,
-    scaling_effect,
-    sharpening,
-    snapshot_at,
     steps_to,
     train_live,
 )

@@ -10,7 +10,8 @@ import numpy as np
 import streamlit as st
 
 import core
-from core.attention import RowMix, SumTerms, mix_row, row_leaders, sum_terms
+from core.attention import RowMix, mix_row
+from core.findings.weighted_sum import SumTerms, row_leaders, sum_terms
 from ui import charts
 from ui.blocks import folded
 from ui.charts import vector_tex as vec_tex
@@ -202,8 +203,9 @@ def what_to_notice(ctx: PageContext, tokens: Sequence[str], i: int, mix: RowMix)
 
 
 def shown_terms(mix: RowMix, v: np.ndarray) -> SumTerms:
-    """Which terms :func:`sum_tex` writes out (:func:`core.attention.sum_terms`): every term
-    up to :data:`ALL_TERMS_UP_TO` keys, else the :data:`TOP_TERMS` largest and the rest summed."""
+    """Which terms :func:`sum_tex` writes out (:func:`core.findings.weighted_sum.sum_terms`):
+    every term up to :data:`ALL_TERMS_UP_TO` keys, else the :data:`TOP_TERMS` largest and the
+    rest summed."""
     return sum_terms(mix.weights, v, ALL_TERMS_UP_TO, TOP_TERMS)
 
 

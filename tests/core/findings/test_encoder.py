@@ -1,9 +1,9 @@
-"""core.encoder_findings: where a word sits among pieces, where a query's weight went."""
+"""core.findings.encoder: where a word sits among pieces, where a query's weight went."""
 
 import numpy as np
 import pytest
 
-from core.encoder_findings import (
+from core.findings.encoder import (
     bare,
     favourite_flips,
     parked,

@@ -1,14 +1,16 @@
 """What the softmax page points out, computed from its logits and probabilities.
 
 The page (``ui/views/softmax.py``) turns each finding into a translated sentence; which
-probability is largest, whether the temperature changes anything and what a mask leaves
-come from here, so they can be tested without a browser. Where the naive softmax breaks is
-numerics: :func:`core.softmax_numerics.naive_break`.
+probability is largest, whether the temperature changes anything, what a mask leaves and
+where the naive softmax breaks (and why: overflow or underflow) come from here, so they can
+be tested without a browser. The numerics themselves are in :mod:`core.softmax_numerics`.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
+
+from core.softmax_numerics import EXP_OVERFLOW, largest_exp_argument, scale_sweep
 
 T_ONE = 1e-9  # a temperature this close to 1 counts as 1 (the slider steps in 0.05)
 
@@ -73,3 +75,39 @@ def mask_effect(masked: np.ndarray, after: np.ndarray) -> MaskEffect:
         float(np.max(after[hidden])) if hidden.any() else 0.0,
         float(np.sum(after)),
     )
+
+
+def first_nonfinite_row(p: np.ndarray) -> int:
+    """Index of the first row of ``p`` holding NaN or ±inf, or ``-1`` if every row is finite.
+
+    Shapes: ``p`` ``(s, n)`` -> int.
+    """
+    bad = ~np.all(np.isfinite(p), axis=-1)  # (s,)
+    return int(np.argmax(bad)) if bad.any() else -1
+
+
+@dataclass(frozen=True)
+class NaiveBreak:
+    """Where the naive softmax of ``x * s`` first stops being a distribution, and why."""
+
+    index: int  # the first scale's index in the sweep, -1 if it never breaks
+    scale: float  # that scale (0.0 if it never breaks)
+    top: float  # the largest exp argument there (0.0 if it never breaks)
+    overflow: bool  # exp gave +inf (inf/inf = NaN); else every term underflowed to 0 (0/0)
+
+
+def naive_break(x: np.ndarray | list, scales: np.ndarray | list) -> NaiveBreak:
+    """The first scale of ``scales`` at which :func:`softmax_naive` of ``x * s`` holds NaN
+    or ±inf, and whether ``exp`` overflowed there (an argument above :data:`EXP_OVERFLOW`)
+    or every term underflowed (large logits break by overflow, very negative ones by
+    underflow).
+
+    Shapes: ``x`` ``(n,)``, ``scales`` ``(s,)`` -> :class:`NaiveBreak`.
+    """
+    scales = np.asarray(scales)
+    naive, _ = scale_sweep(x, scales)  # (s, n)
+    index = first_nonfinite_row(naive)
+    if index < 0:
+        return NaiveBreak(-1, 0.0, 0.0, False)
+    top = float(largest_exp_argument(x, scales[[index]])[0][0])
+    return NaiveBreak(index, float(scales[index]), top, top > EXP_OVERFLOW)

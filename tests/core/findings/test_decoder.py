@@ -1,9 +1,9 @@
-"""core/decoder_findings.py: what the /decoder page points out, on small hand-made arrays."""
+"""core/findings/decoder.py: what the /decoder page points out, on small hand-made arrays."""
 
 import numpy as np
 import pytest
 
-import core.decoder_findings as found
+import core.findings.decoder as found
 from core.masks import causal_mask
 
 

@@ -10,11 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.experiments import (
-    RowSummary,
     SaturationCurve,
     ScoreComparison,
     VarianceExperiment,
-    entry_variance,
+    entropy,
     even_row_norms,
 )
 
@@ -22,6 +21,29 @@ PEAKED = 0.9  # a row that gives more than this to one key counts as "almost one
 SURER = 0.1  # the unscaled rows are "far more sure" when their mean top weight is this much higher
 CLOSE = 0.1  # a measured variance is "close to the theory" within this relative error
 WEAK = 0.25  # the unscaled gradient is "barely learning" below this share of the scaled one
+
+
+@dataclass(frozen=True)
+class RowSummary:
+    """How spread the scores are and how peaked their softmax rows are."""
+
+    score_std: float  # standard deviation of all scores
+    max_weight: float  # mean over rows of the largest weight
+    entropy: float  # mean over rows of the entropy (nats)
+
+
+def summarize_rows(scores: np.ndarray, weights: np.ndarray) -> RowSummary:
+    """Shapes: ``scores``, ``weights`` ``(n_q, n_k)`` -> :class:`RowSummary` (three floats)."""
+    return RowSummary(
+        float(np.std(scores)),
+        float(weights.max(axis=-1).mean()),
+        float(entropy(weights).mean()),
+    )
+
+
+def entry_variance(m: np.ndarray) -> float:
+    """Variance of all entries of ``m`` (e.g. of Q): ``(...)`` -> a float."""
+    return float(np.var(m))
 
 
 def peaked_rows(weights: np.ndarray, threshold: float = PEAKED) -> int:

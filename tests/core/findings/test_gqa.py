@@ -1,38 +1,13 @@
-"""core/today_gqa.py: what /gqa shows — the toy heads pooled into groups, how alike the heads
-of a group attend, and what the tiling bug does to each head."""
+"""core/findings/gqa.py: how alike the heads of a group attend, the designs' names and
+caches, and the tiling bug on one layer against the per-head loop."""
 
 import numpy as np
 import pytest
 
-from core import causal_mask, grouped_query_attention, kv_head_of, kv_variants
-from core.today_gqa import (
-    cache_ratios,
-    design,
-    group_agreement,
-    group_weight_gap,
-    pool_heads,
-    tiling,
-    tiling_gaps,
-    toy_heads,
-)
-
-
-def test_toy_heads_are_reproducible_from_the_seed():
-    q, k, v = toy_heads(8, 6, 4, 1)
-    assert q.shape == k.shape == v.shape == (8, 6, 4)
-    np.testing.assert_array_equal(toy_heads(8, 6, 4, 1)[1], k)
-
-
-def test_pool_heads_averages_neighbouring_heads_by_hand():
-    x = np.arange(4.0).reshape(4, 1, 1)  # heads 0, 1, 2, 3
-    np.testing.assert_array_equal(pool_heads(x, 2).ravel(), [0.5, 2.5])
-    np.testing.assert_array_equal(pool_heads(x, 1).ravel(), [1.5])
-    np.testing.assert_array_equal(pool_heads(x, 4), x)
-
-
-def test_pool_heads_refuses_groups_that_do_not_divide_the_heads():
-    with pytest.raises(ValueError):
-        pool_heads(np.zeros((9, 2, 2)), 2)
+from core import grouped_query_attention
+from core.findings.gqa import cache_ratios, design, group_agreement, group_weight_gap, tiling
+from core.kv_cache import kv_variants, pool_heads, tiling_gaps, toy_heads
+from core.masks import causal_mask
 
 
 def test_group_weight_gap_is_zero_for_one_head_a_group_and_positive_when_shared():
@@ -55,21 +30,6 @@ def test_group_agreement_by_hand():
     assert same == pytest.approx((0.2 + 0.4) / 2)
     assert other == pytest.approx((0.0 + 0.4 + 0.2 + 0.2) / 4)  # pairs 0-2, 0-3, 1-2, 1-3
     assert np.isnan(group_agreement(w, 4)[0]) and np.isnan(group_agreement(w, 1)[1])
-
-
-def test_tiling_hurts_exactly_the_heads_it_gives_another_kv_head():
-    q, k, v = toy_heads(9, 6, 4, 5)
-    k, v = pool_heads(k, 3), pool_heads(v, 3)
-    gaps = tiling_gaps(q, k, v, causal_mask(6))
-    same = kv_head_of(9, 3) == kv_head_of(9, 3, tiled=True)
-    np.testing.assert_array_equal(np.flatnonzero(same), [0, 4, 8])
-    assert np.all(gaps[same] == 0) and np.all(gaps[~same] > 0)
-
-
-@pytest.mark.parametrize("h_kv", [1, 8])
-def test_tiling_is_harmless_with_one_or_all_kv_heads(h_kv):
-    q, k, v = toy_heads(8, 4, 4, 2)
-    np.testing.assert_array_equal(tiling_gaps(q, pool_heads(k, h_kv), pool_heads(v, h_kv)), 0)
 
 
 @pytest.mark.parametrize(("h_kv", "name"), [(8, "mha"), (4, "gqa"), (2, "gqa"), (1, "mqa")])

@@ -1,23 +1,32 @@
-"""core.scaling_findings: what the √d_k page points out about its experiments."""
+"""core.findings.scaling: what the √d_k page points out about its experiments."""
 
 import numpy as np
 import pytest
 
 from core.experiments import (
-    RowSummary,
     SaturationCurve,
     ScoreComparison,
     compare_scaling,
     even_row_norms,
-    summarize_rows,
     variance_experiment,
 )
-from core.scaling_findings import (
+from core.findings.scaling import (
+    RowSummary,
     gradient_finding,
     peaked_rows,
     score_finding,
+    summarize_rows,
     variance_finding,
 )
+
+
+def test_summarize_rows_by_hand():
+    scores = np.array([[0.0, 2.0], [2.0, 0.0]])
+    weights = np.array([[0.5, 0.5], [1.0, 0.0]])
+    s = summarize_rows(scores, weights)
+    assert s.score_std == 1.0
+    assert s.max_weight == 0.75
+    np.testing.assert_allclose(s.entropy, np.log(2) / 2)
 
 
 def test_peaked_rows_count_rows_above_the_threshold_only():

@@ -1,48 +1,22 @@
-"""What the grouped-query attention page (/gqa) shows, computed with :mod:`core.kv_cache`.
+"""What the grouped-query attention page (/gqa) points out, read off :mod:`core.kv_cache`.
 
-A toy multi-head model (:func:`toy_heads`) turned into fewer key/value heads the way the
-GQA paper (Ainslie et al. 2023) converts a trained model: the key and value heads of each
-group averaged (:func:`pool_heads`); how differently the query heads of one group attend
-(:func:`group_weight_gap`, :func:`group_agreement`); and what the tiling bug
-(:func:`core.kv_cache.tile_kv`) does to each query head's output (:func:`tiling_gaps`).
-What the page points out: which design a head count is (:func:`design`), and the tiling
-bug on one layer, checked against the per-head loop (:func:`tiling` -> :class:`Tiling`).
+How differently the query heads of one group attend (:func:`group_weight_gap`,
+:func:`group_agreement`); how the cache of each design compares (:func:`cache_ratios`) and
+which design a head count is (:func:`design`); and the tiling bug on one layer, checked
+against the per-head loop (:func:`tiling` -> :class:`Tiling`).
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from core.attention import scaled_dot_product_attention
 from core.kv_cache import (
     grouped_query_attention,
     grouped_query_attention_loop,
     kv_head_of,
-    tile_kv,
+    tiling_gaps,
 )
 from core.masks import causal_mask
-
-
-def toy_heads(h: int, n: int, d_head: int, seed: int) -> tuple[np.ndarray, ...]:
-    """Queries, keys and values of a toy multi-head layer: standard normal from ``seed``.
-
-    Shapes: -> ``q``, ``k``, ``v`` ``(h, n, d_head)`` each, float64.
-    """
-    rng = np.random.default_rng(seed)
-    q, k, v = rng.standard_normal((3, h, n, d_head))  # (h, n, d_head) each
-    return q, k, v
-
-
-def pool_heads(x: np.ndarray, h_kv: int) -> np.ndarray:
-    """``h`` key (or value) heads made into ``h_kv``: each group of ``h / h_kv`` neighbouring
-    heads averaged into one (the GQA paper's "mean pooling"). ``h_kv = h`` changes nothing.
-
-    Shapes: ``(h, n, d)`` -> ``(h_kv, n, d)``. Raises ``ValueError`` unless ``h_kv`` divides ``h``.
-    """
-    h = x.shape[0]
-    if h_kv < 1 or h % h_kv:
-        raise ValueError(f"{h} heads do not split into {h_kv} groups")
-    return x.reshape(h_kv, h // h_kv, *x.shape[1:]).mean(axis=1)  # (h_kv, n, d)
 
 
 def group_weight_gap(weights: np.ndarray, h_kv: int) -> float:
@@ -71,23 +45,6 @@ def group_agreement(weights: np.ndarray, h_kv: int) -> tuple[float, float]:
     other = upper & (group[:, None] != group[None, :])
     mean = [float(gaps[sel].mean()) if sel.any() else float("nan") for sel in (same, other)]
     return mean[0], mean[1]
-
-
-def tiling_gaps(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
-) -> np.ndarray:
-    """Per query head, the largest difference between its output with the key/value heads
-    shared the right way (:func:`core.kv_cache.grouped_query_attention`) and with them tiled
-    (:func:`core.kv_cache.tile_kv`, the classic bug). 0 for the heads the two ways happen to
-    give the same key/value head.
-
-    Shapes: ``q`` ``(h, n_q, d_k)``, ``k`` ``(h_kv, n_k, d_k)``, ``v`` ``(h_kv, n_k, d_v)``
-    -> ``(h,)``.
-    """
-    n_rep = q.shape[0] // k.shape[0]
-    right, _ = grouped_query_attention(q, k, v, mask)  # (h, n_q, d_v)
-    wrong, _ = scaled_dot_product_attention(q, tile_kv(k, n_rep), tile_kv(v, n_rep), mask)
-    return np.abs(right - wrong).max(axis=(-2, -1))  # (h,)
 
 
 def cache_ratios(variants: dict[str, int]) -> tuple[float, float]:

@@ -1,10 +1,11 @@
-"""core.softmax_findings: what a temperature and a mask do to a softmax row."""
+"""core.findings.softmax: what a temperature and a mask do to a softmax row, and where the
+naive softmax first breaks."""
 
 import numpy as np
 import pytest
 
-from core.softmax_findings import mask_effect, temperature_effect
-from core.softmax_numerics import mask_last, softmax
+from core.findings.softmax import first_nonfinite_row, mask_effect, naive_break, temperature_effect
+from core.softmax_numerics import EXP_OVERFLOW, EXP_UNDERFLOW, mask_last, softmax
 
 
 def test_temperature_effect_names_the_largest_probability_at_t_and_at_one():
@@ -56,3 +57,25 @@ def test_mask_effect_reports_a_masked_entry_that_is_not_exactly_zero():
     masked = np.array([0.0, -np.inf])
     found = mask_effect(masked, np.array([0.9, 0.1]))  # not what softmax gives: a wrong answer
     assert not found.exact_zero and found.largest_masked == 0.1
+
+
+def test_first_nonfinite_row_by_hand():
+    assert first_nonfinite_row(np.array([[0.5, 0.5], [np.inf, 0.0], [np.nan, 1.0]])) == 1
+    assert first_nonfinite_row(np.ones((3, 2))) == -1
+
+
+def test_naive_break_of_2_1_point1_is_an_overflow_at_scale_355():
+    found = naive_break([2.0, 1.0, 0.1], np.arange(1, 1001))
+    assert (found.index, found.scale) == (354, 355.0)
+    assert found.overflow and found.top == pytest.approx(710.0) and found.top > EXP_OVERFLOW
+
+
+def test_naive_break_of_very_negative_logits_is_an_underflow():
+    found = naive_break([-2.0, -3.0], [100.0, 400.0])  # at 400 every exp(-800..) is 0: 0/0
+    assert (found.index, found.scale) == (1, 400.0)
+    assert not found.overflow and found.top == pytest.approx(-800.0) and found.top < EXP_UNDERFLOW
+
+
+def test_naive_break_of_small_logits_never_happens():
+    found = naive_break([0.5, 0.1], np.arange(1, 11))
+    assert found == found.__class__(-1, 0.0, 0.0, False)

@@ -1,62 +1,28 @@
-"""core/today_sinks.py: why each cell of a sliding-window mask is visible or hidden, how
-long the cache stays, how far information travels through the layers, and the summary of
-the first token's share of attention per layer."""
+"""core/findings/sinks.py: how long the cache stays, how far information travels through
+the layers, the facts about the toy mask, and the summary of the first token's share of
+attention per layer."""
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core import receptive_field, sliding_window_mask, window_reach
-from core.today_sinks import (
-    FUTURE,
-    SINK,
-    TOO_FAR,
-    WINDOW,
+from core.findings.sinks import (
     index_runs,
     keys_kept,
-    mask_states,
     mean_over,
     perplexity_times,
     reach_back,
-    reach_depth,
     share_summary,
     window_facts,
 )
-
-
-def test_mask_states_by_hand():
-    w, s, f, x = WINDOW, SINK, TOO_FAR, FUTURE
-    assert mask_states(5, 2, 1).tolist() == [
-        [w, x, x, x, x],
-        [w, w, x, x, x],
-        [s, w, w, x, x],
-        [s, f, w, w, x],
-        [s, f, f, w, w],
-    ]
-
-
-@given(st.integers(1, 20), st.integers(1, 25), st.integers(0, 5))
-def test_visible_states_are_exactly_the_mask(n, window, sinks):
-    states = mask_states(n, window, sinks)
-    visible = (states == WINDOW) | (states == SINK)
-    np.testing.assert_array_equal(visible, sliding_window_mask(n, window, sinks))
+from core.masks import mask_states, reach_depth, sliding_window_mask, window_reach
 
 
 @pytest.mark.parametrize(("n", "window", "sinks", "kept"),
                          [(100, 8, 0, 8), (100, 8, 2, 10), (5, 8, 2, 5), (1, 1, 0, 1)])  # fmt: skip
 def test_the_cache_holds_the_window_and_the_sinks_however_long_the_text(n, window, sinks, kept):
     assert keys_kept(sliding_window_mask(n, window, sinks)) == kept
-
-
-def test_reach_depth_is_the_first_layer_count_whose_receptive_field_holds_the_pair():
-    mask = sliding_window_mask(12, 3, 1)
-    depth = reach_depth(mask, 3)
-    for layers in (1, 2, 3):
-        np.testing.assert_array_equal(
-            (depth > 0) & (depth <= layers), receptive_field(mask, layers)
-        )
-    assert depth[11, 1] == 0  # 10 back: beyond (3 − 1) · 3 = 6, and the sink does not relay
 
 
 @given(st.integers(2, 30), st.integers(1, 6), st.integers(0, 5))

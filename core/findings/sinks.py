@@ -1,37 +1,18 @@
-"""What the sliding-window page (/sinks) shows, computed with :mod:`core.masks`.
+"""What the sliding-window page (/sinks) points out, read off :mod:`core.masks`' windows.
 
-Which keys a sliding-window mask with sinks keeps and why the others are hidden
-(:func:`mask_states`); how many keys a query keeps at most, i.e. how long the cache stays
-(:func:`keys_kept`); after how many layers information from one token can reach another
-(:func:`reach_depth`) and how far back the last token reaches (:func:`reach_back`); and,
-for the real model's attention on the first token per layer, which layers give it much or
-almost nothing (:func:`share_summary`, :func:`index_runs`). What the page points out: the
-toy mask's cache length and reach (:func:`window_facts` -> :class:`WindowFacts`) and how
-much a window raises the perplexity (:func:`perplexity_times`).
+How many keys a query keeps at most, i.e. how long the cache stays (:func:`keys_kept`); how
+far back the last token reaches (:func:`reach_back`); the toy mask's cache length and reach
+together (:func:`window_facts` -> :class:`WindowFacts`); for the real model's attention on
+the first token per layer, which layers give it much or almost nothing
+(:func:`share_summary`, :func:`index_runs`, :func:`mean_over`); and how much a window raises
+the perplexity (:func:`perplexity_times`).
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from core.masks import causal_mask, receptive_field, sliding_window_mask, window_reach
-
-# why a key is or is not visible to a query (mask_states)
-WINDOW, SINK, TOO_FAR, FUTURE = 0, 1, 2, 3
-
-
-def mask_states(n: int, window: int, sinks: int) -> np.ndarray:
-    """Each (query, key) cell of :func:`core.masks.sliding_window_mask`: :data:`WINDOW`
-    (visible: one of the last ``window`` tokens), :data:`SINK` (visible only as one of the
-    first ``sinks`` tokens), :data:`TOO_FAR` (hidden: before the window) or :data:`FUTURE`
-    (hidden by the causal rule).
-
-    Shapes: -> ``(n, n)`` int.
-    """
-    in_window = sliding_window_mask(n, window)  # (n, n)
-    visible = sliding_window_mask(n, window, sinks)  # (n, n)
-    past = causal_mask(n)  # (n, n)
-    return np.select([in_window, visible, past], [WINDOW, SINK, TOO_FAR], default=FUTURE)  # (n, n)
+from core.masks import mask_states, reach_depth, sliding_window_mask, window_reach
 
 
 def keys_kept(mask: np.ndarray) -> int:
@@ -41,19 +22,6 @@ def keys_kept(mask: np.ndarray) -> int:
     Shapes: bool ``(n_q, n_k)`` -> int.
     """
     return int(np.asarray(mask, dtype=bool).sum(axis=-1).max(initial=0))
-
-
-def reach_depth(mask: np.ndarray, layers: int) -> np.ndarray:
-    """After how many layers (1 … ``layers``) query ``i`` can first draw on token ``j``,
-    every layer using ``mask`` (:func:`core.masks.receptive_field`); 0 where it cannot
-    within ``layers`` layers.
-
-    Shapes: bool ``(n, n)`` -> int ``(n, n)``.
-    """
-    depth = np.zeros(np.shape(mask), dtype=int)  # (n, n)
-    for layer in range(layers, 0, -1):  # the smallest layer count wins: fill from the top
-        depth[receptive_field(mask, layer)] = layer
-    return depth
 
 
 def reach_back(depth: np.ndarray, row: int, sinks: int = 0) -> int:
