@@ -34,8 +34,12 @@ def scaled_dot_product_attention(
     -> ``(output (..., n_q, d_v), weights (..., n_q, n_k))``.
 
     Masked weights are exactly 0; a query with every key masked gets a zero weight row and
-    a zero output (see :mod:`core.softmax_numerics`).
+    a zero output, and a NaN score gives a NaN row, never a zero one (see
+    :mod:`core.softmax_numerics`). No keys at all (``n_k = 0``) is refused with a
+    ``ValueError``: there is nothing to attend to, and an empty softmax has no answer.
     """
+    if k.shape[-2] == 0:
+        raise ValueError("attention needs at least one key (n_k = 0)")
     # 1) score and 2) scale
     scores = attention_scores(q, k, scale=scale)  # (..., n_q, n_k)
     # 3) mask

@@ -18,6 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from core.attention import RowMix, attention_scores, mix_row, scaled_dot_product_attention
+from core.masks import as_mask
 from core.multihead import merge_heads, split_heads
 from core.softmax_numerics import softmax
 
@@ -213,7 +214,7 @@ def bert_forward(
     ids = np.asarray(ids)
     if not 1 <= len(ids) <= weights.config.max_positions:
         raise ValueError(f"need 1..{weights.config.max_positions} tokens, got {len(ids)}")
-    key_mask = None if mask is None else np.asarray(mask, dtype=bool)[None, None, :]  # (1, 1, n)
+    key_mask = None if mask is None else as_mask(mask)[None, None, :]  # (1, 1, n)
     x = embed(weights, ids)
     hidden, attention = [x], []
     for layer in weights.layers:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.attention import attention_scores, scaled_dot_product_attention
-from core.masks import apply_mask, causal_mask
+from core.masks import apply_mask, as_mask, causal_mask
 from core.softmax_numerics import softmax_naive
 
 
@@ -59,7 +59,7 @@ def flash_attention(
     if block < 1:
         raise ValueError(f"block must be at least 1 key, got {block}")
     n_q, n_k = q.shape[0], k.shape[0]
-    visible = np.ones((n_q, n_k), bool) if mask is None else np.asarray(mask, dtype=bool)
+    visible = np.ones((n_q, n_k), bool) if mask is None else as_mask(mask)
     visible = np.broadcast_to(visible, (n_q, n_k))  # (n_q, n_k)
     dtype = np.result_type(q, k, v, np.float32)
     m = np.full(n_q, -np.inf, dtype)  # (n_q,) running maximum
@@ -194,7 +194,7 @@ def key_states(n_k: int, block: int, tiles_read: int, visible: np.ndarray) -> np
     """
     tile = tile_of(n_k, block)  # (n_k,)
     state = np.where(tile < tiles_read - 1, SEEN, np.where(tile == tiles_read - 1, CURRENT, AHEAD))
-    return np.where(np.asarray(visible, dtype=bool), state, HIDDEN)
+    return np.where(as_mask(visible), state, HIDDEN)
 
 
 def tiled_errors(

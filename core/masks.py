@@ -1,5 +1,11 @@
 """Boolean attention masks. ``True`` = the query may attend to that key.
 
+A mask must be a boolean array (:func:`as_mask`). PyTorch's float ``attn_mask`` is additive
+(0 = keep, −inf = hide, added to the scores): read as booleans it would flip, 0 meaning
+"hidden" and −inf "visible", and a causal mask would silently turn anti-causal. So any
+other dtype (float or int) is refused with :class:`MaskTypeError`, whose message says how to
+convert (``mask = additive == 0``).
+
 Masked scores are replaced by :data:`MASK_FILL` (``-inf``), so after softmax their weight
 is exactly 0. :data:`LARGE_NEGATIVE` (``-1e9``, the lessons' choice) is kept for comparison:
 it gives weights that are ~0 rather than exactly 0, and a fully masked row then becomes a
@@ -23,12 +29,34 @@ MASK_FILL = -np.inf
 LARGE_NEGATIVE = -1e9
 
 
+class MaskTypeError(TypeError):
+    """A mask that is not boolean (e.g. PyTorch's additive float mask)."""
+
+
+def as_mask(mask: np.ndarray | list) -> np.ndarray:
+    """``mask`` as a boolean array (True = may attend), or :class:`MaskTypeError` if it holds
+    anything but booleans: an additive float mask (0 keep, −inf hide) or 0/1 integers are
+    never guessed at. Shapes: any -> same."""
+    arr = np.asarray(mask)
+    if arr.dtype != np.bool_:
+        raise MaskTypeError(
+            f"attention masks are boolean (True = may attend), got dtype {arr.dtype}. An "
+            "additive mask (0 = keep, -inf = hide, as PyTorch's float attn_mask) converts "
+            "with `mask = additive == 0`; a 0/1 mask with `mask = m.astype(bool)`."
+        )
+    return arr
+
+
 def causal_mask(n: int, past: int = 0) -> np.ndarray:
     """Decoder mask: token ``i`` may attend to tokens ``0..i``.
 
     With ``past`` tokens already in a key/value cache, the ``n`` new tokens stand at
     positions ``past … past + n − 1``: each sees every cached token and the new ones up to
-    itself (the last ``n`` rows of ``causal_mask(past + n)``).
+    itself (the last ``n`` rows of ``causal_mask(past + n)``). With fewer queries than keys
+    the mask is aligned bottom-right, as in FlashAttention and PyTorch's
+    ``causal_lower_right``; PyTorch's ``is_causal=True`` aligns top-left instead (query ``i``
+    sees keys ``0..i`` whatever the number of keys), which is only the same when
+    ``past = 0``.
 
     Shapes: -> bool ``(n, past + n)``; with ``past = 0`` the square lower triangle (with
     diagonal) is True.
@@ -127,7 +155,7 @@ def apply_mask(scores: np.ndarray, mask: np.ndarray | None, fill: float = MASK_F
     """
     if mask is None:
         return scores
-    return np.where(np.asarray(mask, dtype=bool), scores, fill)
+    return np.where(as_mask(mask), scores, fill)
 
 
 SMALL_NEGATIVE = -1e4  # the "large negative" of the original BERT code; finite in float16
@@ -173,7 +201,7 @@ def fully_masked_rows(mask: np.ndarray) -> np.ndarray:
 
     Shapes: bool ``(..., n_q, n_k)`` -> bool ``(..., n_q)``.
     """
-    return ~np.asarray(mask, dtype=bool).any(axis=-1)
+    return ~as_mask(mask).any(axis=-1)
 
 
 def row_sums(weights: np.ndarray) -> np.ndarray:

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.attention import scaled_dot_product_attention
+from core.masks import as_mask
 from core.projections import xavier_std
 
 
@@ -36,7 +37,7 @@ def per_head(mask: np.ndarray | None) -> np.ndarray | None:
 
     Shapes: ``(..., n_q, n_k)`` -> ``(..., 1, n_q, n_k)``; None stays None.
     """
-    return None if mask is None else np.expand_dims(np.asarray(mask, dtype=bool), -3)
+    return None if mask is None else np.expand_dims(as_mask(mask), -3)
 
 
 def multi_head_attention(

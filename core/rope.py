@@ -27,8 +27,12 @@ from core.tokens import sinusoidal_positions
 def rope_frequencies(d_head: int, base: float, dtype: type = np.float64) -> np.ndarray:
     """Angular speed of each feature pair, ``θ_i = base^(−2i / d_head)`` radians per token.
 
-    Shapes: -> ``(d_head/2,)`` in ``dtype``; ``θ_0 = 1``, decreasing.
+    Shapes: -> ``(d_head/2,)`` in ``dtype``; ``θ_0 = 1``, decreasing. RoPE turns pairs of
+    features, so an odd ``d_head`` is refused (``ValueError``) rather than silently
+    dropping the last feature.
     """
+    if d_head <= 0 or d_head % 2:
+        raise ValueError(f"RoPE rotates pairs of features: d_head must be even, got {d_head}")
     return 1.0 / base ** (np.arange(0, d_head, 2, dtype=dtype) / d_head)  # (d/2,)
 
 

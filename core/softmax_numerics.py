@@ -10,6 +10,10 @@ module.
 Fully masked rows: a row whose entries are all ``-inf`` has no finite score to normalise.
 Policy: such a row becomes **all zeros** (not NaN). In attention this means the query
 attends to nothing and its output is the zero vector. Every other row sums to 1.
+
+NaN: a row with a NaN entry (a bug upstream: 0/0, inf − inf in the scores) becomes **all
+NaN**, as in PyTorch and JAX. Turning it into zeros would make it look exactly like a fully
+masked query and hide the bug. A row with a ``+inf`` score is all NaN too (inf / inf).
 """
 
 import numpy as np
@@ -44,9 +48,13 @@ def softmax(x: np.ndarray | list, axis: int = -1, temperature: float = 1.0) -> n
     """
     if not temperature > 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
-    e = np.exp(_shifted(_as_float(x) / temperature, axis))
+    with np.errstate(invalid="ignore"):  # inf - inf in a row with +inf: NaN, as it should
+        e = np.exp(_shifted(_as_float(x) / temperature, axis))
     total = np.sum(e, axis=axis, keepdims=True)
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    defined = np.isfinite(total) & (total > 0)
+    undefined = np.where(total == 0, 0.0, np.nan)  # all -inf: zeros; NaN or +inf: NaN
+    out = np.broadcast_to(undefined, e.shape).astype(e.dtype)
+    return np.divide(e, total, out=out, where=defined)
 
 
 def log_softmax(x: np.ndarray | list, axis: int = -1) -> np.ndarray:

@@ -139,3 +139,8 @@ def test_running_sum_ends_at_the_output_and_contributions_add_up(n, d_v, data):
     np.testing.assert_allclose(mix.running[-1], mix.output, atol=1e-9)
     np.testing.assert_allclose(mix.contributions.sum(axis=0), w @ v, atol=1e-9)
     assert np.isclose(mix.weight_total, w.sum())
+
+
+def test_attention_over_no_keys_is_refused():
+    with pytest.raises(ValueError, match="at least one key"):
+        scaled_dot_product_attention(np.ones((2, 4)), np.zeros((0, 4)), np.zeros((0, 3)))

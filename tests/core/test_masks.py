@@ -12,6 +12,8 @@ from hypothesis.extra.numpy import arrays
 from core import (
     apply_mask,
     causal_mask,
+    flash_attention,
+    grouped_query_attention,
     padding_mask,
     scaled_dot_product_attention,
     sliding_window_mask,
@@ -25,6 +27,8 @@ from core.masks import (
     SMALL_NEGATIVE,
     TOO_FAR,
     WINDOW,
+    MaskTypeError,
+    as_mask,
     combine_masks,
     fill_comparison,
     fully_masked_rows,
@@ -359,3 +363,34 @@ def test_reach_depth_is_the_first_layer_count_whose_receptive_field_holds_the_pa
             (depth > 0) & (depth <= layers), receptive_field(mask, layers)
         )
     assert depth[11, 1] == 0  # 10 back: beyond (3 − 1) · 3 = 6, and the sink does not relay
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_a_mask_that_is_not_boolean_is_refused_naming_the_convention(dtype):
+    """PyTorch's additive float mask (0 keep, -inf hide) read as booleans would flip: 0 would
+    hide and -inf show, a causal mask turned anti-causal. It is refused, never guessed."""
+    if dtype is np.int64:  # a 0/1 mask
+        mask = causal_mask(4).astype(dtype)
+    else:
+        mask = np.where(causal_mask(4), 0.0, -np.inf).astype(dtype)
+    q = k = v = np.eye(4)
+    with pytest.raises(MaskTypeError, match="additive == 0"):
+        scaled_dot_product_attention(q, k, v, mask)
+    with pytest.raises(MaskTypeError):
+        apply_mask(np.zeros((4, 4)), mask)
+    with pytest.raises(MaskTypeError):
+        flash_attention(q, k, v, 2, mask)
+    with pytest.raises(MaskTypeError):
+        grouped_query_attention(q[None], k[None], v[None], mask)
+
+
+def test_the_additive_mask_converted_as_the_message_says_is_the_causal_mask():
+    additive = np.where(causal_mask(5), 0.0, -np.inf)
+    assert np.array_equal(as_mask(additive == 0), causal_mask(5))
+
+
+def test_causal_mask_with_fewer_queries_than_keys_is_aligned_bottom_right():
+    """As FlashAttention and torch's causal_lower_right (torch's is_causal=True is top-left):
+    the last query sees every key."""
+    mask = causal_mask(2, past=3)
+    assert mask[-1].all() and mask[0].tolist() == [True, True, True, True, False]

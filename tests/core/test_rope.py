@@ -179,3 +179,10 @@ def test_absolute_grid_is_the_dot_product_of_vectors_with_positions_added():
     grid = absolute_score_grid(q, k, 6)
     p = sinusoidal_positions(6, 8)
     assert abs(grid[4, 1] - (q + p[4]) @ (k + p[1])) < 1e-12
+
+
+@pytest.mark.parametrize("d_head", [59, 1, 0])
+def test_an_odd_head_width_is_refused_not_cut_to_its_pairs(d_head):
+    """RoPE turns pairs of features: an odd width would silently lose its last feature."""
+    with pytest.raises(ValueError, match="even"):
+        rope_angles(np.arange(4), d_head, 10_000.0)

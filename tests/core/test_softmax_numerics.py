@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, arrays
 
-from core import softmax
+from core import scaled_dot_product_attention, softmax
 from core.softmax_numerics import (
     EXP_OVERFLOW,
     EXP_UNDERFLOW,
@@ -192,3 +192,22 @@ def test_largest_exp_argument_grows_naively_and_stays_zero_when_stable():
     naive, stable = largest_exp_argument([-np.inf, 1.0], [3.0])
     np.testing.assert_allclose(naive, [3.0])
     np.testing.assert_array_equal(stable, [0.0])
+
+
+def test_a_nan_score_gives_a_nan_row_not_a_zero_row():
+    """A NaN in the scores is a bug upstream: its row stays NaN (as in torch and JAX) instead
+    of looking exactly like a fully masked query; the other rows are untouched."""
+    p = softmax(np.array([[1.0, np.nan, 2.0], [0.0, 1.0, 2.0], [-np.inf, -np.inf, -np.inf]]))
+    assert np.isnan(p[0]).all()
+    assert np.isclose(p[1].sum(), 1.0) and p[2].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_plus_infinite_score_gives_a_nan_row():
+    assert np.isnan(softmax(np.array([np.inf, 1.0]))).all()
+
+
+def test_attention_over_a_nan_score_gives_a_nan_output_row():
+    q = np.array([[1.0, 0.0], [0.0, 1.0]])
+    k = np.array([[np.nan, 0.0], [0.0, 1.0]])
+    out, w = scaled_dot_product_attention(q, k, np.eye(2))
+    assert np.isnan(w[0]).all() and np.isnan(out[0]).all()
