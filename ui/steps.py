@@ -29,7 +29,9 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
   above the step). A group no step on screen reads is drawn hidden, by the first step that
   lists it, so its value stays in the URL: a link copied on any step restores every control.
   Groups are drawn in the order they are first listed (the page's, then each step's), after
-  the groups their ``draw`` reads from ``got``.
+  the groups their ``draw`` reads from ``got``. A step may also only read a group another
+  step lists (``reads``): the control then stays on its own step. Settings the step bar's
+  labels depend on are drawn by ``run``'s ``words`` (:func:`settings`), before the bar.
 * **Fragments.** Everything below the step bar is one fragment, so a control never reruns
   the shell, the title or the step bar; the on-screen step's own groups (listed by no other
   step) and its ``show`` are one more fragment inside it: a step's own control reruns only
@@ -71,13 +73,19 @@ class Controls:
     box: str | None = None  # catalog key of a heading of its own (a page's groups: required)
     slide: Place = "lead"
     fold: str | None = None  # a slide: in a closed expander at its place, under this key's text
+    # off screen ``hidden(ctx, got)`` is drawn instead of ``draw``: only what keeps the values
+    # in the URL, where the step on screen draws more (its Play button, and the slider its
+    # timer redraws: /training's snapshots)
+    hidden: Callable[[PageContext, "Got"], Any] | None = None
 
 
 class Got:
-    """The values of the control groups drawn so far on this run: ``got[GROUP]``."""
+    """The values of the control groups drawn so far on this run: ``got[GROUP]``; and the
+    page's words (``got.words``: a group's range may depend on settings drawn by ``words``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, words: Words | None = None) -> None:
         self._values: dict[int, Any] = {}
+        self.words: Words = words or {}
 
     def __getitem__(self, group: Controls) -> Any:
         return self._values[id(group)]
@@ -166,6 +174,10 @@ class Step:
     height: int | None = None  # a slide: the chart's height at most (ui.charts.room)
     student: int | None = None  # students: the chart's height at most (ui.charts.PAGE_HEIGHT)
     aside: float | None = None  # students: this share of the width beside the chart (view.aside)
+    # groups the step reads without drawing them: they stay with the step that lists them
+    # (hidden while it is off screen), so on a slide a control sits on its own step only
+    # (/homework's verdict reads the upload of the step before)
+    reads: Sequence[Controls] = ()
 
     def room(self, ctx: PageContext) -> charts.Room:
         """The room of the step's chart: on a slide its column (or ``width``) of the slide
@@ -198,18 +210,32 @@ def run(
     settings expander above the step, whatever their ``slide``). ``words(ctx)``: what the
     page knows before its steps, as values its title, introduction and step titles fill in
     (a model's sizes; it may stop the page, or draw settings that the step bar's labels
-    depend on: a change of those reruns the whole page); steps read them as ``view.words``.
+    depend on with :func:`settings`: a change of those reruns the whole page); steps read them
+    as ``view.words``, groups as ``got.words``. The title and the step bar are drawn above
+    whatever ``words`` draws.
     ``stacked``: students see every step, one below the other, with no step bar (a tool
     read top to bottom), in ``order(ctx)`` (default: as listed); a slide still shows one
     step at a time.
     """
     ctx = shell(page)
+    head = st.container()  # the title and the step bar, filled in once the words are known
     filled = words(ctx) if words else {}
-    header(ctx, **filled)
-    bar = stepper(ctx, [s.label(ctx, filled, short=True) for s in steps], stacked)
+    with head:
+        header(ctx, **filled)
+        bar = stepper(ctx, [s.label(ctx, filled, short=True) for s in steps], stacked)
     shown = list(order(ctx)) if order and bar.current is None else None
     page_ = _Page(list(steps), list(controls), filled, bar, shown)
     fragment(ctx, page_.content)
+
+
+def settings(ctx: PageContext, group: Controls) -> Any:
+    """Draw ``group`` at once, under its ``box``, and return its values: for :func:`run`'s
+    ``words``, the settings the step bar's labels depend on (/training's run length names its
+    snapshot steps). They are drawn outside the page's fragment, so a change of them reruns
+    the whole page: students find them in the sidebar, a slide in a closed expander right
+    below the step bar."""
+    with _box(ctx, group.box):
+        return group.draw(ctx, Got())
 
 
 @dataclass(frozen=True)
@@ -229,7 +255,7 @@ class _Page:
         one more fragment (its frame, its groups, its ``show``); one that reads a group
         shared with another step is drawn here, its frame made before the groups that go
         into it (a shared group's ``draw`` may be read by a hidden step's)."""
-        got = Got()
+        got = Got(self.words)
         box = ctx.controls
         for group in self.groups:  # a group without a box joins the one before
             box = _box(ctx, group.box) if group.box else box
@@ -247,7 +273,8 @@ class _Page:
         hidden: dict[int, DeltaGenerator] = {}
         for group in self.later_groups():
             users = readers[id(group)]
-            host = next((i for i in users if i in places), users[0])
+            hosts = [i for i in users if group in self.steps[i].controls] or users
+            host = next((i for i in hosts if i in places), hosts[0])
             if host not in solo:  # a solo step draws its groups in its own fragment
                 _draw(ctx, got, group, frames.get(host), lambda h=host: self.hidden(h, hidden))
         for i in shown:
@@ -258,11 +285,12 @@ class _Page:
                     self.show(ctx, got, i, frames[i])
 
     def own(self, index: int) -> list[Controls]:
-        """The groups step ``index`` lists that are not the page's."""
-        return [g for g in self.steps[index].controls if g not in self.groups]
+        """The groups step ``index`` lists or reads that are not the page's."""
+        step = self.steps[index]
+        return [g for g in (*step.controls, *step.reads) if g not in self.groups]
 
     def readers(self) -> dict[int, list[int]]:
-        """Each group's readers (by the group's id): the steps that list it, in order."""
+        """Each group's readers (by the group's id): the steps that list or read it, in order."""
         readers: dict[int, list[int]] = {}
         for i in range(len(self.steps)):
             for group in self.own(i):
@@ -318,8 +346,9 @@ def _draw(
         place = frame.slots[group.slide]
         if group.fold:
             place = place.expander(ctx.t(group.fold), icon=":material/tune:")
+    draw = group.hidden if frame is None and group.hidden else group.draw
     with place:
-        got.put(group, group.draw(ctx, got))
+        got.put(group, draw(ctx, got))
 
 
 def _box(ctx: PageContext, key: str | None) -> DeltaGenerator:
