@@ -214,7 +214,8 @@ def run(
     as ``view.words``, groups as ``got.words``. The title and the step bar are drawn above
     whatever ``words`` draws.
     ``stacked``: students see every step, one below the other, with no step bar (a tool
-    read top to bottom), in ``order(ctx)`` (default: as listed); a slide still shows one
+    read top to bottom), in ``order(ctx)`` (default: as listed; asked on every run of the
+    page's fragment, so it may follow the page's own controls); a slide still shows one
     step at a time.
     """
     ctx = shell(page)
@@ -223,8 +224,8 @@ def run(
     with head:
         header(ctx, **filled)
         bar = stepper(ctx, [s.label(ctx, filled, short=True) for s in steps], stacked)
-    shown = list(order(ctx)) if order and bar.current is None else None
-    page_ = _Page(list(steps), list(controls), filled, bar, shown)
+    stack = order if bar.current is None else None
+    page_ = _Page(list(steps), list(controls), filled, bar, stack)
     fragment(ctx, page_.content)
 
 
@@ -241,13 +242,13 @@ def settings(ctx: PageContext, group: Controls) -> Any:
 @dataclass(frozen=True)
 class _Page:
     """A page being drawn: its steps and groups, its words, the step bar's choice and, for
-    students of a stacked page, the order of its steps."""
+    students of a stacked page, what orders its steps."""
 
     steps: list[Step]
     groups: list[Controls]  # the page's own, read by every step
     words: Words
     bar: Steps
-    order: list[int] | None
+    order: Callable[[PageContext], Sequence[int]] | None
 
     def content(self, ctx: PageContext) -> None:
         """Everything below the step bar: the page's groups, every other group in its place
@@ -262,7 +263,8 @@ class _Page:
             with box:
                 got.put(group, group.draw(ctx, got))
         readers = self.readers()
-        shown = self.order or [i for i in range(len(self.steps)) if self.bar.show(i)]
+        every = [i for i in range(len(self.steps)) if self.bar.show(i)]
+        shown = list(self.order(ctx)) if self.order else every
         places = {i: st.container() for i in shown}
         solo = {i for i in shown if all(len(readers[id(g)]) == 1 for g in self.own(i))}
         frames = {}
