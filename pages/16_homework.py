@@ -13,7 +13,14 @@ run(
     [
         Step("homework.s1_title", view.exercise, [view.SETTINGS], stacked=True),
         Step("homework.s2_title", view.upload, [view.UPLOAD], reads=[view.SETTINGS], stacked=True),
-        Step("homework.s3_title", view.verdict_step, reads=READ, **VERDICT_ROOM, **STUDENT_ROOM),
+        Step(
+            "homework.s3_title",
+            view.verdict_step,
+            reads=READ,
+            text_first=True,  # students: the verdict, then the chart of its errors
+            **VERDICT_ROOM,
+            **STUDENT_ROOM,
+        ),
         Step("homework.s4_title", view.diagnosis_step, reads=READ, stacked=True),
     ],
     stacked=True,  # students: one screen, read top to bottom (a slide: a step at a time)

@@ -178,6 +178,8 @@ class Step:
     # (hidden while it is off screen), so on a slide a control sits on its own step only
     # (/homework's verdict reads the upload of the step before)
     reads: Sequence[Controls] = ()
+    text_first: bool = False  # students: the heading and text above the chart (a verdict, then
+    # the chart of its errors: /homework)
 
     def room(self, ctx: PageContext) -> charts.Room:
         """The room of the step's chart: on a slide its column (or ``width``) of the slide
@@ -369,9 +371,9 @@ def _box(ctx: PageContext, key: str | None) -> DeltaGenerator:
 class _Frame:
     """The places of a step on screen. Students: the chart (with ``aside`` beside it), the
     text (the page's introduction on the first step, the heading, the step's own), the
-    notes, one below the other. A slide: the text, then the chart and the notes side by
-    side (or, ``stacked``, one below the other). ``slots`` are where a group's controls go
-    on a slide."""
+    notes, one below the other (``text_first``: the text above the chart). A slide: the
+    text, then the chart and the notes side by side (or, ``stacked``, one below the other).
+    ``slots`` are where a group's controls go on a slide."""
 
     lead: DeltaGenerator
     figure: DeltaGenerator
@@ -391,6 +393,8 @@ class _Frame:
                 column, side = st.columns([step.share, 1 - step.share])
         else:
             column, top, side = st.container(), st.container(), st.container()
+            if step.text_first:
+                top, column = column, top
             if step.box:  # over the step's controls in the sidebar
                 ctx.controls.markdown(f"**{ctx.t(step.box)}**")
         with top:

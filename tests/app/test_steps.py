@@ -8,7 +8,7 @@ import io
 import numpy as np
 
 from core import homework as hw
-from tests.app.conftest import keys, open_page, texts, visible
+from tests.app.conftest import keys, open_page, order, texts, visible
 from ui.i18n import Translator
 
 TRAINING, HOMEWORK = "pages/15_training.py", "pages/16_homework.py"
@@ -70,3 +70,17 @@ def test_a_step_reads_a_group_that_stays_on_its_own_step():
     assert at.success and Translator("en")("homework.waiting") not in texts(at), "checked"
     student = open_page(HOMEWORK, lang="en")
     assert own <= keys(student.sidebar) and not own & keys(student.main)
+
+
+def test_a_step_may_put_its_text_above_its_chart_for_students():
+    """/homework's verdict: its heading and the verdict come before the chart of the errors
+    (every other step: the chart first)."""
+    cfg = hw.Homework(1)
+    inputs = hw.homework_inputs(cfg)
+    wrong, _ = hw.no_scaling(*[inputs[k] for k in ("X", "W_Q", "W_K", "W_V")], None)
+    buffer = io.BytesIO()
+    np.savez(buffer, output=wrong)
+    at = _upload(open_page(HOMEWORK, lang="en"), buffer.getvalue())
+    shown = order(at)
+    verdict = shown.index(Translator("en")("homework.s3_title"))
+    assert verdict < shown.index("Error") < shown.index("chart")
