@@ -385,8 +385,9 @@ class _Frame:
     @staticmethod
     def make(ctx: PageContext, step: Step, first: bool, words: Words) -> "_Frame":
         """Lay out ``step`` (the page's ``first``) and write its heading."""
-        if ctx.presenter:
-            top = st.container()
+        if ctx.presenter:  # the step bar names the step; the text is not wrapped (a wrapper
+            # of empty places still takes a gap on the slide)
+            lead, below_lead = st.container(), st.container()
             if step.stacked:
                 column, side = st.container(), st.container()
             else:
@@ -397,12 +398,11 @@ class _Frame:
                 top, column = column, top
             if step.box:  # over the step's controls in the sidebar
                 ctx.controls.markdown(f"**{ctx.t(step.box)}**")
-        with top:
-            if first and not ctx.presenter:
-                st.markdown(ctx.t(f"{ctx.page}.intro", **words))
-            if not ctx.presenter:  # a slide: the step bar names the step
+            with top:
+                if first:
+                    st.markdown(ctx.t(f"{ctx.page}.intro", **words))
                 st.subheader(step.label(ctx, words))
-            lead, below_lead = st.container(), st.container()
+                lead, below_lead = st.container(), st.container()
         with column:
             above = st.container()
             if step.aside and not ctx.presenter:
