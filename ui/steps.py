@@ -39,6 +39,7 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
 """
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
@@ -53,14 +54,18 @@ from ui.i18n import Translator
 from ui.shell import shell
 from ui.stepbar import Steps, stepper
 
-# Where a group of controls sits on a slide: a closed expander above the step ("settings"),
-# in the step's text ("lead", below what the step writes there), above or below its chart,
-# or at the top of its notes.
+# Where a group of controls sits on a slide: a closed expander above the step ("settings";
+# a step's group: at the end of the settings words drew, if any), in the step's text
+# ("lead", below what the step writes there), above or below its chart, or at the top of its
+# notes.
 Place = Literal["settings", "lead", "above", "below", "notes"]
 Words = dict[str, object]
 # A step's title: a catalog key (filled in with the page's words), or a function of the
 # translator and the words (a title that depends on a setting: /training's snapshots)
 Title = str | Callable[[Translator, Words], str]
+# While run() asks a page's words: the expander settings() drew a slide's settings in. A
+# value of this run's context (its thread), never shared between sessions.
+_SETTINGS_BOX: ContextVar[DeltaGenerator | None] = ContextVar("_SETTINGS_BOX", default=None)
 
 
 @dataclass(frozen=True, eq=False)
@@ -222,12 +227,17 @@ def run(
     """
     ctx = shell(page)
     head = st.container()  # the title and the step bar, filled in once the words are known
-    filled = words(ctx) if words else {}
+    asked = _SETTINGS_BOX.set(None)
+    try:
+        filled = words(ctx) if words else {}
+        box = _SETTINGS_BOX.get()
+    finally:
+        _SETTINGS_BOX.reset(asked)
     with head:
         header(ctx, **filled)
         bar = stepper(ctx, [s.label(ctx, filled, short=True) for s in steps], stacked)
     stack = order if bar.current is None else None
-    page_ = _Page(list(steps), list(controls), filled, bar, stack)
+    page_ = _Page(list(steps), list(controls), filled, bar, stack, box)
     fragment(ctx, page_.content)
 
 
@@ -236,8 +246,12 @@ def settings(ctx: PageContext, group: Controls) -> Any:
     ``words``, the settings the step bar's labels depend on (/training's run length names its
     snapshot steps). They are drawn outside the page's fragment, so a change of them reruns
     the whole page: students find them in the sidebar, a slide in a closed expander right
-    below the step bar."""
-    with _box(ctx, group.box):
+    below the step bar, where the steps' groups whose ``slide`` is "settings" join them (the
+    slide keeps its room: /training's snapshot slider)."""
+    box = _box(ctx, group.box)
+    if ctx.presenter:
+        _SETTINGS_BOX.set(box)
+    with box:
         return group.draw(ctx, Got())
 
 
@@ -251,6 +265,7 @@ class _Page:
     words: Words
     bar: Steps
     order: Callable[[PageContext], Sequence[int]] | None
+    box: DeltaGenerator | None  # a slide's settings drawn by words (settings())
 
     def content(self, ctx: PageContext) -> None:
         """Everything below the step bar: the page's groups, every other group in its place
@@ -280,7 +295,8 @@ class _Page:
             hosts = [i for i in users if group in self.steps[i].controls] or users
             host = next((i for i in hosts if i in places), hosts[0])
             if host not in solo:  # a solo step draws its groups in its own fragment
-                _draw(ctx, got, group, frames.get(host), lambda h=host: self.hidden(h, hidden))
+                place = frames.get(host)
+                _draw(ctx, got, group, place, lambda h=host: self.hidden(h, hidden), self.box)
         for i in shown:
             with places[i]:
                 if i in solo:
@@ -321,7 +337,7 @@ class _Page:
         its ``show`` (a control of its own reruns only this)."""
         frame = _Frame.make(ctx, self.steps[index], index == 0, self.words)
         for group in self.own(index):
-            _draw(ctx, got, group, frame, st.container)
+            _draw(ctx, got, group, frame, st.container, self.box)
         self.show(ctx, got, index, frame)
 
     def show(self, ctx: PageContext, got: Got, index: int, frame: "_Frame") -> None:
@@ -337,15 +353,17 @@ def _draw(
     group: Controls,
     frame: "_Frame | None",
     hidden: Callable[[], DeltaGenerator],
+    settings_box: DeltaGenerator | None = None,
 ) -> None:
     """Draw ``group`` where it belongs: for the step on screen (``frame``) in the sidebar
-    (students) or at the group's place on the slide; off screen in ``hidden()``."""
+    (students) or at the group's place on the slide (``settings_box``: the settings words
+    drew); off screen in ``hidden()``."""
     if frame is None:
         place = hidden()
     elif not ctx.presenter:
         place = _box(ctx, group.box) if group.box else ctx.controls
     elif group.slide == "settings":
-        place = _box(ctx, group.box)
+        place = settings_box or _box(ctx, group.box)
     else:
         place = frame.slots[group.slide]
         if group.fold:

@@ -84,3 +84,16 @@ def test_a_step_may_put_its_text_above_its_chart_for_students():
     shown = order(at)
     verdict = shown.index(Translator("en")("homework.s3_title"))
     assert verdict < shown.index("Error") < shown.index("chart")
+
+
+def test_a_steps_settings_group_joins_the_settings_words_drew_on_a_slide():
+    """/training's snapshot slider and Play sit at the end of the settings expander on a
+    slide (the step keeps its room), in a box of their own in the sidebar for students."""
+    t = Translator("en")
+    slide = open_page(TRAINING, lang="en", present="1", steps="60", run="1", step="5")
+    box = next(e for e in slide.main.expander if e.label == t("training.settings"))
+    assert "at" in {s.key for s in box.slider} and "play" in {b.key for b in box.button}
+    assert t("training.s_scrub") not in [e.label for e in slide.main.expander], "no box more"
+    student = open_page(TRAINING, lang="en", steps="60", run="1", step="5")
+    assert {"at", "play"} <= keys(student.sidebar)
+    assert t("training.s_scrub") in [m.value.strip("*") for m in student.sidebar.markdown]

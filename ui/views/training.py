@@ -685,10 +685,8 @@ def at_control(ctx: PageContext, got: Got) -> int:
     return at_slider(ctx, settings_of(got.words).config)
 
 
-# a slide: folded above the chart, so the step keeps its room
-SCRUB = Controls(
-    scrub_controls, box="training.s_scrub", slide="lead", fold="training.s_scrub", hidden=at_control
-)
+# a slide: at the end of the settings, so the step keeps its room
+SCRUB = Controls(scrub_controls, box="training.s_scrub", slide="settings", hidden=at_control)
 
 
 def train_if_asked(v: View, cfgs: tuple[TrainConfig, ...]) -> tuple[History, ...] | None:
