@@ -183,8 +183,8 @@ class Step:
     # (hidden while it is off screen), so on a slide a control sits on its own step only
     # (/homework's verdict reads the upload of the step before)
     reads: Sequence[Controls] = ()
-    text_first: bool = False  # students: the heading and text above the chart (a verdict, then
-    # the chart of its errors: /homework)
+    # students: the heading and text above the chart (/homework's verdict, then its errors)
+    text_first: bool = False
 
     def room(self, ctx: PageContext) -> charts.Room:
         """The room of the step's chart: on a slide its column (or ``width``) of the slide
@@ -280,8 +280,8 @@ class _Page:
             with box:
                 got.put(group, group.draw(ctx, got))
         readers = self.readers()
-        every = [i for i in range(len(self.steps)) if self.bar.show(i)]
-        shown = list(self.order(ctx)) if self.order else every
+        on = [i for i in range(len(self.steps)) if self.bar.show(i)]
+        shown = list(self.order(ctx)) if self.order else on
         places = {i: st.container() for i in shown}
         solo = {i for i in shown if all(len(readers[id(g)]) == 1 for g in self.own(i))}
         frames = {}
@@ -295,8 +295,8 @@ class _Page:
             hosts = [i for i in users if group in self.steps[i].controls] or users
             host = next((i for i in hosts if i in places), hosts[0])
             if host not in solo:  # a solo step draws its groups in its own fragment
-                place = frames.get(host)
-                _draw(ctx, got, group, place, lambda h=host: self.hidden(h, hidden), self.box)
+                frame = frames.get(host)  # None: off screen
+                _draw(ctx, got, group, frame, lambda h=host: self.hidden(h, hidden), self.box)
         for i in shown:
             with places[i]:
                 if i in solo:
