@@ -21,18 +21,20 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
   so the chart is on a laptop's first screen beside the controls that move it. A slide: the
   text on top, then the chart and its notes side by side (``share`` of the width for the
   chart) or one below the other (``stacked``). ``view.chart`` draws into the room this
-  gives the chart (:func:`ui.charts.room`). A slide's step bar names the step; a ``titled``
-  step shows its heading on the slide too (a bar of ``short`` labels, say).
+  gives the chart (:func:`ui.charts.room`).
 * **The controls.** A :class:`Controls` group is drawn once a run by its ``draw(ctx, got)``
   and its values read by every step that lists it (``view[GROUP]``). Students find the
   groups of the step on screen in the sidebar, under the group's ``box`` heading; a slide
   shows them at the group's ``slide`` place in the step (``"settings"``: a closed expander
-  above the step), the groups with ``row`` set side by side in one row there. A group no
-  step on screen reads is drawn hidden, by the first step that lists it, so its value stays
-  in the URL: a link copied on any step restores every control. Groups are drawn in the
-  order they are first listed (the page's, then each step's): a group's ``draw`` may read
-  the groups listed before it. A step may fold, for students, a group it shares with other
-  steps (``Step.folded``: its own controls need the sidebar's room).
+  above the step). A group no step on screen reads is drawn hidden, by the first step that
+  lists it, so its value stays in the URL: a link copied on any step restores every control.
+  Groups are drawn in the order they are first listed (the page's, then each step's): a
+  group's ``draw`` may read the groups listed before it. The groups with ``row`` set at one
+  place of a slide go side by side in one row there. A step may also only read a group
+  another step lists (``reads``): the control then stays on its own step; and fold, for
+  students, a group it shares with other steps (``folded``: its own controls need the
+  sidebar's room). Settings the step bar's labels depend on are drawn by ``run``'s
+  ``words`` (:func:`settings`), before the bar.
 * **Fragments.** Everything below the step bar is one fragment, so a control never reruns
   the shell, the title or the step bar; the on-screen step's own groups (listed by no other
   step) and its ``show`` are one more fragment inside it: a step's own control reruns only
@@ -40,6 +42,7 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
 """
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
@@ -55,13 +58,17 @@ from ui.shell import shell
 from ui.stepbar import Steps, stepper
 
 # Where a group of controls sits on a slide: a closed expander ("settings": above the step
-# for a page's own groups, below it for a step's), in the step's text ("lead", below what the
-# step writes there), above or below its chart, or at the top of its notes.
+# for a page's own groups; a step's group at the end of the settings words drew, if any, else
+# below the step), in the step's text ("lead", below what the step writes there), above or
+# below its chart, or at the top of its notes.
 Place = Literal["settings", "lead", "above", "below", "notes"]
 Words = dict[str, object]
 # A step's title: a catalog key (filled in with the page's words), or a function of the
 # translator and the words (a title that depends on a setting: /training's snapshots)
 Title = str | Callable[[Translator, Words], str]
+# While run() asks a page's words: the expander settings() drew a slide's settings in. A
+# value of this run's context (its thread), never shared between sessions.
+_SETTINGS_BOX: ContextVar[DeltaGenerator | None] = ContextVar("_SETTINGS_BOX", default=None)
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,13 +87,19 @@ class Controls:
     slide: Place = "lead"
     fold: str | None = None  # a slide: in a closed expander at its place, under this key's text
     row: bool = False  # a slide: in one row with the other ``row`` groups at its place
+    # off screen ``hidden(ctx, got)`` is drawn instead of ``draw``: only what keeps the values
+    # in the URL, where the step on screen draws more (its Play button, and the slider its
+    # timer redraws: /training's snapshots)
+    hidden: Callable[[PageContext, "Got"], Any] | None = None
 
 
 class Got:
-    """The values of the control groups drawn so far on this run: ``got[GROUP]``."""
+    """The values of the control groups drawn so far on this run: ``got[GROUP]``; and the
+    page's words (``got.words``: a group's range may depend on settings drawn by ``words``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, words: Words | None = None) -> None:
         self._values: dict[int, Any] = {}
+        self.words: Words = words or {}
 
     def __getitem__(self, group: Controls) -> Any:
         return self._values[id(group)]
@@ -175,6 +188,12 @@ class Step:
     height: int | None = None  # a slide: the chart's height at most (ui.charts.room)
     student: int | None = None  # students: the chart's height at most (ui.charts.PAGE_HEIGHT)
     aside: float | None = None  # students: this share of the width beside the chart (view.aside)
+    # groups the step reads without drawing them: they stay with the step that lists them
+    # (hidden while it is off screen), so on a slide a control sits on its own step only
+    # (/homework's verdict reads the upload of the step before)
+    reads: Sequence[Controls] = ()
+    # students: the heading and text above the chart (/homework's verdict, then its errors)
+    text_first: bool = False
     titled: bool = False  # a slide shows the title as the step's heading too (students always)
     folded: Sequence[Controls] = ()  # students: these groups in a closed expander (their fold)
 
@@ -209,30 +228,55 @@ def run(
     settings expander above the step, whatever their ``slide``). ``words(ctx)``: what the
     page knows before its steps, as values its title, introduction and step titles fill in
     (a model's sizes; it may stop the page, or draw settings that the step bar's labels
-    depend on: a change of those reruns the whole page); steps read them as ``view.words``.
+    depend on with :func:`settings`: a change of those reruns the whole page); steps read them
+    as ``view.words``, groups as ``got.words``. The title and the step bar are drawn above
+    whatever ``words`` draws.
     ``stacked``: students see every step, one below the other, with no step bar (a tool
-    read top to bottom), in ``order(ctx)`` (default: as listed); a slide still shows one
+    read top to bottom), in ``order(ctx)`` (default: as listed; asked on every run of the
+    page's fragment, so it may follow the page's own controls); a slide still shows one
     step at a time.
     """
     ctx = shell(page)
-    filled = words(ctx) if words else {}
-    header(ctx, **filled)
-    bar = stepper(ctx, [s.label(ctx, filled, short=True) for s in steps], stacked)
-    shown = list(order(ctx)) if order and bar.current is None else None
-    page_ = _Page(list(steps), list(controls), filled, bar, shown)
+    head = st.container()  # the title and the step bar, filled in once the words are known
+    asked = _SETTINGS_BOX.set(None)
+    try:
+        filled = words(ctx) if words else {}
+        box = _SETTINGS_BOX.get()
+    finally:
+        _SETTINGS_BOX.reset(asked)
+    with head:
+        header(ctx, **filled)
+        bar = stepper(ctx, [s.label(ctx, filled, short=True) for s in steps], stacked)
+    stack = order if bar.current is None else None
+    page_ = _Page(list(steps), list(controls), filled, bar, stack, box)
     fragment(ctx, page_.content)
+
+
+def settings(ctx: PageContext, group: Controls) -> Any:
+    """Draw ``group`` at once, under its ``box``, and return its values: for :func:`run`'s
+    ``words``, the settings the step bar's labels depend on (/training's run length names its
+    snapshot steps). They are drawn outside the page's fragment, so a change of them reruns
+    the whole page: students find them in the sidebar, a slide in a closed expander right
+    below the step bar, where the steps' groups whose ``slide`` is "settings" join them (the
+    slide keeps its room: /training's snapshot slider)."""
+    box = _box(ctx, group.box)
+    if ctx.presenter:
+        _SETTINGS_BOX.set(box)
+    with box:
+        return group.draw(ctx, Got())
 
 
 @dataclass(frozen=True)
 class _Page:
     """A page being drawn: its steps and groups, its words, the step bar's choice and, for
-    students of a stacked page, the order of its steps."""
+    students of a stacked page, what orders its steps."""
 
     steps: list[Step]
     groups: list[Controls]  # the page's own, read by every step
     words: Words
     bar: Steps
-    order: list[int] | None
+    order: Callable[[PageContext], Sequence[int]] | None
+    box: DeltaGenerator | None  # a slide's settings drawn by words (settings())
 
     def content(self, ctx: PageContext) -> None:
         """Everything below the step bar: the page's groups, every other group in its place
@@ -240,14 +284,15 @@ class _Page:
         one more fragment (its frame, its groups, its ``show``); one that reads a group
         shared with another step is drawn here, its frame made before the groups that go
         into it (a shared group's ``draw`` may be read by a hidden step's)."""
-        got = Got()
+        got = Got(self.words)
         box = ctx.controls
         for group in self.groups:  # a group without a box joins the one before
             box = _box(ctx, group.box) if group.box else box
             with box:
                 got.put(group, group.draw(ctx, got))
         readers = self.readers()
-        shown = self.order or [i for i in range(len(self.steps)) if self.bar.show(i)]
+        on = [i for i in range(len(self.steps)) if self.bar.show(i)]
+        shown = list(self.order(ctx)) if self.order else on
         places = {i: st.container() for i in shown}
         solo = {i for i in shown if all(len(readers[id(g)]) == 1 for g in self.own(i))}
         frames = {}
@@ -258,10 +303,12 @@ class _Page:
         hidden: dict[int, DeltaGenerator] = {}
         for group in self.later_groups():
             users = readers[id(group)]
-            host = next((i for i in users if i in places), users[0])
+            hosts = [i for i in users if group in self.steps[i].controls] or users
+            host = next((i for i in hosts if i in places), hosts[0])
             if host not in solo:  # a solo step draws its groups in its own fragment
-                frame, fold = frames.get(host), group in self.steps[host].folded
-                _draw(ctx, got, group, frame, lambda h=host: self.hidden(h, hidden), fold)
+                frame = frames.get(host)  # None: off screen
+                fold = group in self.steps[host].folded
+                _draw(ctx, got, group, frame, lambda h=host: self.hidden(h, hidden), self.box, fold)
         for i in shown:
             with places[i]:
                 if i in solo:
@@ -270,11 +317,12 @@ class _Page:
                     self.show(ctx, got, i, frames[i])
 
     def own(self, index: int) -> list[Controls]:
-        """The groups step ``index`` lists that are not the page's."""
-        return [g for g in self.steps[index].controls if g not in self.groups]
+        """The groups step ``index`` lists or reads that are not the page's."""
+        step = self.steps[index]
+        return [g for g in (*step.controls, *step.reads) if g not in self.groups]
 
     def readers(self) -> dict[int, list[int]]:
-        """Each group's readers (by the group's id): the steps that list it, in order."""
+        """Each group's readers (by the group's id): the steps that list or read it, in order."""
         readers: dict[int, list[int]] = {}
         for i in range(len(self.steps)):
             for group in self.own(i):
@@ -301,7 +349,8 @@ class _Page:
         its ``show`` (a control of its own reruns only this)."""
         frame = _Frame.make(ctx, self.steps[index], index == 0, self.words)
         for group in self.own(index):
-            _draw(ctx, got, group, frame, st.container, group in self.steps[index].folded)
+            folded = group in self.steps[index].folded
+            _draw(ctx, got, group, frame, st.container, self.box, folded)
         self.show(ctx, got, index, frame)
 
     def show(self, ctx: PageContext, got: Got, index: int, frame: "_Frame") -> None:
@@ -317,11 +366,13 @@ def _draw(
     group: Controls,
     frame: "_Frame | None",
     hidden: Callable[[], DeltaGenerator],
+    settings_box: DeltaGenerator | None = None,
     folded: bool = False,
 ) -> None:
     """Draw ``group`` where it belongs: for the step on screen (``frame``) in the sidebar
     (students; ``folded``: in a closed expander there, under the group's ``fold`` text) or
-    at the group's place on the slide; off screen in ``hidden()``."""
+    at the group's place on the slide (``settings_box``: the settings words drew); off
+    screen in ``hidden()``."""
     if frame is None:
         place = hidden()
     elif not ctx.presenter:
@@ -329,13 +380,14 @@ def _draw(
         if folded:
             place = place.expander(ctx.t(group.fold or ""), icon=":material/more_horiz:")
     elif group.slide == "settings":
-        place = _box(ctx, group.box)
+        place = settings_box or _box(ctx, group.box)
     else:
         place = frame.row(group.slide) if group.row else frame.slots[group.slide]
         if group.fold:
             place = place.expander(ctx.t(group.fold), icon=":material/tune:")
+    draw = group.hidden if frame is None and group.hidden else group.draw
     with place:
-        got.put(group, group.draw(ctx, got))
+        got.put(group, draw(ctx, got))
 
 
 def _box(ctx: PageContext, key: str | None) -> DeltaGenerator:
@@ -354,9 +406,10 @@ def _box(ctx: PageContext, key: str | None) -> DeltaGenerator:
 class _Frame:
     """The places of a step on screen. Students: the chart (with ``aside`` beside it), the
     text (the page's introduction on the first step, the heading, the step's own), the
-    notes, one below the other. A slide: the text, then the chart and the notes side by
-    side (or, ``stacked``, one below the other). ``slots`` are where a group's controls go
-    on a slide (``rows``: a horizontal row in a slot, made by :meth:`row`)."""
+    notes, one below the other (``text_first``: the text above the chart). A slide: the
+    text, then the chart and the notes side by side (or, ``stacked``, one below the other).
+    ``slots`` are where a group's controls go on a slide (``rows``: a horizontal row in a
+    slot, made by :meth:`row`)."""
 
     lead: DeltaGenerator
     figure: DeltaGenerator
@@ -376,22 +429,26 @@ class _Frame:
     @staticmethod
     def make(ctx: PageContext, step: Step, first: bool, words: Words) -> "_Frame":
         """Lay out ``step`` (the page's ``first``) and write its heading."""
-        if ctx.presenter:
-            top = st.container()
+        if ctx.presenter:  # the step bar names the step (``titled``: a heading too); the text
+            # is not wrapped (a wrapper of empty places still takes a gap on the slide)
+            if step.titled:
+                st.subheader(step.label(ctx, words))
+            lead, below_lead = st.container(), st.container()
             if step.stacked:
                 column, side = st.container(), st.container()
             else:
                 column, side = st.columns([step.share, 1 - step.share])
         else:
             column, top, side = st.container(), st.container(), st.container()
+            if step.text_first:
+                top, column = column, top
             if step.box:  # over the step's controls in the sidebar
                 ctx.controls.markdown(f"**{ctx.t(step.box)}**")
-        with top:
-            if first and not ctx.presenter:
-                st.markdown(ctx.t(f"{ctx.page}.intro", **words))
-            if step.titled or not ctx.presenter:  # a slide: the step bar names the step
+            with top:
+                if first:
+                    st.markdown(ctx.t(f"{ctx.page}.intro", **words))
                 st.subheader(step.label(ctx, words))
-            lead, below_lead = st.container(), st.container()
+                lead, below_lead = st.container(), st.container()
         with column:
             above = st.container()
             if step.aside and not ctx.presenter:

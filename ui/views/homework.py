@@ -1,4 +1,4 @@
-"""Presentation helpers for the homework page (pages/16_homework.py).
+"""Presentation helpers and steps of the homework page (pages/16_homework.py).
 
 Every number comes from :mod:`core.homework`; uploads are read by :mod:`ui.uploads`. An
 upload lives only in this session's widget state (Streamlit keeps it in memory): nothing is
@@ -9,7 +9,7 @@ upload go through :func:`ui.safe.plain`).
 import io
 import json
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import streamlit as st
@@ -34,13 +34,14 @@ from core.homework import (
     tolerance,
 )
 from ui import charts
-from ui.blocks import lazy_box, notice
+from ui.blocks import lazy_box
 from ui.context import PageContext
 from ui.exports import npz_bytes
 from ui.i18n import Translator
 from ui.params import Choice, Int, number, select, slider
 from ui.safe import plain
-from ui.sentence import more_box, settings_box
+from ui.sentence import more_box
+from ui.steps import Controls, Got, View
 from ui.uploads import (
     MAX_BYTES,
     Parsed,
@@ -94,10 +95,10 @@ class Checked:
 # ---------------------------------------------------------------------------- controls
 
 
-def controls(ctx: PageContext) -> tuple[Homework, str]:
+def controls(ctx: PageContext, got: Got) -> tuple[Homework, str]:
     """Exercise, sizes and which result is checked, all in the URL. For students the sizes
     fold away in the sidebar (their defaults are the lesson's, and the note says so); on a
-    slide they sit in a row inside the settings expander."""
+    slide they sit in a row inside the settings expander, the note below them."""
     t = ctx.t
     widget = "segmented" if ctx.presenter else "select"  # a sidebar: one row, not three
 
@@ -125,7 +126,10 @@ def controls(ctx: PageContext) -> tuple[Homework, str]:
         if not ctx.presenter:
             st.caption(t("homework.settings_note"))
     hw = Homework(exercise, int(n), int(d_model), int(d_k), int(h), int(seed))
-    return hw, part or part_control(ctx, exercise)
+    part = part or part_control(ctx, exercise)
+    if ctx.presenter:
+        st.caption(t("homework.settings_note"))
+    return hw, part
 
 
 def part_control(ctx: PageContext, exercise: int) -> str:
@@ -319,7 +323,7 @@ class Upload:
     pasted: str
 
 
-def upload_controls(ctx: PageContext, on_screen: bool) -> Upload:
+def upload_controls(ctx: PageContext, got: Got) -> Upload:
     """The file uploader and the paste box. Students: in the sidebar, under the step's
     title, beside whatever the page shows (the paste box folded); on a slide: in the step,
     side by side. Drawn on every step (off their own, hidden): the upload lives only in
@@ -329,15 +333,13 @@ def upload_controls(ctx: PageContext, on_screen: bool) -> Upload:
         file_col, paste_col = st.columns(2)
         with file_col:
             uploaded = _file_box(ctx)
-            if on_screen:
-                st.caption(t("homework.upload_pickles"))
+            st.caption(t("homework.upload_pickles"))
         with paste_col:
             pasted = _paste_box(ctx)
         return Upload(uploaded, pasted or "")
-    with settings_box(ctx, t("homework.s2_title")):
-        uploaded = _file_box(ctx)
-        with st.expander(t("homework.paste"), icon=":material/content_paste:"):
-            pasted = _paste_box(ctx, label="collapsed")
+    uploaded = _file_box(ctx)
+    with st.expander(t("homework.paste"), icon=":material/content_paste:"):
+        pasted = _paste_box(ctx, label="collapsed")
     return Upload(uploaded, pasted or "")
 
 
@@ -472,32 +474,32 @@ def cell(at: tuple[int, ...]) -> str:
     return "–" if not at else str(at[0]) if len(at) == 1 else shape_text(at)
 
 
-def verdict(ctx: PageContext, c: Checked) -> None:
+def verdict(v: View, c: Checked) -> None:
     """Equal or not, then (on a slide) the tolerance and the largest absolute and relative
     error and where, in a row; students get those beside the error chart. Then the chart
     (:func:`details`), when the shapes allow a comparison."""
-    t, cmp = ctx.t, c.comparison
+    t, cmp, lead = v.t, c.comparison, v.lead
     if c.batch is not None:
-        st.info(error_text(t, c.batch), icon=":material/layers:")
+        lead.info(error_text(t, c.batch), icon=":material/layers:")
     if c.notice is not None:
-        st.warning(error_text(t, c.notice), icon=":material/warning:")
+        lead.warning(error_text(t, c.notice), icon=":material/warning:")
     if c.shape_error is not None:
-        st.error(error_text(t, c.shape_error), icon=":material/straighten:")
+        lead.error(error_text(t, c.shape_error), icon=":material/straighten:")
         if c.transposed_right:
-            st.info(t("homework.transposed_right"), icon=":material/swap_horiz:")
+            lead.info(t("homework.transposed_right"), icon=":material/swap_horiz:")
         return
     assert cmp is not None
     tol = sci(c.tol)
     if cmp.equal:
-        st.success(t("homework.equal", tol=tol), icon=":material/check_circle:")
+        lead.success(t("homework.equal", tol=tol), icon=":material/check_circle:")
     else:
-        st.error(
+        lead.error(
             t("homework.not_equal", tol=tol, bad=cmp.bad_count, total=cmp.bad.size),
             icon=":material/cancel:",
         )
-    if ctx.presenter:
-        metrics(ctx, c, st.columns(3))
-    details(ctx, c)
+    if v.presenter:
+        metrics(v.ctx, c, lead.columns(3))
+    details(v, c)
 
 
 def metrics(ctx: PageContext, c: Checked, places: list[DeltaGenerator]) -> None:
@@ -552,26 +554,21 @@ def error_chart(t: Translator, error: np.ndarray, tol: float, row_sums: np.ndarr
     return charts.concat([heat, side])
 
 
-def details(ctx: PageContext, c: Checked) -> None:
+def details(v: View, c: Checked) -> None:
     """The error heatmap (with the row sums of weights) and what to notice. On a projector
-    side by side (wide, not tall); for students the chart beside the errors' metrics, the
-    notice below, so the verdict, its numbers and the chart fit one laptop screen."""
+    side by side (wide, not tall), the chart lower by each note above it (a room the step's
+    fixed height cannot say); for students the chart beside the errors' metrics, the notice
+    below, so the verdict, its numbers and the chart fit one laptop screen."""
     assert c.comparison is not None
     sums = row_sums(c)
-    if ctx.presenter:
+    room = v.room
+    if v.presenter:
         notes = sum(note is not None for note in (c.notice, c.batch))
-        height = VERDICT_CHART_HEIGHT - WARNING_PX * notes
-        chart_col, notice_col = st.columns([3, 2], gap="large")
-        room = charts.room(ctx, share=0.58, height=height)
+        room = replace(room, height=VERDICT_CHART_HEIGHT - WARNING_PX * notes)
     else:
-        chart_col, numbers_col = st.columns([STUDENT_SHARE, 1 - STUDENT_SHARE], gap="large")
-        metrics(ctx, c, [numbers_col] * 3)
-        notice_col = st.container()
-        room = charts.room(ctx, share=STUDENT_SHARE, height=STUDENT_CHART_HEIGHT)
-    with chart_col:
-        charts.show_cached(ctx, error_chart, ctx.t, c.comparison.error, c.tol, sums, space=room)
-    with notice_col:
-        notice(ctx, notice_items(ctx, c, sums))
+        metrics(v.ctx, c, [v.aside] * 3)
+    v.chart(error_chart, v.t, c.comparison.error, c.tol, sums, space=room)
+    v.notice(notice_items(v.ctx, c, sums))
 
 
 def row_sums(c: Checked) -> np.ndarray | None:
@@ -645,3 +642,104 @@ def notice_items(ctx: PageContext, c: Checked, sums: np.ndarray | None) -> list[
             items.append(t("homework.notice_sums_bad", count=r.nonfinite))
     items.append(t("homework.notice_tol", tol=sci(c.tol)))
     return items
+
+
+# ---------------------------------------------------------------------------- the steps
+
+
+# Students see every step, one below the other, with these in the sidebar; a slide shows
+# each on its own step (the exercise's settings folded), and the steps after it read them.
+SETTINGS = Controls(controls, box="homework.settings", slide="lead", fold="homework.settings")
+UPLOAD = Controls(upload_controls, box="homework.s2_title", slide="lead")
+
+
+def order(ctx: PageContext) -> tuple[int, ...]:
+    """The steps as students see them: once something is uploaded its result comes first
+    (the upload and its verdict on one screen), the exercise below."""
+    return (1, 2, 3, 0) if has_upload() else (0, 1, 2, 3)
+
+
+def heading(v: View, key: str) -> None:
+    """A slide keeps its step's heading (students get it from the page's frame)."""
+    if v.presenter:
+        v.lead.subheader(v.t(key))
+
+
+def exercise(v: View) -> None:
+    """Step 1: the exercise, its inputs and their shapes, and the downloads. On a projector
+    the shapes matter (the numbers are on paper): no chart and no downloads, the text below
+    the folded settings."""
+    t, hw = v.t, v[SETTINGS][0]
+    inputs, answers = exercise_data(hw)
+    heading(v, "homework.s1_title")
+    if not v.presenter:
+        v.chart(inputs_chart, inputs)
+    text = v.below if v.presenter else v.lead
+    text.markdown(t(f"homework.ex{hw.exercise}_task", h=hw.h))
+    text.latex(FORMULAS[hw.exercise])
+    text.markdown(shapes_table(v.ctx, hw, {**inputs, **answers}))
+    if not v.presenter:
+        with v.notes:
+            downloads(v.ctx, hw, inputs)
+
+
+def upload(v: View) -> None:
+    """Step 2: what to upload, and what was read (or why it could not be)."""
+    t, (hw, part) = v.t, v[SETTINGS]
+    heading(v, "homework.s2_title")
+    task = v.lead.empty()  # what to upload, unless an upload was read
+    with v.notes if v.presenter else v.lead:  # a slide: below the uploader
+        parsed = read_upload(v.ctx, v[UPLOAD], part, on_screen=True)
+    shape = shape_text(exercise_data(hw)[1][part].shape)
+    text = t("homework.s2_text", part=t(f"homework.part_{part}"), shape=shape)
+    if v.presenter:  # the uploader between the two
+        task.markdown(text)
+        if parsed is not None:
+            v.notes.markdown(read_summary(t, parsed))
+    elif parsed is not None:  # students: the verdict comes next, on the same screen
+        task.markdown(read_summary(t, parsed))
+    else:
+        task.markdown(f"{text} {t('homework.s2_side', box=t('homework.s2_title'))}")
+        v.notes.caption(t("homework.upload_pickles"))
+    if v.presenter or parsed is None:
+        v.notes.caption(t("homework.privacy"))
+
+
+def checked(v: View) -> Checked | None:
+    """The upload held against the exercise (read quietly: its own step says what went
+    wrong), or None when nothing could be read."""
+    hw, part = v[SETTINGS]
+    parsed = read_upload(v.ctx, v[UPLOAD], part, on_screen=False)
+    return None if parsed is None else check(hw, part, parsed)
+
+
+def waiting(v: View) -> str:
+    """Nothing to check yet: where to upload."""
+    t = v.t
+    return (
+        t("homework.waiting")
+        if v.presenter
+        else t("homework.waiting_side", box=t("homework.s2_title"))
+    )
+
+
+def verdict_step(v: View) -> None:
+    """Step 3: equal or not, the largest errors and where they sit."""
+    heading(v, "homework.s3_title")
+    c = checked(v)
+    if c is None:
+        v.lead.info(waiting(v), icon=":material/upload_file:")
+        return
+    verdict(v, c)
+
+
+def diagnosis_step(v: View) -> None:
+    """Step 4: which common mistake made the result, and the pages behind the steps."""
+    heading(v, "homework.s4_title")
+    c = checked(v)
+    if c is None:
+        v.lead.info(waiting(v), icon=":material/upload_file:")
+    else:
+        with v.lead:
+            diagnosis(v.ctx, c)
+    v.links("masking", "multi_head", "softmax")

@@ -1,12 +1,11 @@
-"""Presentation helpers for the training page (pages/15_training.py).
+"""Presentation helpers and steps of the training page (pages/15_training.py).
 
 Controls, the cached and the live runs, one concatenated chart per view, metrics and
-"what to notice" lines. Every number comes from :mod:`core.training`.
+"what to notice" lines, and the step functions. Every number comes from :mod:`core.training`.
 """
 
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -16,6 +15,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from core.findings.training import (
     learns_slower,
+    nearest_snapshot,
     probe_correct,
     scaling_effect,
     sharpening,
@@ -31,12 +31,14 @@ from core.training import (
     steps_to,
     train_live,
 )
+from core.training import snapshot_steps as snapshot_marks
 from ui import charts
-from ui.blocks import Frame, notice
+from ui.blocks import notice
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Int, check_url, number, select, slider, toggle
-from ui.sentence import more_box, settings_box
+from ui.sentence import more_box
+from ui.steps import Controls, Got, View, Words, settings
 
 TASK = Choice("task", "recall", TASKS)
 D_K = Choice("d_k", "16", ("4", "16", "64", "256"))
@@ -52,6 +54,7 @@ UPDATES = 30  # live redraws per run (and snapshots per run)
 FRAME_S = 0.08  # a live run takes at least UPDATES × FRAME_S seconds, so the class sees it
 PLAY_S = 0.6  # seconds per snapshot while playing
 WHY_D_KS = (256, 16)
+SNAPSHOTS = 3  # snapshot steps before the last one (start, early, a third of the way)
 # presenter mode: px for the run chart, by task (and number of runs on a snapshot step; the
 # max task's two probes side by side are then too small for numbers)
 SNAPSHOT_HEIGHTS = {("recall", 1): 560, ("recall", 2): 380, ("max", 1): 410, ("max", 2): 322}
@@ -66,45 +69,40 @@ class Settings:
 
     config: TrainConfig
     twin: bool
-    # Where a step's own controls go (the slider through the snapshots): on a slide, the
-    # end of the settings expander, so the step keeps its room; students: None (the sidebar).
-    step_box: DeltaGenerator | None = None
 
 
-def controls(ctx: PageContext) -> Settings:
+def controls(ctx: PageContext, got: Got) -> Settings:
     """Task, d_k, scaling, learning rate, steps, seed and the twin switch (URL-bound).
-    Students: in the sidebar, one below the other (learning rate, steps, seed folded), with the
-    Train button under them on every step; on a slide: two rows in the settings expander,
-    and Train on the first step (:func:`train_button`)."""
+    Students: one below the other (learning rate, steps, seed folded), with the Train button
+    under them on every step; on a slide: two rows, and Train on the first step
+    (:func:`train_button`)."""
     t = ctx.t
-    with settings_box(ctx, t("training.settings")):
-        if ctx.presenter:
-            c1, c2, c3 = st.columns([3, 3, 2], vertical_alignment="bottom")
-            c4, c5, c6, c7 = st.columns([3, 3, 2, 2], vertical_alignment="bottom")
-        else:  # the order on screen: task, d_k, scaling, twin, then the folded three
-            c1, c2, c3, c7 = (st.container() for _ in range(4))
-            with more_box(ctx, t("training.more")):
-                c4, c5, c6 = st.container(), st.container(), st.container()
-        widget = "segmented" if ctx.presenter else "select"  # a sidebar: one row, not two
-        with c1:
-            task = select(
-                ctx, TASK, t("training.task"), lambda s: t(f"training.task_{s}"), widget=widget
-            )
-        with c2:
-            d_k = select(ctx, D_K, t("training.d_k"), help=t("training.d_k_help"))
-        with c3:
-            scaled = toggle(ctx, SCALED, t("training.scaled"), help=t("training.scaled_help"))
-        with c4:
-            lr = select(ctx, LR, t("training.lr"), widget="select", help=t("training.lr_help"))
-        with c5:
-            steps = slider(ctx, STEPS, t("training.steps"), step=30)
-        with c6:
-            seed = number(ctx, SEED, t("training.seed"))
-        with c7:
-            twin = toggle(ctx, TWIN, t("training.twin"), help=t("training.twin_help"))
-        if not ctx.presenter:
-            train_button(ctx)
-        step_box = st.container() if ctx.presenter else None
+    if ctx.presenter:
+        c1, c2, c3 = st.columns([3, 3, 2], vertical_alignment="bottom")
+        c4, c5, c6, c7 = st.columns([3, 3, 2, 2], vertical_alignment="bottom")
+    else:  # the order on screen: task, d_k, scaling, twin, then the folded three
+        c1, c2, c3, c7 = (st.container() for _ in range(4))
+        with more_box(ctx, t("training.more")):
+            c4, c5, c6 = st.container(), st.container(), st.container()
+    widget = "segmented" if ctx.presenter else "select"  # a sidebar: one row, not two
+    with c1:
+        task = select(
+            ctx, TASK, t("training.task"), lambda s: t(f"training.task_{s}"), widget=widget
+        )
+    with c2:
+        d_k = select(ctx, D_K, t("training.d_k"), help=t("training.d_k_help"))
+    with c3:
+        scaled = toggle(ctx, SCALED, t("training.scaled"), help=t("training.scaled_help"))
+    with c4:
+        lr = select(ctx, LR, t("training.lr"), widget="select", help=t("training.lr_help"))
+    with c5:
+        steps = slider(ctx, STEPS, t("training.steps"), step=30)
+    with c6:
+        seed = number(ctx, SEED, t("training.seed"))
+    with c7:
+        twin = toggle(ctx, TWIN, t("training.twin"), help=t("training.twin_help"))
+    if not ctx.presenter:
+        train_button(ctx)
     config = TrainConfig(
         task=task,
         d_k=int(d_k),
@@ -114,7 +112,39 @@ def controls(ctx: PageContext) -> Settings:
         seed=int(seed),
         snapshots=UPDATES,
     )
-    return Settings(config, bool(twin), step_box)
+    return Settings(config, bool(twin))
+
+
+# drawn before the step bar (its labels name the snapshots' steps): :func:`words`
+SETTINGS = Controls(controls, box="training.settings", slide="settings")
+
+
+def words(ctx: PageContext) -> Words:
+    """What the page knows before its steps: the settings (drawn here, before the step bar,
+    whose labels name the steps the snapshots are taken at) and those steps."""
+    chosen = settings(ctx, SETTINGS)
+    check_run(ctx)
+    marks = snapshot_marks(chosen.config.steps, chosen.config.snapshots)
+    return {"settings": chosen, "marks": tuple(int(marks[i]) for i in stops(chosen.config))}
+
+
+def settings_of(words: Words) -> Settings:
+    """The page's settings, from its words."""
+    chosen = words["settings"]
+    assert isinstance(chosen, Settings)
+    return chosen
+
+
+def at_title(stop: int) -> Callable[[Translator, Words], str]:
+    """The title of the ``stop``-th snapshot step (0: the start, 3: the end): the step its
+    snapshot is taken at under the settings ("Step 100")."""
+
+    def title(t: Translator, words: Words) -> str:
+        marks = words["marks"]
+        assert isinstance(marks, tuple)
+        return t("training.s_at", step=marks[stop])
+
+    return title
 
 
 _TRAIN = "_training_train"  # set by the Train button, taken by the next run of the page
@@ -155,10 +185,10 @@ def train_here(
     return runs
 
 
-def configs(settings: Settings) -> tuple[TrainConfig, ...]:
+def configs(chosen: Settings) -> tuple[TrainConfig, ...]:
     """The run, and its unscaled (or scaled) twin when the comparison is on."""
-    c = settings.config
-    return (c, replace(c, scaled=not c.scaled)) if settings.twin else (c,)
+    c = chosen.config
+    return (c, replace(c, scaled=not c.scaled)) if chosen.twin else (c,)
 
 
 def run_label(t: Translator, config: TrainConfig) -> str:
@@ -392,7 +422,7 @@ def train_live_view(
             min(done / cfgs[0].steps, 1.0),
             text=t("training.progress", step=done, total=cfgs[0].steps),
         )
-        space = chart_room(ctx, tuple(latest), snapshot=False)
+        space = charts.room(ctx, height=run_height(tuple(latest), snapshot=False))
         draw(ctx, run_chart(t, tuple(latest), None, ctx.presenter), slot, space)
         if all(h.done for h in latest):
             break
@@ -434,19 +464,6 @@ def at_slider(ctx: PageContext, config: TrainConfig) -> int:
     return int(value)
 
 
-@contextmanager
-def step_controls(ctx: PageContext, settings: Settings, on_screen: bool) -> Iterator[None]:
-    """Where the scrub step's slider and Play go: students, the sidebar, under the step's
-    name; a slide, the end of its settings expander (:attr:`Settings.step_box`); a step off
-    screen, its hidden container (the slider keeps "?at=" in the URL)."""
-    if not on_screen:
-        yield
-        return
-    box = settings.step_box if ctx.presenter else settings_box(ctx, ctx.t("training.s_scrub"))
-    with box, st.container(horizontal=True, vertical_alignment="bottom"):
-        yield
-
-
 def play_button(ctx: PageContext) -> None:
     """Play (Pause while playing): the slider walks through the snapshots by itself."""
     st.button(
@@ -455,14 +472,6 @@ def play_button(ctx: PageContext) -> None:
         on_click=toggle_play,
         key="play",
     )
-
-
-def snapshot_heading(ctx: PageContext, title: str, config: TrainConfig) -> None:
-    """A snapshot step's heading and one line on what it shows, for students (on a slide the
-    step bar names the snapshot)."""
-    if not ctx.presenter:
-        st.subheader(title)
-        st.markdown(ctx.t("training.snap_text", total=config.steps))
 
 
 def toggle_play() -> None:
@@ -521,14 +530,14 @@ def metrics(ctx: PageContext, runs: tuple[History, ...], index: int) -> None:
             col.metric(label, value)
 
 
-def chart_room(ctx: PageContext, runs: tuple[History, ...], snapshot: bool) -> charts.Room:
-    """The room of the run chart on a projector, by what else its step holds (measured at
+def run_height(runs: tuple[History, ...], snapshot: bool) -> int:
+    """The height of the run chart on a projector, by what else its step holds (measured at
     1920 x 1080): a snapshot step has a row of metrics per run and "what to notice" below
     it (one more item for the max task, whose probe is also taller); the first step, the
-    train button and a line of text."""
+    train button and a line of text. It depends on the task and the twin, so the steps pass
+    it to ``view.chart`` (a :class:`ui.steps.Step`'s height is fixed)."""
     task = runs[0].config.task
-    height = SNAPSHOT_HEIGHTS[task, len(runs)] if snapshot else FIRST_HEIGHTS[task]
-    return charts.room(ctx, height=height)
+    return SNAPSHOT_HEIGHTS[task, len(runs)] if snapshot else FIRST_HEIGHTS[task]
 
 
 def snapshot_notice(ctx: PageContext, runs: tuple[History, ...], index: int) -> list[str]:
@@ -660,26 +669,129 @@ def why_notice(ctx: PageContext, runs: tuple[History, ...]) -> list[str]:
     ]
 
 
-def show_why(ctx: PageContext, runs: tuple[History, ...], f: Frame) -> None:
-    """The comparison chart, its table and notice. On a projector the notice sits beside the
-    chart and the table folds into an expander, so the slide fits one screen; for students
-    the chart comes first (``f.chart``), the table and the notice below it (``f.notes``)."""
-    t = ctx.t
-    if ctx.presenter:
-        left, right = st.columns([3, 2])
-        with left:
-            space = charts.room(ctx, share=0.58, height=560)
-            charts.show_cached(ctx, why_chart, t, runs, True, space=space)
-        with right:
-            notice(ctx, why_notice(ctx, runs))
-        with st.expander(t("training.w_measure"), icon=":material/table:"):
+# ---- the steps ------------------------------------------------------------------------------
+
+
+def scrub_controls(ctx: PageContext, got: Got) -> DeltaGenerator:
+    """The last snapshot step's box on screen: the place of the slider through every snapshot
+    (drawn by the step's own timer, :func:`scrub`, which moves it while playing) and Play
+    beside it."""
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        place = st.container()
+        play_button(ctx)
+    return place
+
+
+def at_control(ctx: PageContext, got: Got) -> int:
+    """The last snapshot step off screen: its slider alone, which keeps "?at=" in the URL."""
+    return at_slider(ctx, settings_of(got.words).config)
+
+
+# a slide: at the end of the settings, so the step keeps its room
+SCRUB = Controls(scrub_controls, box="training.s_scrub", slide="settings", hidden=at_control)
+
+
+def train_if_asked(v: View, cfgs: tuple[TrainConfig, ...]) -> tuple[History, ...] | None:
+    """Train, when it was pressed (students: in the side panel, on any step): the run
+    trains live where the step's chart goes; its result, or None."""
+    return train_here(v.ctx, cfgs, v.figure) if take_train() else None
+
+
+def train(v: View) -> None:
+    """Step 1: the run's curves and the example's attention, before and after Train (a slide
+    keeps the step's heading, and Train under its text)."""
+    t, chosen = v.t, settings_of(v.words)
+    cfgs = configs(chosen)
+    if v.presenter:
+        v.lead.subheader(t("training.s_train"))
+    v.lead.markdown(t(f"training.{'short' if v.presenter else 'about'}_{chosen.config.task}"))
+    if v.presenter:
+        with v.lead:
+            train_button(v.ctx)
+    live = train_if_asked(v, cfgs)
+    trained = is_trained()
+    runs = live or (finished_runs(v.ctx, cfgs) if trained else tuple(map(start, cfgs)))
+    space = charts.room(v.ctx, height=run_height(runs, snapshot=False))
+    v.chart(run_chart, t, runs, None, v.presenter, space=space)
+    if trained:
+        lines = "\n".join(f"- {x}" for x in summary(v.ctx, runs))
+        (v.notes.warning if diverged(runs) else v.notes.markdown)(lines)
+    else:
+        press = "press_train" if v.presenter else "press_train_side"
+        v.notes.info(t(f"training.{press}"), icon=":material/touch_app:")
+
+
+def snapshot(stop: int) -> Callable[[View], None]:
+    """The ``stop``-th snapshot step (0: the start): the finished run at that snapshot, its
+    metrics and what to notice."""
+
+    def show(v: View) -> None:
+        chosen = settings_of(v.words)
+        cfgs = configs(chosen)
+        train_if_asked(v, cfgs)
+        index = stops(chosen.config)[stop]
+        v.text("training.snap_text", total=chosen.config.steps)
+        done = finished_runs(v.ctx, cfgs)
+        space = charts.room(v.ctx, height=run_height(done, snapshot=True))
+        v.chart(run_chart, v.t, done, index, v.presenter, space=space)
+        with v.notes:
+            metrics(v.ctx, done, index)
+        v.notice(snapshot_notice(v.ctx, done, index))
+
+    return show
+
+
+def scrub(v: View) -> None:
+    """The last snapshot step: the end of the run, and the slider (and Play) through every
+    snapshot. The slider, the chart and the notes are one more fragment, whose timer walks
+    the slider on while playing (Play, beside the slider, reruns this step: the timer starts;
+    Pause stops it)."""
+    chosen = settings_of(v.words)
+    cfg, cfgs = chosen.config, configs(chosen)
+    train_if_asked(v, cfgs)
+    v.text("training.scrub_text")
+    runs = finished_runs(v.ctx, cfgs)
+    place = v[SCRUB]
+    space = charts.room(v.ctx, height=run_height(runs, snapshot=True))
+
+    @st.fragment(run_every=PLAY_S if playing() else None)
+    def walk() -> None:
+        if playing():
+            play_step(runs[0])
+        with place:
+            at = at_slider(v.ctx, cfg)
+        index = nearest_snapshot(runs[0], at)
+        v.chart(run_chart, v.t, runs, index, v.presenter, space=space)
+        with v.notes:
+            metrics(v.ctx, runs, index)
+        v.notice(snapshot_notice(v.ctx, runs, index))
+
+    walk()
+
+
+def why(v: View) -> None:
+    """The last step: scaled against unscaled at d_k 256 and 16, the measured numbers and
+    what to notice. A slide keeps the step's heading, the notice beside the chart and the
+    table folded below it, so it fits one screen; students find the table and the notice
+    below the chart."""
+    t, chosen = v.t, settings_of(v.words)
+    train_if_asked(v, configs(chosen))
+    if v.presenter:
+        v.lead.subheader(t("training.s_why"))
+    v.text("training.why_text")
+    with v.figure, st.spinner(t("training.why_running")):
+        runs = tuple(finished(c) for c in why_configs(chosen.config))
+    v.chart(why_chart, t, runs, v.presenter)
+    if v.presenter:
+        v.notice(why_notice(v.ctx, runs))
+        with v.below.expander(t("training.w_measure"), icon=":material/table:"):
             st.table(why_table(t, runs), hide_index=True)
+        v.links("scaling", place=v.below)
         return
-    with f.chart:
-        charts.show_cached(ctx, why_chart, t, runs, False, space=charts.room(ctx))
-    with f.notes:
+    with v.notes:
         left, right = st.columns([5, 6])
         with left:
             st.table(why_table(t, runs), hide_index=True)
         with right:
-            notice(ctx, why_notice(ctx, runs))
+            notice(v.ctx, why_notice(v.ctx, runs))
+    v.links("scaling")
