@@ -158,7 +158,8 @@ def test_a_step_may_put_its_text_above_its_chart_for_students():
     (every other step: the chart first)."""
     cfg = hw.Homework(1)
     inputs = hw.homework_inputs(cfg)
-    wrong, _ = hw.no_scaling(*[inputs[k] for k in ("X", "W_Q", "W_K", "W_V")], None)
+    args = [inputs[k] for k in ("X", "W_Q", "W_K", "W_V")]
+    wrong, _ = hw.mistake("attention", "no_scaling").make(*args, None)
     buffer = io.BytesIO()
     np.savez(buffer, output=wrong)
     at = _upload(open_page(HOMEWORK, lang="en"), buffer.getvalue())
