@@ -47,6 +47,36 @@ def group_agreement(weights: np.ndarray, h_kv: int) -> tuple[float, float]:
     return mean[0], mean[1]
 
 
+GROUPINGS = 999  # random groupings a layer's real grouping is ranked against
+
+
+def grouping_rank(
+    weights: np.ndarray, h_kv: int, groupings: int = GROUPINGS, seed: int = 0
+) -> float:
+    """Whether the heads that share keys really attend more alike, or only by chance: the
+    share of groupings of the same heads into ``h_kv`` equal groups (the real one, and
+    ``groupings`` drawn at random with ``seed``) whose heads are, on average, at least as
+    alike within their groups as the real groups' (:func:`group_agreement`'s "same"). A
+    small share (≤ 0.05) says the real groups stand out; around 0.5, any grouping would do.
+    NaN when there is nothing to compare (one group, or one head per group).
+
+    Shapes: ``weights`` ``(h, n_q, n_k)`` -> scalar in ``(0, 1]``.
+    """
+    h = weights.shape[0]
+    if h_kv in (1, h):
+        return float("nan")
+    gaps = np.abs(weights[:, None] - weights[None, :]).mean(axis=(-2, -1))  # (h, h)
+    upper = np.triu(np.ones((h, h), dtype=bool), 1)  # each pair once
+
+    def within(group: np.ndarray) -> float:
+        return float(gaps[upper & (group[:, None] == group[None, :])].mean())
+
+    real = within(kv_head_of(h, h_kv))
+    rng = np.random.default_rng(seed)
+    drawn = [within(rng.permutation(kv_head_of(h, h_kv))) for _ in range(groupings)]
+    return (1 + sum(d <= real for d in drawn)) / (1 + groupings)
+
+
 def cache_ratios(variants: dict[str, int]) -> tuple[float, float]:
     """How many times grouped-query attention's cache multi-head attention's is, and
     multi-query attention's part of it, from each design's key/value head count

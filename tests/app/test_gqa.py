@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import core
-from core.findings.gqa import group_agreement, group_weight_gap
+from core.findings.gqa import group_agreement, group_weight_gap, grouping_rank
 from core.kv_cache import kv_numbers_per_token, pool_heads, tiling_gaps, toy_heads
 from models import smollm
 from tests.app.conftest import (
@@ -154,8 +154,10 @@ def test_step_4_draws_the_nine_heads_in_their_three_groups(page):
     q, k, v = real_qkv()[5]
     _, w = core.grouped_query_attention(q, k, v, core.causal_mask(q.shape[1]))
     same, other = group_agreement(w, c.n_kv_heads)
+    share = grouping_rank(w, c.n_kv_heads)
     shown = texts(at)
-    assert f"{gv.num(same)} within a row" in shown and f"{gv.num(other)} across rows" in shown
+    assert f"{gv.num(same)} within a group" in shown and f"{gv.num(other)} across groups" in shown
+    assert f"{100 * share:.0f} % of 999 random groupings" in shown
     assert "only 3 key heads and 3 value heads; the 9 query heads" in shown
     cells = next(tb for tb in chart_tables(at, 0) if "value" in tb.columns)
     assert list(dict.fromkeys(cells.panel)) == [f"Q{i} · KV{i // 3}" for i in range(9)]

@@ -17,11 +17,13 @@ import streamlit as st
 import core
 import core.llama as llama
 from core.findings.gqa import (
+    GROUPINGS,
     Tiling,
     cache_ratios,
     design,
     group_agreement,
     group_weight_gap,
+    grouping_rank,
     tiling,
 )
 from core.kv_cache import kv_numbers_per_token, kv_variants, pool_heads, toy_heads
@@ -50,6 +52,9 @@ DTYPE = Choice("dtype", "float16", tuple(DTYPES))
 LESSON = "The animal didn't cross the street because it was too tired."
 PROMPT = Text("prompt", LESSON, max_len=400)
 SHARE = 0.62  # presenter mode: the chart column's share of the width
+ALIKE_AT_MOST = (
+    0.05  # step 4 says a group attends alike only if at most 5 % of random groupings do as well
+)
 GROUP_COLORS = [
     "#d1495b",
     "#00798c",
@@ -772,8 +777,10 @@ def model_notice(
     """Step 4's "what to notice"."""
     t = ctx.t
     same, other = group_agreement(weights, cfg.n_kv_heads)
-    key = "gqa.notice_alike" if same < other else "gqa.notice_not_alike"
+    share = grouping_rank(weights, cfg.n_kv_heads)
+    key = "gqa.notice_alike" if share <= ALIKE_AT_MOST else "gqa.notice_not_alike"
+    shown = {"same": num(same), "other": num(other), "pct": f"{100 * share:.0f} %"}
     return [
         t("gqa.notice_rows", **sizes(cfg)),
-        t(key, layer=layer, same=num(same), other=num(other)),
+        t(key, layer=layer, groupings=GROUPINGS, **shown),
     ]

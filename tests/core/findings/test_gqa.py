@@ -5,7 +5,14 @@ import numpy as np
 import pytest
 
 from core import grouped_query_attention
-from core.findings.gqa import cache_ratios, design, group_agreement, group_weight_gap, tiling
+from core.findings.gqa import (
+    cache_ratios,
+    design,
+    group_agreement,
+    group_weight_gap,
+    grouping_rank,
+    tiling,
+)
 from core.kv_cache import kv_variants, pool_heads, tiling_gaps, toy_heads
 from core.masks import causal_mask
 
@@ -30,6 +37,26 @@ def test_group_agreement_by_hand():
     assert same == pytest.approx((0.2 + 0.4) / 2)
     assert other == pytest.approx((0.0 + 0.4 + 0.2 + 0.2) / 4)  # pairs 0-2, 0-3, 1-2, 1-3
     assert np.isnan(group_agreement(w, 4)[0]) and np.isnan(group_agreement(w, 1)[1])
+
+
+def test_groups_made_of_copies_of_one_head_stand_out_among_random_groupings():
+    rng = np.random.default_rng(1)
+    heads = rng.dirichlet(np.ones(5), size=(3, 4))  # (3 patterns, n_q 4, n_k 5)
+    w = np.repeat(heads, 3, axis=0)  # (9, 4, 5): each group three copies of one pattern
+    # only a random grouping that happens to be the same partition (1 in 280) is as close
+    assert grouping_rank(w, 3) < 0.02
+
+
+def test_heads_alike_by_chance_only_rank_in_the_middle():
+    """Nine independent random heads: the real grouping is one grouping among many, so the
+    share of random groupings as close is large, never a "stands out"."""
+    w = np.random.default_rng(2).dirichlet(np.ones(6), size=(9, 5))  # (9, 5, 6)
+    assert 0.05 < grouping_rank(w, 3) <= 1
+
+
+def test_grouping_rank_has_nothing_to_compare_with_one_group_or_one_head_a_group():
+    w = np.random.default_rng(3).dirichlet(np.ones(4), size=(4, 2))
+    assert np.isnan(grouping_rank(w, 1)) and np.isnan(grouping_rank(w, 4))
 
 
 @pytest.mark.parametrize(("h_kv", "name"), [(8, "mha"), (4, "gqa"), (2, "gqa"), (1, "mqa")])
