@@ -105,6 +105,17 @@ def test_step_3_states_the_paper_model_ratios_computed_by_core(page):
     np.testing.assert_allclose(ratio.sort_values("T")["ratio"], full.ratio)
 
 
+def test_step_3_says_what_this_numpy_version_holds_and_what_the_real_kernel_holds(page):
+    """The tiled NumPy version holds T x B_c scores; the kernel one B_r x B_c block on chip
+    and O(T) numbers besides the output (the issue: the two were one sentence)."""
+    shown = texts(page(PAGE, lang="en", step="3", d="128", sram="50"))
+    tr = traffic_curves(np.array([16384]), 128, 50_000)
+    assert f"one tile of {tr.block} keys at a time" in shown
+    assert f"blocks of B_r = {tr.query_block}" in shown
+    assert f"({fv.big(tr.query_block * tr.block)} scores)" in shown
+    assert "O(T) instead of O(T²)" in shown
+
+
 def test_url_state_restores_every_control(page):
     params = {
         "keys": "33",

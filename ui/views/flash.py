@@ -961,6 +961,8 @@ def traffic_notice(ctx: PageContext, v: TrafficView) -> list[str]:
             full=big(full),
             tile=big(tile),
             bc=v.traffic.block,
+            br=v.traffic.query_block,
+            block=big(v.traffic.query_block * v.traffic.block),
         )
     )
     return items
