@@ -28,9 +28,12 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
   ``student``, at that place in the step: a control too wide for the sidebar); a slide
   shows them at the group's ``slide`` place in the step (``"settings"``: a closed expander
   above the step). A group no step on screen reads is drawn hidden, by the first step that
-  lists it, so its value stays in the URL: a link copied on any step restores every control.
+  lists it, so its value stays in the URL: a link copied on any step restores every control
+  (a button, ``keep=False``, is not drawn off screen).
   Groups are drawn in the order they are first listed (the page's, then each step's), after
-  the groups their ``draw`` reads from ``got``.
+  the groups their ``draw`` reads from ``got``. A step may also read a group it does not
+  list, without showing it: off its own step (one step on screen) that group is drawn
+  hidden before any step's ``show``.
 * **Stopping.** A page whose steps cannot run (a model that cannot be loaded) says so in
   its ``words`` and calls :func:`stop`, which keeps the page groups that may mend it.
 * **Fragments.** Everything below the step bar is one fragment, so a control never reruns
@@ -78,6 +81,9 @@ class Controls:
     fold: str | None = None  # a slide: in a closed expander at its place, under this key's text
     # students: at this place of the step instead of the sidebar (a control too wide for it)
     student: Slot | None = None
+    # off screen: drawn hidden, so its value stays in the URL; False: not drawn at all (a
+    # button, read only by the steps that list it: nothing to keep)
+    keep: bool = True
 
 
 class Got:
@@ -327,8 +333,10 @@ def _draw(
 ) -> None:
     """Draw ``group`` where it belongs: for the step on screen (``frame``) in the sidebar
     (students; or at the group's ``student`` place in the step) or at the group's place on
-    the slide; off screen in ``hidden()``."""
+    the slide; off screen in ``hidden()`` (a group not kept: not at all)."""
     if frame is None:
+        if not group.keep:
+            return
         place = hidden()
     elif not ctx.presenter and group.student:
         place = frame.slots[group.student]

@@ -1,11 +1,11 @@
 """ui.steps, the skeleton every page of steps is drawn by: what it promises pages beyond the
-ones each page's own tests check (a group placed in the step for students, a page stopped
-before its steps)."""
+ones each page's own tests check (a group placed in the step for students, a button not
+drawn off screen, a step reading another step's group, a page stopped before its steps)."""
 
 from tests.app.conftest import keys, open_page, order, visible, visible_of
 from ui.i18n import Translator
 
-ENCODER = "pages/9_encoder.py"
+ENCODER, DECODER = "pages/9_encoder.py", "pages/10_decoder.py"
 TIMEOUT = 600  # the first run of a page loads its model
 
 
@@ -23,6 +23,28 @@ def test_a_group_placed_in_the_step_for_students_stands_above_its_chart():
     assert "compare" not in keys(off.main) | keys(off.sidebar)  # hidden…
     assert off.text_input(key="compare").value == "The cat sat on the mat."  # …and kept
     assert off.query_params["compare"] in ("The cat sat on the mat.", ["The cat sat on the mat."])
+
+
+def test_a_button_is_drawn_on_its_step_only():
+    """/decoder's Generate (``keep=False``): in step 4's box of controls, below the settings
+    it generates with; not drawn at all off screen, where those settings are kept hidden."""
+    t = Translator("en")
+    at = open_page(DECODER, timeout=TIMEOUT, step="4")
+    side = [getattr(e, "key", None) or getattr(e, "label", None) for e in visible(at.sidebar)]
+    assert side.index("n_gen") < side.index(t("decoder.generate"))
+    for step in ("1", "5"):
+        off = open_page(DECODER, timeout=TIMEOUT, step=step, n_gen="5")
+        assert not any(b.label == t("decoder.generate") for b in off.button)  # not even hidden
+        assert off.slider(key="n_gen").value == 5  # the step's settings: kept
+
+
+def test_a_step_reads_a_group_of_another_step_without_showing_it():
+    """/decoder's step 2 reads step 1's layer and head: they stay hidden, the step uses the
+    URL's values."""
+    at = open_page(DECODER, timeout=TIMEOUT, step="2", layer="20", head="3")
+    assert not at.exception
+    assert not {"layer", "head"} & (keys(at.main) | keys(at.sidebar))
+    assert "Row of **it** in layer 20, head 3:" in " ".join(m.value for m in at.markdown)
 
 
 def test_a_page_stopped_before_its_steps_keeps_the_controls_that_may_mend_it(no_e5):
