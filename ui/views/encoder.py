@@ -985,11 +985,14 @@ def search_title(ctx: PageContext, s: Shown, c: Controls) -> str:
 
 
 def top_heads(ctx: PageContext, found: Search, c: Controls) -> None:
-    """The best heads, each with a button that shows it everywhere on the page."""
+    """The best heads, each with a button that shows it everywhere on the page. The step is
+    a fragment of its own, the head a page setting: a pick reruns the whole page, so the
+    settings show the head picked."""
     st.markdown(f"**{ctx.t('encoder.top_heads', k=TOP_HEADS)}**")
+    picked = False
     for rank, (layer, head) in enumerate(found.order[:TOP_HEADS].tolist()):
         name, w = head_name(layer, head), charts.fmt(found.ranked[rank], 3)
-        st.button(
+        picked |= st.button(
             f"{rank + 1}. {name} · {w}",
             key=f"pick_{name}",
             on_click=pick_head,
@@ -998,6 +1001,8 @@ def top_heads(ctx: PageContext, found: Search, c: Controls) -> None:
             icon=":material/visibility:",
             help=ctx.t("encoder.pick_help", head=name),
         )
+    if picked:
+        st.rerun()
 
 
 def compare_titles(ctx: PageContext, head: str) -> tuple[str, str, str]:
