@@ -212,9 +212,9 @@ WORDS_MODEL = "_encoder_words_model"  # session state: the model the page's word
 
 
 def model_switch(ctx: PageContext, got: Got) -> str:
-    """The model switch, first in the settings (whose title names it). Picking the other
-    model reruns the whole page (a switch in the settings' fragment would rerun only the
-    steps): the title, the step bar and the texts name its sizes."""
+    """The model switch, first in the settings (whose title names it). The settings rerun
+    without the title and the step bar, which name the model's sizes: a model that is not
+    the one the page's words were made for (:func:`page_words`) reruns the whole page."""
     spec = model_choice(ctx.lang)
     label = ctx.t("encoder.model")
     picked = select(
