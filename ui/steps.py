@@ -24,10 +24,12 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
   gives the chart (:func:`ui.charts.room`).
 * **The controls.** A :class:`Controls` group is drawn once a run by its ``draw(ctx, got)``
   and its values read by every step that lists it (``view[GROUP]``). Students find the
-  groups of the step on screen in the sidebar, under the group's ``box`` heading; a slide
+  groups of the step on screen in the sidebar, under the group's ``box`` heading (or, with
+  ``student``, at that place in the step: a control too wide for the sidebar); a slide
   shows them at the group's ``slide`` place in the step (``"settings"``: a closed expander
   above the step). A group no step on screen reads is drawn hidden, by the first step that
-  lists it, so its value stays in the URL: a link copied on any step restores every control.
+  lists it, so its value stays in the URL: a link copied on any step restores every control
+  (a button, ``keep=False``, is not drawn off screen).
   Groups are drawn in the order they are first listed (the page's, then each step's): a
   group's ``draw`` may read the groups listed before it. The groups with ``row`` set at one
   place of a slide go side by side in one row there. A step may also only read a group
@@ -35,6 +37,8 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
   students, a group it shares with other steps (``folded``: its own controls need the
   sidebar's room). Settings the step bar's labels depend on are drawn by ``run``'s
   ``words`` (:func:`settings`), before the bar.
+* **Stopping.** A page whose steps cannot run (a model that cannot be loaded) says so in
+  its ``words`` and calls :func:`stop`, which keeps the page groups that may mend it.
 * **Fragments.** Everything below the step bar is one fragment, so a control never reruns
   the shell, the title or the step bar; the on-screen step's own groups (listed by no other
   step) and its ``show`` are one more fragment inside it: a step's own control reruns only
@@ -44,7 +48,7 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -62,6 +66,8 @@ from ui.stepbar import Steps, stepper
 # below the step), in the step's text ("lead", below what the step writes there), above or
 # below its chart, or at the top of its notes.
 Place = Literal["settings", "lead", "above", "below", "notes"]
+# Where a group of controls may sit in a step for students, instead of the sidebar
+Slot = Literal["lead", "above", "below", "notes"]
 Words = dict[str, object]
 # A step's title: a catalog key (filled in with the page's words), or a function of the
 # translator and the words (a title that depends on a setting: /training's snapshots)
@@ -87,6 +93,11 @@ class Controls:
     slide: Place = "lead"
     fold: str | None = None  # a slide: in a closed expander at its place, under this key's text
     row: bool = False  # a slide: in one row with the other ``row`` groups at its place
+    # students: at this place of the step instead of the sidebar (a control too wide for it)
+    student: Slot | None = None
+    # off screen: drawn hidden, so its value stays in the URL; False: not drawn at all (a
+    # button, read only by the steps that list it: nothing to keep)
+    keep: bool = True
     # off screen ``hidden(ctx, got)`` is drawn instead of ``draw``: only what keeps the values
     # in the URL, where the step on screen draws more (its Play button, and the slider its
     # timer redraws: /training's snapshots)
@@ -360,6 +371,18 @@ class _Page:
         step.show(View(ctx, got, *places, step.room(ctx), index == 0, self.words))
 
 
+def stop(ctx: PageContext, controls: Sequence[Controls] = ()) -> NoReturn:
+    """Stop the page before its title (from :func:`run`'s ``words``, once the page has said
+    why: a model that cannot be loaded), after drawing ``controls``: page groups that may
+    mend it (a switch to another model), in their boxes as :func:`run` draws them."""
+    got, box = Got(), ctx.controls
+    for group in controls:  # a group without a box joins the one before
+        box = _box(ctx, group.box) if group.box else box
+        with box:
+            got.put(group, group.draw(ctx, got))
+    st.stop()
+
+
 def _draw(
     ctx: PageContext,
     got: Got,
@@ -370,11 +393,16 @@ def _draw(
     folded: bool = False,
 ) -> None:
     """Draw ``group`` where it belongs: for the step on screen (``frame``) in the sidebar
-    (students; ``folded``: in a closed expander there, under the group's ``fold`` text) or
-    at the group's place on the slide (``settings_box``: the settings words drew); off
-    screen in ``hidden()``."""
+    (students; ``folded``: in a closed expander there, under the group's ``fold`` text; or
+    at the group's ``student`` place in the step) or at the group's place on the slide
+    (``settings_box``: the settings words drew); off screen in ``hidden()`` (a group not
+    kept: not at all)."""
     if frame is None:
+        if not group.keep:
+            return
         place = hidden()
+    elif not ctx.presenter and group.student:
+        place = frame.slots[group.student]
     elif not ctx.presenter:
         place = _box(ctx, group.box) if group.box else ctx.controls
         if folded:

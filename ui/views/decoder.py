@@ -23,11 +23,13 @@ from core.masks import future_blank
 from models import smollm
 from ui import charts, loaded
 from ui import prompt as typed
+from ui.blocks import folded, notice
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Float, Int, Text, number, select, slider, text, toggle
 from ui.safe import one_line, plain
 from ui.sentence import more_box
+from ui.steps import Controls, Got, View
 from ui.turns import model_turn, turns
 
 LESSON = "The animal didn't cross the street because it was too tired."
@@ -45,11 +47,11 @@ WHY = ("it", "animal", "street")  # the lesson's question: what does "it" refer 
 RUNS_KEY = "_decoder_runs"
 
 
-def step_text(ctx: PageContext, step: int, variant: str = "", **values: object) -> None:
+def step_text(v: View, step: int, variant: str = "", **values: object) -> None:
     """The step's explanation: in full for students (``variant``: a suffix of its key, e.g.
     ``"_one"`` for one chart instead of two), one short line on the projector."""
-    key = f"decoder.s{step}_brief" if ctx.presenter else f"decoder.s{step}_text{variant}"
-    st.markdown(ctx.t(key, **values))
+    key = f"decoder.s{step}_brief" if v.presenter else f"decoder.s{step}_text{variant}"
+    v.lead.markdown(v.t(key, **values))
 
 
 def side_by_side(spec: dict) -> bool:
@@ -174,9 +176,11 @@ def _code(token: str) -> str:
     return plain(shown, 24) if "`" in shown else f"`{shown}`"
 
 
-def head_controls(ctx: PageContext, m: smollm.SmolLM, p: Prompt) -> tuple[int, int, int]:
-    """Layer, head and the followed query token (default: "it", else the last token)."""
-    cfg, t = m.config, ctx.t
+def head_controls(ctx: PageContext, got: Got) -> tuple[int, int, int]:
+    """Step 1's layer, head and followed query token (default: "it", else the last token);
+    step 2 reads the layer and the head too."""
+    m, p, t = loaded.smollm2(), got[SETTINGS], ctx.t
+    cfg = m.config
     names = charts.unique_labels(p.labels)
     stripped = [lab.strip() for lab in p.labels]
     default = stripped.index("it") if "it" in stripped else len(p.labels) - 1
@@ -391,9 +395,9 @@ def why_notice(
     ]
 
 
-def adjective_controls(ctx: PageContext, m: smollm.SmolLM) -> tuple[int, int]:
-    """Layer and head for the adjective's row (default: layer 4, head 2)."""
-    cfg, t = m.config, ctx.t
+def adjective_controls(ctx: PageContext, got: Got) -> tuple[int, int]:
+    """Step 2's layer and head for the adjective's row (default: layer 4, head 2)."""
+    cfg, t = loaded.smollm2().config, ctx.t
     c1, c2 = st.columns(2)
     with c1:
         al = slider(
@@ -457,8 +461,8 @@ def sink_notice(ctx: PageContext, shares: list[tuple[Prompt, np.ndarray]]) -> li
     return items
 
 
-def next_controls(ctx: PageContext) -> float:
-    """The temperature of the next-token softmax."""
+def next_controls(ctx: PageContext, got: Got) -> float:
+    """Step 4's temperature of the next-token softmax (a sampled generation's too)."""
     return float(
         slider(ctx, TEMPERATURE, ctx.t("decoder.temp"), step=0.05, help=ctx.t("decoder.temp_help"))
     )
@@ -539,10 +543,11 @@ class Generation:
         return found.later_mean(self.step_ms)
 
 
-def gen_controls(ctx: PageContext, p: Prompt, temperature: float) -> tuple[Settings, bool]:
-    """Number of tokens, greedy or sampled, seed, with or without the cache. In the sidebar
-    the seed (used only when sampling) and the cache switch (step 5 is about it) are folded."""
-    t = ctx.t
+def gen_controls(ctx: PageContext, got: Got) -> tuple[Settings, bool]:
+    """Step 4's number of tokens, greedy or sampled, seed, with or without the cache (step 5
+    generates with them too). In the sidebar the seed (used only when sampling) and the
+    cache switch (step 5 is about it) are folded."""
+    t, p, temperature = ctx.t, got[SETTINGS], got[NEXT]
     n = slider(ctx, N_TOKENS, t("decoder.n_tokens"))
     if ctx.presenter:  # the toggles beside the seed
         left, right = st.columns(2, vertical_alignment="bottom")
@@ -803,3 +808,151 @@ def growth_notice(ctx: PageContext, on: Generation, off: Generation) -> list[str
     else:
         items.append(t("decoder.growth_hidden", per_on=f"{on.later_ms:.0f}"))
     return items
+
+
+# ---- the page's controls ------------------------------------------------------------------
+
+
+def page_words(ctx: PageContext) -> dict[str, str]:
+    """What the page knows before its steps: the model's sizes (the model loaded behind a
+    spinner on its first visit; if it is not installed, the page says so and stops)."""
+    return sizes(typed.model_or_stop(ctx))
+
+
+def prompt_controls(ctx: PageContext, got: Got) -> Prompt:
+    """The prompt box and, under it, its tokens (the page's settings)."""
+    p = prompt_input(ctx, PROMPT, ctx.t("decoder.prompt"))
+    token_box(ctx, p)
+    return p
+
+
+def second_prompt(ctx: PageContext, got: Got) -> Prompt:
+    """Step 3's second prompt: another first token, the same sink?"""
+    return prompt_input(ctx, SINK_PROMPT, ctx.t("decoder.sink_prompt"))
+
+
+def generate_button(ctx: PageContext, got: Got) -> bool:
+    """Step 4's Generate (below the generation settings)."""
+    return st.button(ctx.t("decoder.generate"), type="primary", icon=":material/play_arrow:")
+
+
+def compare_button(ctx: PageContext, got: Got) -> bool:
+    """Step 5's Generate with and without the cache."""
+    return st.button(ctx.t("decoder.compare"), icon=":material/timer:")
+
+
+SETTINGS = Controls(prompt_controls, box="decoder.controls")
+HEAD = Controls(head_controls, slide="notes")  # read by step 2 too
+ADJECTIVE = Controls(adjective_controls)  # a slide: in the step's text, above the chart
+SECOND = Controls(second_prompt, slide="notes")
+NEXT = Controls(next_controls, slide="above")  # read by step 5 too
+GENERATION = Controls(gen_controls, slide="notes")  # read by step 5 too
+GENERATE = Controls(generate_button, slide="notes", keep=False)
+COMPARE = Controls(compare_button, keep=False)
+
+
+# ---- the steps ----------------------------------------------------------------------------
+# A step's text names where its chart's parts went (:func:`places`), so it is written into
+# the step's text once the chart is drawn.
+
+
+def lead(v: View, p: Prompt, step: int) -> None:
+    """The top of a step's text: what this model can read and, on a slide, the step's full
+    title (the step bar has its short one)."""
+    with v.lead:
+        chinese_note(v.ctx, p)
+        if v.presenter:
+            st.subheader(v.t(f"decoder.s{step}_title"))
+
+
+def heads_step(v: View) -> None:
+    """Step 1: the selected head's causal weights beside the query's row in every layer."""
+    t, p, m = v.t, v[SETTINGS], loaded.smollm2()
+    layer, head, query = v[HEAD]
+    lead(v, p, 1)
+    result = run(p.ids)
+    overview = query_rows(result.attention, query)
+    # The chart's title does not name the layer and head (the sliders do): a new layer or
+    # head then only swaps the chart's data. The exports name them.
+    shown_as = (t("decoder.head_weights"), m.config.n_heads, v.presenter)
+    weights = result.attention[layer, head]
+    chart = v.chart(head_chart, t, p.labels, weights, query, overview, *shown_as)
+    step_text(v, 1, **places(v.ctx, chart), **v.words)
+    v.notice(head_notice(v.ctx, p, result, layer, head, query))
+    caption = t("decoder.head_title", layer=layer, head=head)
+    v.export("decoder_head", chart, arrays={"attention": result.attention}, caption=caption)
+
+
+def why_step(v: View) -> None:
+    """Step 2: the lesson's two sentences, the "it" row (step 1's head) and the adjective's
+    row: "it" cannot see the word that decides what it means."""
+    t, p = v.t, v[SETTINGS]
+    layer, head, _ = v[HEAD]
+    adj_layer, adj_head = v[ADJECTIVE]
+    lead(v, p, 2)
+    step_text(v, 2, a=LESSON, b=WIDE)
+    with v.lead:
+        fixed_pair_note(v.ctx, p)
+    w = why(layer, head, adj_layer, adj_head)
+    rows = [
+        t("decoder.row_it", layer=layer, head=head),
+        t("decoder.row_adj", layer=adj_layer, head=adj_head),
+    ]
+    v.chart(why_chart, t, w, rows, v.presenter)
+    v.notice(why_notice(v.ctx, w, layer, head, adj_layer, adj_head, v.words))
+    v.links("masking", "encoder", place=v.below if v.presenter else None)  # a slide: room
+
+
+def sink_step(v: View) -> None:
+    """Step 3: every head's weight on the first token, for the prompt and a second one."""
+    t, p = v.t, v[SETTINGS]
+    lead(v, p, 3)
+    pairs = [(q, sink(run(q.ids).attention)) for q in (p, v[SECOND])]
+    shares = [(q, s) for q, s in pairs if s is not None]
+    if len(shares) < len(pairs):
+        v.notes.info(t("decoder.one_token"))
+    chart = {}  # a one-token prompt draws no chart
+    if shares:
+        panels = {t("decoder.sink_title", first=q.labels[0]): s for q, s in shares}
+        chart = v.chart(sink_chart, t, panels)
+        v.notice(sink_notice(v.ctx, shares))
+    step_text(v, 3, "_one" if len(shares) == 1 else "", **places(v.ctx, chart))
+
+
+def next_step(v: View) -> None:
+    """Step 4: the next token's probabilities at the temperature, and a generation."""
+    t, p, m = v.t, v[SETTINGS], loaded.smollm2()
+    temperature = v[NEXT]
+    settings, use_cache = v[GENERATION]
+    lead(v, p, 4)
+    step_text(v, 4, **v.words)
+    top = next_frame(m, run(p.ids).logits, temperature)
+    v.chart(next_chart, t, top)
+    with v.notes if v.presenter else v.below:  # students: the text below the chart
+        made = generation(v.ctx, m, p, settings, use_cache, v[GENERATE])
+    if made is not None:
+        v.notice(generation_notice(v.ctx, made))
+    v.notice(next_notice(v.ctx, top, temperature, v.words))
+    v.links(("softmax", t("decoder.softmax_link")))
+
+
+def cache_step(v: View) -> None:
+    """Step 5: step 4's generation with and without the KV cache, timed step by step."""
+    t, p, m = v.t, v[SETTINGS], loaded.smollm2()
+    settings, _ = v[GENERATION]
+    lead(v, p, 5)
+    step_text(v, 5, **v.words)
+    with v.lead if v.presenter else v.figure:  # students: above the chart
+        on, off = timed_runs(v.ctx, m, p, settings, v[COMPARE])
+    done = [g for g in (on, off) if g is not None]
+    if not v.presenter or len(done) == 2:  # students: the chart's place kept
+        v.chart(timing_chart, t, timing_frame(t, done))
+    if on is None or off is None:
+        v.lead.caption(t("decoder.compare_hint"))
+    else:
+        with v.below if v.presenter else v.notes:  # a slide: below the chart
+            notice(v.ctx, compare_notice(v.ctx, m, on, off))
+        with v.notes:
+            table = lambda: cache_box(v.ctx, m, on)  # noqa: E731
+            folded(v.ctx, t("decoder.cache_table"), "cache_table", table, icon=":material/table:")
+    v.links("kv_cache")

@@ -10,6 +10,7 @@ computed in :mod:`core.bert` and :mod:`core.findings.encoder`.
 """
 
 from dataclasses import dataclass
+from typing import NoReturn
 
 import numpy as np
 import streamlit as st
@@ -27,12 +28,12 @@ from core.findings.encoder import (
 from models import minilm
 from models import multilingual_e5 as e5
 from ui import charts, loaded
-from ui.blocks import frame_room
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Text, assign, select, text, toggle
 from ui.safe import one_line, plain
-from ui.sentence import settings_box
+from ui.steps import Controls as Group  # this view's own Controls: what the page shows
+from ui.steps import Got, View, stop
 from ui.turns import model_turn
 
 LESSON = "The animal didn't cross the street because it was too tired."
@@ -205,21 +206,27 @@ def strip(tokens: list[str], limit: int = 16) -> str:
 
 def current_model(ctx: PageContext) -> str:
     """The model the URL asks for (its default if none, or a bad one: :func:`model_switch`
-    warns about that when it draws the switch)."""
+    warns about that when it draws the switch). The URL is a choice's one source of truth
+    (:func:`ui.params.select`): the page's words read it before the switch is drawn."""
     spec = model_choice(ctx.lang)
     return spec.parse(st.query_params.get(spec.key, spec.default)) or spec.default
 
 
-def model_switch(ctx: PageContext, shown: str) -> None:
-    """The model switch, first in the settings (whose title names it). Picking the other
-    model reruns the whole page: the step bar and the texts name its sizes."""
+WORDS_MODEL = "_encoder_words_model"  # session state: the model the page's words are of
+
+
+def model_switch(ctx: PageContext, got: Got) -> str:
+    """The model switch, first in the settings (whose title names it). The settings rerun
+    without the title and the step bar, which name the model's sizes: a model that is not
+    the one the page's words were made for (:func:`page_words`) reruns the whole page."""
     spec = model_choice(ctx.lang)
     label = ctx.t("encoder.model")
     picked = select(
         ctx, spec, label, lambda m: ctx.t(f"encoder.model_{m}_name"), label_visibility="collapsed"
     )
-    if picked != shown:
+    if picked != st.session_state.get(WORDS_MODEL):
         st.rerun()
+    return picked
 
 
 # A model that cannot be read: its package is not installed (ImportError), its file is
@@ -227,16 +234,27 @@ def model_switch(ctx: PageContext, shown: str) -> None:
 LOAD_ERRORS = (ImportError, OSError, ValueError)
 
 
-def unavailable(ctx: PageContext, model: str, error: Exception) -> None:
+def unavailable(ctx: PageContext, model: str, error: Exception) -> NoReturn:
     """``model`` cannot be loaded: say so and how to install it, keep the model switch (the
     other model may work), and stop the page."""
     st.error(
         ctx.t("encoder.missing", name=ctx.t(f"encoder.model_{model}_name"), reason=str(error)),
         icon=":material/error:",
     )
-    with settings_box(ctx, ctx.t("encoder.settings")):
-        model_switch(ctx, model)
-    st.stop()
+    stop(ctx, [MODEL])
+
+
+def page_words(ctx: PageContext) -> dict[str, object]:
+    """What the page knows before its steps (:func:`words`) of the model the URL asks for,
+    loaded on its first visit behind a spinner; a model that cannot be loaded stops the page
+    (:func:`unavailable`)."""
+    model = current_model(ctx)
+    st.session_state[WORDS_MODEL] = model
+    try:
+        with st.spinner(ctx.t("encoder.loading")):
+            return words(ctx, model)
+    except LOAD_ERRORS as error:  # not installed, or its file unreadable
+        unavailable(ctx, model, error)
 
 
 def words(ctx: PageContext, model: str) -> dict[str, object]:
@@ -288,17 +306,11 @@ def merged_notice(ctx: PageContext, a: Analysis) -> list[str]:
     return found
 
 
-def step_text(ctx: PageContext, name: str, **values: object) -> None:
-    """A step's explanation: in full for a student, its short version on a projector (the
-    page's :func:`words` passed in ``values``)."""
-    key = f"encoder.{name}_{'short' if ctx.presenter else 'text'}"
-    st.markdown(ctx.t(key, **values))
-
-
-def side_room(ctx: PageContext, height: int) -> charts.Room:
-    """The room of a chart in a step's :func:`ui.blocks.frame`: its column on a projector
-    (at most ``height`` px tall), the page width for a student."""
-    return frame_room(ctx, SIDE_SHARE, height)
+def step_text(v: View, name: str, **values: object) -> None:
+    """A step's explanation: in full for a student, its short version on a projector (with
+    the page's :func:`words` and ``values``)."""
+    key = f"encoder.{name}_{'short' if v.presenter else 'text'}"
+    v.lead.markdown(v.t(key, **{**v.words, **values}))
 
 
 def default_index(tokens: list[str], candidates: tuple[str, ...], fallback: int) -> int:
@@ -977,11 +989,14 @@ def search_title(ctx: PageContext, s: Shown, c: Controls) -> str:
 
 
 def top_heads(ctx: PageContext, found: Search, c: Controls) -> None:
-    """The best heads, each with a button that shows it everywhere on the page."""
+    """The best heads, each with a button that shows it everywhere on the page. The step is
+    a fragment of its own, the head a page setting: a pick reruns the whole page, so the
+    settings show the head picked."""
     st.markdown(f"**{ctx.t('encoder.top_heads', k=TOP_HEADS)}**")
+    picked = False
     for rank, (layer, head) in enumerate(found.order[:TOP_HEADS].tolist()):
         name, w = head_name(layer, head), charts.fmt(found.ranked[rank], 3)
-        st.button(
+        picked |= st.button(
             f"{rank + 1}. {name} · {w}",
             key=f"pick_{name}",
             on_click=pick_head,
@@ -990,6 +1005,8 @@ def top_heads(ctx: PageContext, found: Search, c: Controls) -> None:
             icon=":material/visibility:",
             help=ctx.t("encoder.pick_help", head=name),
         )
+    if picked:
+        st.rerun()
 
 
 def compare_titles(ctx: PageContext, head: str) -> tuple[str, str, str]:
@@ -1048,20 +1065,149 @@ def compare_rows_chart(
     )
 
 
-def show_comparison(ctx: PageContext, sa: Shown, sb: Shown, c: Controls, head: str) -> dict:
+def comparison(v: View, sa: Shown, sb: Shown, c: Controls, head: str) -> dict:
     """Draw the two sentences in the selected head: on a projector the first query token's
     rows (A, B, B − A) in large cells when the sentences align, else the whole matrices."""
-    t, rows = ctx.t, sa.rows(c.queries)
+    t, rows = v.t, sa.rows(c.queries)
     wa, wb = sa.attention[c.layer, c.head], sb.attention[c.layer, c.head]
-    if row_view(ctx, sa, sb, c):
+    if row_view(v.ctx, sa, sb, c):
         query = charts.unique_labels(sa.tokens)[rows[0]]
         columns = pair_labels(sa.tokens, sb.tokens)
-        ra, rb = wa[rows[0]], wb[rows[0]]
-        space = side_room(ctx, COMPARE_HEIGHT)
-        return charts.show_cached(
-            ctx, compare_rows_chart, t, columns, ra, rb, query, True, space=space
-        )
-    titles = compare_titles(ctx, head)
-    return charts.show_cached(
-        ctx, compare_chart, t, sa.tokens, wa, sb.tokens, wb, titles, ctx.presenter
-    )
+        return v.chart(compare_rows_chart, t, columns, wa[rows[0]], wb[rows[0]], query, True)
+    titles = compare_titles(v.ctx, head)
+    # the whole matrices: the page's width (the step's room is the rows' column on a slide)
+    args = (t, sa.tokens, wa, sb.tokens, wb, titles, v.presenter)
+    return v.chart(compare_chart, *args, space=charts.room(v.ctx))
+
+
+# ---- the page's controls ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The page's settings: the model, sentence A as the model read it, what to show."""
+
+    model: str  # MINILM or E5
+    a: Analysis
+    c: Controls
+    raw_b: str | None  # a slide's sentence B (its box is in the settings; students: SENTENCE_B)
+
+    @property
+    def shown(self) -> Shown:
+        """Sentence A's attention as drawn (special tokens hidden or not)."""
+        return shown(self.a, self.c.hide)
+
+
+def settings(ctx: PageContext, got: Got) -> Settings:
+    """Sentence A (read by the model behind a spinner), on a slide sentence B, then the
+    query and target tokens, the head and the special-tokens switch. A word of the lesson's
+    question that the model reads only inside a larger piece is said above the step."""
+    t, model = ctx.t, got[MODEL]
+    first, second = texts(model, ctx.lang)
+    with st.spinner(t("encoder.loading")):
+        a = sentence(ctx, model, first, t("encoder.text"))
+    raw_b = sentence_box(ctx, model, second, t("encoder.compare")) if ctx.presenter else None
+    c = controls(ctx, a)
+    for merged in merged_notice(ctx, a):  # a word of the question inside a larger piece
+        ctx.notices.info(merged, icon=":material/join:")
+    return Settings(model, a, c, raw_b)
+
+
+def sentence_b(ctx: PageContext, got: Got) -> str:
+    """Sentence B's text. Students find its box above the comparison it changes (the
+    sidebar has no room left on a 1280 × 720 laptop); a slide has it in the settings."""
+    s = got[SETTINGS]
+    if s.raw_b is not None:
+        return s.raw_b
+    return sentence_box(ctx, s.model, texts(s.model, ctx.lang)[1], ctx.t("encoder.compare"))
+
+
+MODEL = Group(model_switch, box="encoder.settings")
+SETTINGS = Group(settings)  # in the model's box
+SENTENCE_B = Group(sentence_b, student="above")
+
+
+# ---- the steps ----------------------------------------------------------------------------
+
+
+def head_step(v: View) -> None:
+    """Step 1: the selected head's weights, its readout beside them (students too: a square
+    chart leaves the room), what the model is."""
+    t, s = v.t, v[SETTINGS]
+    sa, c = s.shown, s.c
+    line = model_line(v.ctx, s.model)
+    if v.presenter:  # what the model is, in a line above the readout
+        v.aside.caption(line)
+    else:
+        v.lead.markdown(line)
+    title = t("encoder.head_title", head=head_name(c.layer, c.head))
+    weights = sa.attention[c.layer, c.head]  # (m, m) the selected head as drawn
+    chart = v.chart(head_chart, t, sa.tokens, weights, sa.rows(c.queries), title, v.presenter)
+    metric = head_metric(sa, c)
+    if metric:
+        v.aside.metric(*metric)
+    v.notice(head_notice(v.ctx, s.a, sa, c))
+    arrays = {"tokens": np.array(s.a.tokens), "attention": s.a.attention}
+    v.export("encoder_head", chart, arrays=arrays)
+
+
+def grid_step(v: View) -> None:
+    """Step 2: every head at once, for the first query tokens, and the layer means."""
+    t, s = v.t, v[SETTINGS]
+    sa, c = s.shown, s.c
+    step_text(v, "grid", shown=MAX_GRID_QUERIES)
+    grid = grid_rows(sa, c.queries)
+    if len(grid):
+        labels = charts.unique_labels(sa.tokens)
+        queries = [labels[i] for i in sa.rows(c.queries)[:MAX_GRID_QUERIES]]
+        args = (t, sa.tokens, grid, queries, (c.layer, c.head), v.presenter)
+        # a model of twelve layers has two rows of panels: the room grows with its layers
+        space = charts.room(v.ctx, height=grid_height(int(v.words["layers"])))
+        chart = v.chart(grid_chart, *args, space=space)
+    v.notice(average_notice(v.ctx, s.a, sa, c))
+    if len(grid):
+        v.export("encoder_grid", chart)
+
+
+def search_step(v: View) -> None:
+    """Step 3: every head ranked by the weight from the queries to the target; the best
+    ones, beside the chart, pick a head for every step."""
+    t, s = v.t, v[SETTINGS]
+    sa, c = s.shown, s.c
+    step_text(v, "search")
+    found = search(sa, c)
+    if found is None:
+        v.figure.info(t("encoder.hidden_pick", **v.words), icon=":material/visibility_off:")
+        return
+    v.chart(search_chart, t, found.weights, search_title(v.ctx, sa, c), v.presenter)
+    with v.aside:
+        top_heads(v.ctx, found, c)  # buttons that pick a head for every step
+    v.notice(search_notice(v.ctx, found))
+
+
+def compare_step(v: View) -> None:
+    """Step 4: the selected head on sentence A and on sentence B (read here: the only step
+    that needs it)."""
+    s = v[SETTINGS]
+    sa, c = s.shown, s.c
+    with st.spinner(v.t("encoder.loading")):
+        b = read(v.ctx, s.model, texts(s.model, v.ctx.lang)[1], v[SENTENCE_B])
+    sb = shown(b, c.hide)
+    head = head_name(c.layer, c.head)
+    step_text(v, "compare", head=head)
+    chart = comparison(v, sa, sb, c, head)
+    v.notice(compare_notice(v.ctx, sa, sb, c, s.a, b))
+    v.export("encoder_compare", chart)
+
+
+def explain_step(v: View) -> None:
+    """Step 5: one weight recomputed from the layer's input, its formula with the numbers."""
+    t, s = v.t, v[SETTINGS]
+    a, c = s.a, s.c
+    ex = explain(a, c)
+    step_text(v, "explain", head=head_name(c.layer, c.head))
+    v.lead.latex(explain_latex(ex))
+    query = charts.unique_labels(a.tokens)[ex.i]
+    v.chart(explain_chart, t, a.tokens, ex.scores, ex.weights, ex.parts, query, v.presenter)
+    v.notice(explain_notice(v.ctx, a, ex))
+    v.links("multi_head", "softmax")
