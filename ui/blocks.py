@@ -1,14 +1,11 @@
 """Small repeated page elements: the page header, the "what to notice" box, links to other
-pages, the two-column step layout and its chart's room, folded secondary material and
-fragments."""
+pages, folded secondary material and fragments (ui/steps.py lays out a page's steps)."""
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
-from ui import charts
 from ui.context import PageContext
 from ui.pages import available_pages, page_info
 
@@ -43,22 +40,6 @@ def link(ctx: PageContext, page_id: str, label: str | None = None) -> None:
 def carried(lang: str, presenter: bool) -> dict[str, str]:
     """What a link to another page carries in its URL: the language and presenter mode."""
     return {"lang": lang, **({"present": "1"} if presenter else {})}
-
-
-def beside(ctx: PageContext, share: float = 0.6) -> tuple[DeltaGenerator, DeltaGenerator]:
-    """Where a step's chart and its notes go: side by side in presenter mode (the chart
-    column ``share`` of the width; the slide keeps to one screen), one below the other for
-    students."""
-    if ctx.presenter:
-        chart_col, notes_col = st.columns([share, 1 - share])
-        return chart_col, notes_col
-    return st.container(), st.container()
-
-
-def heading(ctx: PageContext, title: str) -> None:
-    """A step's heading, for students; in presenter mode the step bar already names it."""
-    if not ctx.presenter:
-        st.subheader(title)
 
 
 def folded(
@@ -107,48 +88,3 @@ def fragment(ctx: PageContext, draw: Callable[[PageContext], None], on_screen: b
 @st.fragment
 def _fragment(ctx: PageContext, draw: Callable[[PageContext], None], on_screen: bool) -> None:
     draw(replace(ctx, notices=st.container()) if on_screen else ctx)
-
-
-@dataclass(frozen=True)
-class Frame:
-    """Where a step's parts go. On a slide: its lead text on top, then the chart and its
-    notes side by side (the step fits one screen). For students, chart first: the chart,
-    then the lead text, then the notes, one below the other, so the chart is on the first
-    screen with the sidebar's controls that change it."""
-
-    lead: DeltaGenerator  # the step's explanation
-    chart: DeltaGenerator
-    notes: DeltaGenerator  # what to notice, captions, exports
-
-
-def frame(ctx: PageContext, share: float = 0.6, stacked: bool = False) -> Frame:
-    """The :class:`Frame` of a step. Presenter mode gives the chart ``share`` of the width,
-    its notes beside it; ``stacked``: on a slide too the lead, the chart (at the full width,
-    for a chart that needs it) and the notes one below the other."""
-    if ctx.presenter:
-        lead = st.container()
-        if stacked:
-            return Frame(lead, st.container(), st.container())
-        chart, notes = st.columns([share, 1 - share])
-        return Frame(lead, chart, notes)
-    chart = st.container()
-    lead = st.container()
-    return Frame(lead, chart, st.container())
-
-
-def frame_room(
-    ctx: PageContext, share: float, height: int | None = None, student: int | None = None
-) -> charts.Room:
-    """The room of the chart in a step's :func:`frame` (``frame(ctx, share)``): on a slide
-    its column, ``share`` of the width and at most ``height`` px tall; for students the
-    page width, at most ``student`` px tall (default :data:`ui.charts.PAGE_HEIGHT`)."""
-    if ctx.presenter:
-        return charts.room(ctx, share, height)
-    return charts.room(ctx, 1.0, student)
-
-
-def intro(ctx: PageContext, **values: object) -> None:
-    """The page's one-paragraph introduction (``<page>.intro``), for students on the first
-    step, below its chart (the title and the chart come first on a laptop's screen)."""
-    if not ctx.presenter:
-        st.markdown(ctx.t(f"{ctx.page}.intro", **values))

@@ -6,14 +6,13 @@ d_model = 8, d_k = d_v = 4, seed 42, lesson embeddings — so the page reproduce
 lesson's numbers as it opens.
 """
 
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 import core
 from ui.charts import unique_labels
@@ -158,34 +157,6 @@ def current_d_model() -> int:
     if D_MODEL.key in st.session_state:
         return int(st.session_state[D_MODEL.key])
     return D_MODEL.parse(st.query_params.get(D_MODEL.key, "")) or D_MODEL.default
-
-
-@contextmanager
-def settings_box(ctx: PageContext, label: str) -> Iterator[None]:
-    """Where a page's controls go (``with settings_box(ctx, t("qkv.settings")): ...``): for
-    students the sidebar, under ``label``, so every control stays on screen beside the chart
-    it changes; in presenter mode a closed expander above the step, so the slide keeps its
-    room."""
-    if ctx.presenter:
-        with st.expander(label, icon=":material/tune:"):
-            yield
-        return
-    with ctx.controls:
-        st.markdown(f"**{label}**")
-        yield
-
-
-def step_box(
-    ctx: PageContext, on_screen: bool, label: str | None, place: DeltaGenerator | None
-) -> AbstractContextManager:
-    """Where a step's controls go: for students the sidebar under ``label`` (None: in the
-    box opened just before), beside the chart they change; on a slide ``place``, beside the
-    chart; off screen the step's hidden container (the controls stay in the URL)."""
-    if not on_screen:
-        return nullcontext()
-    if ctx.presenter and place is not None:
-        return place
-    return ctx.controls if label is None else settings_box(ctx, label)
 
 
 def more_box(ctx: PageContext, label: str) -> AbstractContextManager:

@@ -1,4 +1,4 @@
-"""Steps: a page shows one idea at a time, in presenter mode and for students alike.
+"""The step bar: a page shows one idea at a time, in presenter mode and for students alike.
 
 A page's steps are drawn one at a time: a step bar (Back, the numbered steps, Next) picks
 the step on screen, and the step lives in the URL (``?step=3``) so a prepared link opens on
@@ -22,7 +22,6 @@ The URL is the single source of truth for the step: the buttons' callbacks write
 """
 
 from dataclasses import dataclass
-from types import TracebackType
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -148,30 +147,6 @@ def _picked() -> None:
     _go(int(st.session_state[_CHOICE_KEY]))
 
 
-class _Section:
-    """``with steps.section(k) as on_screen:``: step ``k``'s container; ``on_screen`` says
-    whether to draw its charts and text (controls are drawn either way)."""
-
-    def __init__(self, on_screen: bool, index: int, hidden_in: DeltaGenerator | None) -> None:
-        self.on_screen = on_screen
-        if on_screen:
-            self.box = st.container()
-        else:
-            self.box = (hidden_in or st).container(key=f"hidden_step_{index}")
-
-    def __enter__(self) -> bool:
-        self.box.__enter__()
-        return self.on_screen
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> bool | None:
-        return self.box.__exit__(kind, error, trace)
-
-
 @dataclass(frozen=True)
 class Steps:
     """Which of a page's steps is on screen on this run."""
@@ -185,20 +160,6 @@ class Steps:
     def show(self, index: int) -> bool:
         """Whether the step ``index`` (0-based) is on screen."""
         return self.current is None or index == self.current
-
-    def host(self, *indices: int) -> int:
-        """Of the steps ``indices`` that share a control, the one that draws it where it is
-        seen: the step on screen when it is one of them, else the first."""
-        return self.current if self.current in indices else indices[0]
-
-    def section(self, index: int) -> _Section:
-        """The container of step ``index``, entered as ``with steps.section(1) as on_screen:``.
-
-        Draw the step's controls in it unconditionally and its charts and text only
-        ``if on_screen``. A step off screen is a hidden container that holds just its
-        controls, so they stay bound to the URL and keep their values.
-        """
-        return _Section(self.show(index), index, self.hidden_in)
 
 
 def stepper(ctx: PageContext, titles: list[str], stacked: bool = False) -> Steps:
