@@ -236,24 +236,22 @@ def test_presenter_steps_are_short_and_keep_every_control_in_the_url(page):
     at = page(PAGE, present="1", step="4", head="11", layer="5")
     shown = " ".join(m.value for m in visible_of(at, "Markdown"))
     assert "does the row of “it” move" in shown  # the one-line version for the projector
-    assert "Exercise 3 of the from-scratch lesson" not in shown  # the student's paragraph
+    assert "An experiment on a real model" not in shown  # the student's paragraph
     assert "Changed tokens" not in shown  # the chart's columns say it: tired/wide
     assert "In **L5H11**" in shown  # the notice still speaks of the head in the URL
     assert at.query_params["head"] in ("11", ["11"]) and at.query_params["layer"] in ("5", ["5"])
-    assert "Exercise 3 of the from-scratch lesson" in texts(
-        page(PAGE, step="4")
-    )  # students read it all
+    assert "An experiment on a real model" in texts(page(PAGE, step="4"))  # students read it all
 
 
 def test_only_the_step_on_screen_draws_its_charts(page):
     at = page(PAGE, q="10,2", head="11", layer="5")
     assert not at.exception
     assert len(at.get("vega_lite_chart")) == 1  # the head's heatmap; not grid, search, …
-    assert "Exercise 3 of the from-scratch lesson" not in texts(at)  # step 4's text is not sent
+    assert "An experiment on a real model" not in texts(at)  # step 4's text is not sent
     assert not any(b.key and b.key.startswith("pick_") for b in at.button)  # step 3's
     go(at, "4")
     assert len(at.get("vega_lite_chart")) == 1  # the comparison alone
-    assert "Exercise 3 of the from-scratch lesson" in texts(at)
+    assert "An experiment on a real model" in texts(at)
     # the settings (queries, head) are on every step and keep their URL values
     assert at.multiselect(key="_q_pick").value == ["10", "2"]
     assert at.selectbox(key="_choice_head").value == "11"
@@ -342,15 +340,14 @@ def test_hidden_special_tokens_step_1_says_the_row_was_rescaled(page, lang):
     assert "rescaled" not in texts(page(PAGE))  # the model's own weights: nothing to say
 
 
-def test_lessons_are_named_by_subject_and_credited_correctly(page):
-    en = texts(page(PAGE)) + texts(page(PAGE, step="4"))  # the intro (step 1), exercise 3
-    assert "The derivation lesson (the maths of self-attention, derived by hand) asks" in en
-    assert "Exercise 3 of the from-scratch lesson" in en  # lesson 002's exercises
-    assert "The lesson" not in en
+def test_the_classic_question_and_the_experiment_need_no_lesson_the_app_lacks(page):
+    en = texts(page(PAGE)) + texts(page(PAGE, step="4"))  # the intro (step 1), the experiment
+    assert "A classic question for attention: what does “it” refer to" in en
+    assert "An experiment on a real model: run two sentences of the same length" in en
+    assert "lesson" not in en.lower().replace("lesson example", "")
     zh = texts(page(PAGE, lang="zh")) + texts(page(PAGE, step="4", lang="zh"))
-    assert "讲原理推导的那一课（手推自注意力的数学）问" in zh
-    assert "“从零实现”那一课（用 NumPy 一步步写出自注意力）的练习 3" in zh
-    assert "第一课" not in zh
+    assert "讲注意力时常问一个问题" in zh and "在真实模型上做一个实验" in zh
+    assert "那一课" not in zh and "第一课" not in zh
 
 
 def test_chinese_counts_parameters_in_wan(page):

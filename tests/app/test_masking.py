@@ -74,7 +74,7 @@ def test_only_the_step_on_screen_draws_its_charts(page):
     assert len(at.get("vega_lite_chart")) == 1  # the mask chart; not steps 2 and 3
     assert [s.value for s in at.subheader] == ["Masks on your sentence"]
     assert not at.table  # step 3's table of fills
-    assert "the derivation lesson" not in texts(at)  # step 3's text
+    assert "Many tutorials fill hidden scores" not in texts(at)  # step 3's text
     # steps 2 and 3 keep their controls, hidden, bound to the URL
     assert at.slider(key="gen").value == 4
     assert at.slider(key="row").value == 1
@@ -240,7 +240,7 @@ def test_notices_make_sense_at_default_settings(page):
     # rows that see a key sum to 1: exactly, or with the deviation spelled out
     assert "sums to exactly 1" in shown or "the largest deviation is" in shown
     assert "τ" not in shown and "Temperature T" in [s.label for s in at.slider]
-    assert "our lesson" not in shown and "the derivation lesson" in shown
+    assert "our lesson" not in shown and "Many tutorials fill hidden scores" in shown
 
 
 def test_fill_notice_says_whether_minus_1e4_can_overflow_on_the_slider(page):

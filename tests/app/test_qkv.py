@@ -224,7 +224,7 @@ def test_large_sizes_shorten_vectors_and_name_the_lesson(page):
     assert "random (untrained)" in shown
     at = page(PAGE, lang="en", step="4", **sizes)
     shown = texts(at) + at.button_group(key="_step_choice").format_func("4")
-    assert "lesson 002" not in shown and "Check against the from-scratch lesson" in shown
+    assert "lesson 002" not in shown and "Check against the worked example" in shown
 
 
 def test_the_grid_fits_the_first_screen_and_keeps_its_spec_while_its_cells_do(page):

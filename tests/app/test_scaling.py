@@ -240,7 +240,7 @@ def test_gradient_text_states_the_true_maximum_with_live_numbers(page):
     assert f"even over all 8 keys {fmt(even, 3)}, half-and-half on two keys {fmt(half, 3)}" in shown
     scaled = metric(at, "scaling.m_grad_scaled", d_k=512)
     assert ("lies above the" in shown) == (scaled > even)
-    assert "lesson 000" not in shown and "The derivation lesson" in shown
+    assert "lesson 000" not in shown and "This is the classic warning" in shown
 
 
 def test_d_k_one_says_scaling_changes_nothing(page):

@@ -215,7 +215,7 @@ def test_temperature_notices_make_sense_when_t_is_one(page):
     at_one = _every_step_texts(page(PAGE, lang="en"))
     assert "at T = 1 it is" not in at_one and "at T = 1 and" not in at_one
     assert "both panels are the same" in at_one
-    assert "lesson 002" not in at_one and "the from-scratch lesson" in at_one
+    assert "lesson 002" not in at_one and "A note for readers of tutorials" in at_one
     warm = _every_step_texts(page(PAGE, lang="en", temp="2.0"))
     assert "At T = 2.00 the largest probability in A is" in warm
     assert "at T = 1 and" in warm  # the matrix step compares the two panels
