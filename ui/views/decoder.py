@@ -879,6 +879,7 @@ def heads_step(v: View) -> None:
     chart = v.chart(head_chart, t, p.labels, weights, query, overview, *shown_as)
     step_text(v, 1, **places(v.ctx, chart), **v.words)
     v.notice(head_notice(v.ctx, p, result, layer, head, query))
+    typed.weights_note(v.ctx, v.notes)  # the 4-bit copy
     caption = t("decoder.head_title", layer=layer, head=head)
     v.export("decoder_head", chart, arrays={"attention": result.attention}, caption=caption)
 
@@ -900,6 +901,7 @@ def why_step(v: View) -> None:
     ]
     v.chart(why_chart, t, w, rows, v.presenter)
     v.notice(why_notice(v.ctx, w, layer, head, adj_layer, adj_head, v.words))
+    typed.weights_note(v.ctx, v.notes)  # the 4-bit copy
     v.links("masking", "encoder", place=v.below if v.presenter else None)  # a slide: room
 
 
@@ -916,6 +918,7 @@ def sink_step(v: View) -> None:
         panels = {t("decoder.sink_title", first=q.labels[0]): s for q, s in shares}
         chart = v.chart(sink_chart, t, panels)
         v.notice(sink_notice(v.ctx, shares))
+    typed.weights_note(v.ctx, v.notes)  # the 4-bit copy
     step_text(v, 3, "_one" if len(shares) == 1 else "", **places(v.ctx, chart))
 
 
@@ -933,6 +936,7 @@ def next_step(v: View) -> None:
     if made is not None:
         v.notice(generation_notice(v.ctx, made))
     v.notice(next_notice(v.ctx, top, temperature, v.words))
+    typed.weights_note(v.ctx, v.notes)  # the 4-bit copy
     v.links(("softmax", t("decoder.softmax_link")))
 
 
@@ -955,4 +959,5 @@ def cache_step(v: View) -> None:
         with v.notes:
             table = lambda: cache_box(v.ctx, m, on)  # noqa: E731
             folded(v.ctx, t("decoder.cache_table"), "cache_table", table, icon=":material/table:")
+    typed.weights_note(v.ctx, v.notes)  # the 4-bit copy
     v.links("kv_cache")

@@ -208,6 +208,7 @@ def trap_step(v: View) -> None:
     v.lead.code(expansion_code(cfg.n_heads // cfg.n_kv_heads), language="python")
     # step 1's toy (its controls drawn, hidden, on every run) shows the bug too
     v.notice(trap_notice(v.ctx, tr, toy(*v[TOY_CONTROLS])))
+    typed.weights_note(v.ctx, v.notes)  # the 4-bit copy
     with v.notes:
         lazy_box(
             t("gqa.torch_title"),
@@ -237,6 +238,7 @@ def heads_step(v: View) -> None:
     v.text("gqa.s4_text", layer=layer, n=len(prompt.ids), **sizes(cfg))
     with v.aside:
         notice(v.ctx, model_notice(v.ctx, cfg, weights, layer))
+    typed.weights_note(v.ctx, v.notes)  # the 4-bit copy
     v.links("decoder", "rope")
     caption = t("gqa.model_caption", layer=layer)
     v.export("gqa_heads", chart, arrays={"weights": weights}, caption=caption)

@@ -211,6 +211,7 @@ def model_step(v: View) -> None:
     key = "rope.s4_brief" if v.presenter else "rope.s4_text"
     v.lead.markdown(t(key, layer=layer, head=head, n=len(prompt.ids)))
     v.notice(model_notice(v.ctx, cfg, r, len(prompt.ids)))
+    typed.weights_note(v.ctx, v.notes)  # the 4-bit copy
     v.links("decoder", "gqa")
     caption = t("rope.model_caption", layer=layer, head=head)
     v.export("rope_model", chart, arrays={"cos": r.cos, "shift": r.shift}, caption=caption)

@@ -838,6 +838,7 @@ def predictions_step(v: View) -> None:
         v.lead.markdown(t("sinks.s2_text", scored=SCORED, n=len(text_tokens()[0])))
         v.lead.caption(t("sinks.positions"))
     v.notice(prediction_notice(v.ctx, p, window, sinks))
+    typed.weights_note(v.ctx, v.notes)  # the 4-bit copy
     with v.below if v.presenter else v.notes:  # a slide: below the chart
         text_box(v.ctx)
         arrays = partial(prediction_arrays, held, window, sinks)  # built when asked for
@@ -855,5 +856,6 @@ def shares_step(v: View) -> None:
     chart = v.chart(share_chart, t, s, v.presenter)
     v.text("sinks.s3_text")
     v.notice(share_notice(v.ctx, s))
+    typed.weights_note(v.ctx, v.notes)  # the 4-bit copy
     v.links(("decoder", t("sinks.decoder_link")))
     v.export("sinks_first_share", chart, arrays=partial(prediction_arrays, held, window, sinks))
