@@ -39,6 +39,7 @@ from ui.charts.sizing import (
 from ui.charts.specs import (
     MAX_ANNOTATED,
     MIN_ANNOTATED_CELL,
+    SERIES_TIP,
     SLIDE_FONT,
     Panel,
     bars,
@@ -92,6 +93,7 @@ __all__ = [
     "PAGE_WIDTH",
     "PRESENTER_WIDTH",
     "QUERY_COLOR",
+    "SERIES_TIP",
     "SKIP_TOUCHING",
     "SLIDE_FONT",
     "SUBSCRIPTS",

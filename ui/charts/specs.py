@@ -41,6 +41,10 @@ from ui.charts.sizing import CROWDED_STEP, PAGE_WIDTH, PRESENTER_WIDTH, SKIP_TOU
 from ui.charts.text import chars, data_title, fmt_cells, unique_labels
 from ui.charts.theme import FRAME, KEY_COLOR, MASKED
 
+# A tooltip's title for the field that names a coloured series (a line, a bar, a point): a
+# swatch-like dot in every language. An empty title would not hide the name: Vega-Lite then
+# shows the field's own name ("series", "entry"), English in a Chinese tooltip.
+SERIES_TIP = "●"
 MAX_ANNOTATED = 30  # print numbers in heatmap cells only up to this many rows/columns…
 MIN_ANNOTATED_CELL = 22  # …and only in cells at least this many px wide (else they overlap)
 SLIDE_FONT = 26  # presenter mode: cell numbers up to this many px (large cells, back of the hall)
@@ -587,7 +591,7 @@ def lines(
         "y": _quantitative(y, y_title, log_y, **({"format": y_format} if y_format else {})),
         "color": _series_encoding(color, color_domain, colors),
         "tooltip": [
-            {"field": color, "type": "nominal", "title": ""},
+            {"field": color, "type": "nominal", "title": SERIES_TIP},
             {"field": x, "type": "quantitative", "title": x_title or "x"},
             {"field": y, "type": "quantitative", "title": y_title or "y", "format": ".4g"},
         ],
@@ -645,7 +649,7 @@ def histogram(
             "y2": {"datum": 0},
             "color": _series_encoding("series", series, colors),
             "tooltip": [
-                {"field": "series", "type": "nominal", "title": ""},
+                {"field": "series", "type": "nominal", "title": SERIES_TIP},
                 {"field": "start", "type": "quantitative", "title": x_title, "format": ".2f"},
                 {"field": "count", "type": "quantitative", "title": y_title or "n"},
             ],

@@ -316,7 +316,9 @@ def key_space(
                         "mark": {"type": "point", "filled": True, "opacity": 1},
                         "encoding": {
                             "size": size,
-                            "tooltip": [{"field": "label", "type": "nominal", "title": ""}],
+                            "tooltip": [
+                                {"field": "label", "type": "nominal", "title": charts.SERIES_TIP}
+                            ],
                         },
                     },
                     {
@@ -486,7 +488,7 @@ def value_space(
         "scale": {"domain": [0, 1], "range": [40, 900]},
     }
     tips = [
-        {"field": "name", "type": "nominal", "title": ""},
+        {"field": "name", "type": "nominal", "title": charts.SERIES_TIP},
         {"field": "lat", "type": "quantitative", "title": t("lookup.axis_lat")},
         {"field": "lon", "type": "quantitative", "title": t("lookup.axis_lon")},
         {
@@ -621,7 +623,7 @@ def sweep_chart(
         "legend": {"orient": "bottom"},
     }
     tips = [
-        {"field": "item", "type": "nominal", "title": ""},
+        {"field": "item", "type": "nominal", "title": charts.SERIES_TIP},
         {"field": "T", "type": "quantitative", "title": "T", "format": ".3g"},
         {
             "field": "weight",

@@ -203,7 +203,7 @@ def _bar_panel(
         "encoding": {
             "x": x,
             "tooltip": [
-                {"field": "entry", "type": "nominal", "title": ""},
+                {"field": "entry", "type": "nominal", "title": "i"},
                 {"field": "text", "type": "nominal", "title": symbol},
             ],
         },
@@ -370,7 +370,7 @@ def exponent_chart(
                     "y": arg_y,
                     "color": _version_color(versions, colors),
                     "tooltip": [
-                        {"field": "version", "type": "nominal", "title": ""},
+                        {"field": "version", "type": "nominal", "title": charts.SERIES_TIP},
                         {**scale_x},
                         {**arg_y, "format": ".2f"},
                     ],
@@ -454,7 +454,7 @@ def mask_chart(
                 "title": t("softmax.kind_probability"),
             },
             "tooltip": [
-                {"field": "version", "type": "nominal", "title": ""},
+                {"field": "version", "type": "nominal", "title": charts.SERIES_TIP},
                 {"field": "entry", "type": "nominal", "title": "i"},
                 {"field": "logit", "type": "nominal", "title": "z"},
                 {"field": "text", "type": "nominal", "title": "p"},

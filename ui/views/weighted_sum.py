@@ -71,7 +71,7 @@ def weight_bars(weights: np.ndarray, labels: Sequence[str], title: str, presente
                 "encoding": {
                     "color": {**_token_color(labels), "legend": None},
                     "tooltip": [
-                        {"field": "token", "type": "nominal", "title": ""},
+                        {"field": "token", "type": "nominal", "title": charts.SERIES_TIP},
                         {"field": "text", "type": "nominal", "title": "α"},
                     ],
                 },
@@ -130,7 +130,7 @@ def stacked(
             "color": _token_color(labels),
             "order": {"field": "j", "type": "quantitative"},
             "tooltip": [
-                {"field": "token", "type": "nominal", "title": ""},
+                {"field": "token", "type": "nominal", "title": charts.SERIES_TIP},
                 {"field": "dim", "type": "nominal", "title": "v"},
                 {"field": "text", "type": "nominal", "title": "α·v"},
             ],
