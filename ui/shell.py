@@ -149,6 +149,11 @@ ZH_CSS = """
   content: "按回车键确认"; font-size: 0.75rem; }
 [data-testid="stSkipToContent"] { font-size: 0; }
 [data-testid="stSkipToContent"]::after { content: "跳到正文"; font-size: 1rem; }
+/* a select box's or multiselect's list with nothing left that matches what was typed
+   ("No results"): Streamlit 1.67's classes of those two messages (the multiselect's can also
+   say "You can only select up to…", which no page of ours allows: no max_selections) */
+.equpb2c9, .eo2qvtu11 { font-size: 0; }
+.equpb2c9::after, .eo2qvtu11::after { content: "没有匹配的选项"; font-size: 0.875rem; }
 </style>
 """
 

@@ -29,6 +29,25 @@ def test_streamlits_own_hints_read_chinese_in_chinese_mode(server, open_app) -> 
     wait_idle(page)
 
 
+def test_a_list_with_nothing_matching_says_so_in_chinese(server, open_app) -> None:
+    """Typing into a select box or a multiselect what no option holds: Streamlit's own
+    "No results" reads Chinese (the /decoder query list, /encoder's query tokens)."""
+    for path, box in (
+        ("/decoder?lang=zh", '[data-testid="stSidebar"] [data-testid="stSelectbox"] input'),
+        ("/encoder?lang=zh", '[data-testid="stSidebar"] [data-testid="stMultiSelect"] input'),
+    ):
+        page = open_app(server, path, width=1366, height=768)
+        page.locator(box).first.click()
+        page.keyboard.type("zzzq")
+        empty = page.get_by_text("No results", exact=True)
+        empty.wait_for()
+        size, content = empty.evaluate(
+            "e => [getComputedStyle(e).fontSize, getComputedStyle(e, '::after').content]"
+        )
+        assert size == "0px" and "没有匹配的选项" in content, path
+        page.keyboard.press("Escape")
+
+
 def test_english_mode_keeps_streamlits_own_hints(server, open_app) -> None:
     page = open_app(server, "/weighted_sum?lang=en", width=1366, height=768)
     page.locator('[data-testid="stSidebar"] input[type="text"]').first.click()
