@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import homework as hw
-from tests.app.conftest import texts, visible, visible_of
+from tests.app.conftest import order, texts, visible, visible_of
 from ui import charts
 from ui.exports import npz_bytes
 from ui.i18n import Translator
@@ -94,6 +94,28 @@ def test_no_scaling_upload_is_diagnosed_then_the_right_answer_accepted(page, lan
     assert not at.exception
     assert t("homework.accepted") in [s.value for s in at.success]
     assert t("homework.mistake.no_scaling.title") not in texts(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_wrong_result_names_its_mistake_and_fix_above_the_error_chart(page, lang):
+    """A student's first screen after an upload: the verdict, then the mistake and its fix,
+    then the chart of the errors (the diagnosis step below explains it in full)."""
+    t = Translator(lang)
+    _, inputs, _ = lesson()
+    wrong, _ = hw.mistake("attention", "no_scaling").make(
+        inputs["X"], inputs["W_Q"], inputs["W_K"], inputs["W_V"], None
+    )
+    at = upload(page(PAGE, lang=lang), "mine.npz", npz(output=wrong))
+    line = t(
+        "homework.named",
+        mistake=t("homework.mistake.no_scaling.title"),
+        fix=t("homework.mistake.no_scaling.fix"),
+    )
+    assert [w.value for w in at.warning] == [line]
+    shown = order(at)
+    assert shown.index("Warning") < shown.index("chart")
+    slide = upload(page(PAGE, lang=lang, present="1", step="3"), "mine.npz", npz(output=wrong))
+    assert not slide.warning  # a slide names it on the diagnosis step
 
 
 def test_pasted_numpy_printout_of_the_weights_is_accepted(page):
