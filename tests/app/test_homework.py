@@ -98,8 +98,9 @@ def test_no_scaling_upload_is_diagnosed_then_the_right_answer_accepted(page, lan
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_wrong_result_names_its_mistake_and_fix_above_the_error_chart(page, lang):
-    """A student's first screen after an upload: the verdict, then the mistake and its fix,
-    then the chart of the errors (the diagnosis step below explains it in full)."""
+    """A student's first screen after an upload: the verdict, the chart of the errors and,
+    beside it above its numbers, the mistake and its fix (the diagnosis step below explains
+    it in full)."""
     t = Translator(lang)
     _, inputs, _ = lesson()
     wrong, _ = hw.mistake("attention", "no_scaling").make(
@@ -113,7 +114,8 @@ def test_a_wrong_result_names_its_mistake_and_fix_above_the_error_chart(page, la
     )
     assert [w.value for w in at.warning] == [line]
     shown = order(at)
-    assert shown.index("Warning") < shown.index("chart")
+    # beside the chart, above its numbers (the column beside it comes after it)
+    assert shown.index("chart") < shown.index("Warning") < shown.index("Metric")
     slide = upload(page(PAGE, lang=lang, present="1", step="3"), "mine.npz", npz(output=wrong))
     assert not slide.warning  # a slide names it on the diagnosis step
 

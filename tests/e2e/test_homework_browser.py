@@ -62,7 +62,9 @@ def test_student_uploads_a_wrong_then_a_right_answer(server, open_app, tmp_path,
     assert t("homework.mistake.no_scaling.title") in text
     assert t("homework.step_scale") in text
     assert t("homework.accepted") not in text
-    page.get_by_text(t("homework.mistake.no_scaling.title")).scroll_into_view_if_needed()
+    page.locator("h3").filter(
+        has_text=t("homework.mistake.no_scaling.title")
+    ).scroll_into_view_if_needed()
     shot(page, f"homework_no_scaling_{lang}")
 
     right = _run_student_code(
@@ -92,7 +94,8 @@ def test_a_wrong_sign_mask_and_a_batch_of_one_are_read_as_the_page_says(
     text = _upload(page, tmp_path / "masked.npy", t("homework.mistake.mask_wrong_sign.title"))
     assert t("homework.in_step", step=4, name=t("homework.step_softmax")).replace("**", "") in text
     assert t("homework.no_match") not in text
-    page.get_by_text(t("homework.mistake.mask_wrong_sign.title")).scroll_into_view_if_needed()
+    heading = page.locator("h3").filter(has_text=t("homework.mistake.mask_wrong_sign.title"))
+    heading.scroll_into_view_if_needed()
     shot(page, f"homework_mask_wrong_sign_{lang}")
 
     text = _upload(page, tmp_path / "batched.npy", t("homework.accepted"))
@@ -139,6 +142,7 @@ def test_the_upload_and_its_verdict_share_one_laptop_screen(
         ("the verdict", '[data-testid="stMain"] [data-testid="stAlertContentError"]'),
         ("the error chart", '[data-testid="stMain"] [data-testid="stVegaLiteChart"]'),
         ("the largest error", '[data-testid="stMain"] [data-testid="stMetric"]'),
+        ("the mistake and its fix", '[data-testid="stMain"] [data-testid="stAlertContentWarning"]'),
     ]:
         assert _in_view(page, selector), f"{name} is off the {size[0]}x{size[1]} screen"
     shot(page, f"homework_verdict_{lang}_{size[0]}")

@@ -497,22 +497,21 @@ def verdict(v: View, c: Checked) -> None:
             t("homework.not_equal", tol=tol, bad=cmp.bad_count, total=cmp.bad.size),
             icon=":material/cancel:",
         )
-        named(v, c)
     if v.presenter:
         metrics(v.ctx, c, lead.columns(3))
     details(v, c)
 
 
 def named(v: View, c: Checked) -> None:
-    """Students, under a wrong result: the mistake the diagnosis found and its fix, in one
-    line above the error chart, so the first screen says what went wrong (the diagnosis step
-    below explains it; a slide has that step of its own)."""
+    """Students, beside the error chart above its numbers: the mistake the diagnosis found
+    and its fix, so the first screen says what went wrong (the diagnosis step below explains
+    it; a slide has that step of its own)."""
     found = c.diagnosis
     if v.presenter or found in (None, "correct"):
         return
     t = v.t
     title, fix = t(f"homework.mistake.{found}.title"), t(f"homework.mistake.{found}.fix")
-    v.lead.warning(t("homework.named", mistake=title, fix=fix), icon=":material/bug_report:")
+    v.aside.warning(t("homework.named", mistake=title, fix=fix), icon=":material/bug_report:")
 
 
 def metrics(ctx: PageContext, c: Checked, places: list[DeltaGenerator]) -> None:
@@ -579,6 +578,7 @@ def details(v: View, c: Checked) -> None:
         notes = sum(note is not None for note in (c.notice, c.batch))
         room = replace(room, height=VERDICT_CHART_HEIGHT - WARNING_PX * notes)
     else:
+        named(v, c)
         metrics(v.ctx, c, [v.aside] * 3)
     v.chart(error_chart, v.t, c.comparison.error, c.tol, sums, space=room)
     v.notice(notice_items(v.ctx, c, sums))
