@@ -196,6 +196,8 @@ def _bench_step(at, info, step: int, profile: bool) -> list[tuple[str, float, fl
                 worst = (ms, key, value)
             _set(at, kind, key, default)
             at.run()
+        if not times:  # a control with nothing else to move to (one option)
+            continue
         rows.append((f"{step}·{key}", max(times), statistics.median(times), len(times)))
         print(
             f"  {info.id:13s} {step}·{key:15s} CPU max {max(times):7.1f} median "
