@@ -94,7 +94,7 @@ def test_step_3_states_the_paper_model_ratios_computed_by_core(page):
     r1, r4, r16 = (f"{r:.1f}" for r in tr.ratio)
     assert (r1, r4, r16) == ("5.6", "7.1", "7.8")  # the issue's figures
     assert f"**{r1}×**, **{r4}×** and **{r16}×**" in texts(at)
-    assert f"about **{traffic_ratio_limit(64, 100_000):.1f}×**" in texts(at)
+    assert f"near **{traffic_ratio_limit(64, 100_000):.1f}×**" in texts(at)
     assert EN("flash.assumptions") in texts(at)
     other = page(PAGE, lang="en", step="3", d="128", sram="50")
     tr = traffic_curves(np.array([1024, 4096, 16384]), 128, 50_000)
@@ -110,10 +110,9 @@ def test_step_3_says_what_this_numpy_version_holds_and_what_the_real_kernel_hold
     and O(T) numbers besides the output (the issue: the two were one sentence)."""
     shown = texts(page(PAGE, lang="en", step="3", d="128", sram="50"))
     tr = traffic_curves(np.array([16384]), 128, 50_000)
-    assert f"one tile of {tr.block} keys at a time" in shown
-    assert f"blocks of B_r = {tr.query_block}" in shown
-    assert f"({fv.big(tr.query_block * tr.block)} scores)" in shown
-    assert "O(T) instead of O(T²)" in shown
+    assert f"(T × B_c, B_c = {tr.block})" in shown
+    assert f"({fv.big(tr.query_block * tr.block)}, B_r = {tr.query_block})" in shown
+    assert "O(T), not O(T²)" in shown
 
 
 def test_url_state_restores_every_control(page):
