@@ -11,7 +11,8 @@ the browser tests' servers for the two cores). Servers the tests start inherit i
 import importlib
 import os
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -89,3 +90,29 @@ def wait_until(
             pytest.fail(f"not within {timeout:g} s: {what}")
         pause(poll)
     return value
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _component_scan_once_per_process() -> Iterator[None]:
+    """Streamlit's component scan, done once per test process instead of once per AppTest.
+
+    Each new ``AppTest`` (streamlit 1.67: ``AppTest._run`` ->
+    ``BidiComponentManager.discover_and_register_components``) reads the metadata of every
+    installed distribution in search of v2 component manifests: about half of tests/app's
+    CPU time (tests/app/test_softmax.py, 48 pages: 10-12 s of CPU with a scan per page, 5 s
+    with one scan). The installed packages cannot change while the tests run, so the scan's
+    answer (a list of manifests, empty for this app) is kept and each AppTest still registers
+    it in its own fresh manager. A Streamlit that moves the scanner only loses the speed-up
+    (with a warning)."""
+    try:
+        from streamlit.components.v2 import manifest_scanner as scanner
+
+        scan = scanner.scan_component_manifests
+    except (ImportError, AttributeError) as error:
+        warnings.warn(f"AppTest's component scan is not cached: {error}", stacklevel=1)
+        yield
+        return
+    found = cache(scan)
+    scanner.scan_component_manifests = lambda *args, **kwargs: list(found(*args, **kwargs))
+    yield
+    scanner.scan_component_manifests = scan
