@@ -73,6 +73,17 @@ def read_fixture(path: Path) -> dict:
         return dict(f)
 
 
+@cache
+def smollm2():
+    """SmolLM2-135M (``models.smollm.load()``: ~540 MB of float32, 1-3 s), read once per test
+    process and shared by the tests that run it directly (tests/models, tests/app/test_decoder;
+    the pages under AppTest keep theirs in ``ui.loaded``). Each of those four modules read its
+    own copy before: four copies and loads per xdist worker. Its weights are read-only views."""
+    from models import smollm  # here: NumPy loads after the BLAS setting above
+
+    return smollm.load()
+
+
 def wait_until(
     condition: Callable[[], T],
     what: str,

@@ -4,7 +4,6 @@ next-token probabilities, streamed generation and the KV cache, in both language
 import json
 import re
 import threading
-from functools import cache
 from types import SimpleNamespace
 
 import numpy as np
@@ -14,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 import core.llama as llama
 from models import smollm
 from tests.app.conftest import chart_tables, keys, open_page, order, texts, visible, visible_of
-from tests.conftest import wait_until
+from tests.conftest import smollm2, wait_until
 from ui.i18n import Translator
 from ui.views import decoder as dv
 
@@ -31,9 +30,8 @@ def go(at: AppTest, step: str) -> AppTest:
     return at.button_group(key="_step_choice").set_value(step).run()
 
 
-@cache
 def model() -> smollm.SmolLM:
-    return smollm.load()
+    return smollm2()  # one per test process (tests/conftest.py)
 
 
 def press(at: AppTest, label: str) -> AppTest:

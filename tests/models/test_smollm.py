@@ -11,7 +11,7 @@ import core
 import core.llama as llama
 import models
 from models import smollm
-from tests.conftest import FIXTURES, optional_module, read_fixture
+from tests.conftest import FIXTURES, optional_module, read_fixture, smollm2
 
 FIXTURE = FIXTURES / "smollm_reference.npz"
 LESSON = "The animal didn't cross the street because it was too tired."
@@ -26,9 +26,8 @@ LOGITS_TOL = 1e-4
 CACHE_LOGITS_TOL = 6e-5
 
 
-@cache
 def model() -> smollm.SmolLM:
-    return smollm.load()
+    return smollm2()  # one per test process (tests/conftest.py)
 
 
 def reference() -> dict[str, np.ndarray]:
