@@ -11,7 +11,8 @@ the browser tests' servers for the two cores). Servers the tests start inherit i
 import importlib
 import os
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -30,6 +31,30 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 T = TypeVar("T")
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # the real models' reference outputs
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Make ``--dist loadgroup`` (pyproject.toml) keep an ``xdist_group``'s tests on one worker.
+
+    xdist sends a group to one worker by the ``@<group>`` it appends to each test's id on the
+    worker; pytest 9.2 keeps the id in another field, so that append no longer takes and the
+    tests spread over both workers, each setting up the module's shared fixture again (e.g.
+    test_sinks's model run, test_deploy's replicas). Known upstream: pytest-xdist issue 1386.
+    Here the suffix is set where pytest 9.2 reads it, and a pytest on which it would still not
+    take stops the run instead of letting the groups spread silently."""
+    if not getattr(config.option, "loadgroup", False):  # set on an xdist worker only
+        return
+    for item in items:
+        marks = item.iter_markers("xdist_group")
+        names = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in marks}
+        if not names:
+            continue
+        suffix = "@" + "_".join(sorted(names))
+        if not item.nodeid.endswith(suffix) and hasattr(item, "_id"):  # pytest >= 9.2
+            item._id = type(item._id).parse(item.nodeid + suffix)
+        if not item.nodeid.endswith(suffix):
+            raise pytest.UsageError(f"xdist_group not applied to {item.nodeid} (see conftest)")
 
 
 def optional_module(name: str) -> ModuleType:
@@ -54,6 +79,17 @@ def read_fixture(path: Path) -> dict:
         return dict(f)
 
 
+@cache
+def smollm2():
+    """SmolLM2-135M (``models.smollm.load()``: ~540 MB of float32, 1-3 s), read once per test
+    process and shared by the tests that run it directly (tests/models, tests/app/test_decoder;
+    the pages under AppTest keep theirs in ``ui.loaded``). Each of those four modules read its
+    own copy before: four copies and loads per xdist worker. Its weights are read-only views."""
+    from models import smollm  # here: NumPy loads after the BLAS setting above
+
+    return smollm.load()
+
+
 def wait_until(
     condition: Callable[[], T],
     what: str,
@@ -71,3 +107,29 @@ def wait_until(
             pytest.fail(f"not within {timeout:g} s: {what}")
         pause(poll)
     return value
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _component_scan_once_per_process() -> Iterator[None]:
+    """Streamlit's component scan, done once per test process instead of once per AppTest.
+
+    Each new ``AppTest`` (streamlit 1.67: ``AppTest._run`` ->
+    ``BidiComponentManager.discover_and_register_components``) reads the metadata of every
+    installed distribution in search of v2 component manifests: about half of tests/app's
+    CPU time (tests/app/test_softmax.py, 48 pages: 10-12 s of CPU with a scan per page, 5 s
+    with one scan). The installed packages cannot change while the tests run, so the scan's
+    answer (a list of manifests, empty for this app) is kept and each AppTest still registers
+    it in its own fresh manager. A Streamlit that moves the scanner only loses the speed-up
+    (with a warning)."""
+    try:
+        from streamlit.components.v2 import manifest_scanner as scanner
+
+        scan = scanner.scan_component_manifests
+    except (ImportError, AttributeError) as error:
+        warnings.warn(f"AppTest's component scan is not cached: {error}", stacklevel=1)
+        yield
+        return
+    found = cache(scan)
+    scanner.scan_component_manifests = lambda *args, **kwargs: list(found(*args, **kwargs))
+    yield
+    scanner.scan_component_manifests = scan

@@ -3,7 +3,6 @@ next-token probabilities, streamed generation and the KV cache, in both language
 
 import json
 import re
-from functools import cache
 from types import SimpleNamespace
 
 import numpy as np
@@ -22,6 +21,7 @@ from tests.app.conftest import (
     visible,
     visible_of,
 )
+from tests.conftest import smollm2
 from ui.i18n import Translator
 from ui.views import decoder as dv
 
@@ -38,9 +38,8 @@ def go(at: AppTest, step: str) -> AppTest:
     return at.button_group(key="_step_choice").set_value(step).run()
 
 
-@cache
 def model() -> smollm.SmolLM:
-    return smollm.load()
+    return smollm2()  # one per test process (tests/conftest.py)
 
 
 def press(at: AppTest, label: str) -> AppTest:

@@ -35,9 +35,14 @@ CHROMIUM_ARGS = [
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test in this folder is marked ``browser`` (registered in pyproject.toml), so
+    ``pytest -m "not browser"`` runs everything else: the quick loop. A hook, not a
+    ``pytestmark``: a conftest's ``pytestmark`` marks no test. It sees the whole session's
+    items, hence the folder check."""
+    here = Path(__file__).parent
     for item in items:
-        if "tests/e2e" in str(item.path):
-            item.add_marker(pytest.mark.e2e)
+        if item.path.is_relative_to(here):
+            item.add_marker(pytest.mark.browser)
 
 
 def _free_port() -> int:

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.conftest import href, no_error_on_screen, shot, wait_for_url, wait_idle, wait_quiet
-from tests.e2e.layout import LAPTOP, open_sidebar
+from tests.e2e.layout import LAPTOP, open_sidebar, wait_drawn
 from ui.i18n import Translator
 from ui.pages import available_pages
 from ui.shell import SLIDE
@@ -414,10 +414,9 @@ def test_every_page_renders_offline_and_nothing_runs_sideways(
         for step in range(1, steps + 1):  # a student's page shows one step at a time
             if step > 1:
                 page.locator(".st-key-step_next button").click()
-                wait_for_url(page, f"step={step}")
-                wait_idle(page)
+                wait_for_url(page, f"step={step}")  # and idle
                 no_error_on_screen(page)
-            wait_quiet(page)  # every chart drawn
+            wait_drawn(page)  # every chart drawn
             if sideways := _sideways(_layout(page)):
                 problems.append(f"step {step}: {sideways}")
             shot(page, f"{info.id}_{lang}_step{step}_1920")

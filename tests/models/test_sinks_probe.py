@@ -9,13 +9,13 @@ import pytest
 import core.llama as llama
 from models import smollm
 from models.sinks_probe import TOP_K, sink_run
+from tests.conftest import smollm2
 
 SHORT = 40  # tokens scored at the end of the first paragraph of the sinks text (~100 tokens)
 
 
-@cache
 def model() -> smollm.SmolLM:
-    return smollm.load()
+    return smollm2()  # one per test process (tests/conftest.py)
 
 
 @cache

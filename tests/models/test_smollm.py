@@ -13,7 +13,7 @@ import models
 from core.kv_cache import kv_numbers_per_token, kv_variants, tile_kv
 from core.rope import rope_score, rope_slow_pairs, rope_wavelengths
 from models import smollm
-from tests.conftest import FIXTURES, optional_module, read_fixture
+from tests.conftest import FIXTURES, optional_module, read_fixture, smollm2
 
 FIXTURE = FIXTURES / "smollm_reference.npz"
 LESSON = "The animal didn't cross the street because it was too tired."
@@ -28,9 +28,8 @@ LOGITS_TOL = 1e-4
 CACHE_LOGITS_TOL = 6e-5
 
 
-@cache
 def model() -> smollm.SmolLM:
-    return smollm.load()
+    return smollm2()  # one per test process (tests/conftest.py)
 
 
 def reference() -> dict[str, np.ndarray]:

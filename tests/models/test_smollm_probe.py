@@ -1,21 +1,19 @@
 """models/smollm_probe.py: a prompt as SmolLM2 reads it, and each layer's queries before and
 after the model's own RoPE rotation."""
 
-from functools import cache
-
 import numpy as np
 
 import core
 import core.llama as llama
 from models import smollm
 from models.smollm_probe import layer_queries, prompt_tokens
+from tests.conftest import smollm2
 
 LESSON = "The animal didn't cross the street because it was too tired."
 
 
-@cache
 def model() -> smollm.SmolLM:
-    return smollm.load()
+    return smollm2()  # one per test process (tests/conftest.py)
 
 
 def test_prompt_tokens_are_the_models_capped_with_the_total():
