@@ -598,3 +598,17 @@ def test_a_sentence_s_pass_waits_for_its_turn_in_the_process_s_one_line(model):
     text = f"Each sentence waits for its turn ({model})."  # not cached by another test
     a = assert_waits_for_its_turn(lambda: analyse(text, model), 600)
     assert a.attention.shape[-1] == len(a.tokens)
+
+
+def test_the_note_on_the_word_start_mark_is_what_the_tokenizer_does(page):
+    """▁ appears alone in the middle of a sentence when a space stands before a Chinese word
+    (after an English word or a number), and only at the start of plain Chinese."""
+    tokenizer = multilingual_e5.load_tokenizer()
+    mixed = multilingual_e5.encode(tokenizer, "我用 Python 写", 128).tokens
+    assert mixed[-4:-1] == ["▁Python", "▁", "写"]  # the note's example
+    plain_zh = multilingual_e5.encode(tokenizer, ZH_TIRED, 128).tokens
+    assert [i for i, tok in enumerate(plain_zh) if tok.startswith("▁")] == [1]
+    for lang, example in (("en", "▁Python ▁ 写"), ("zh", "▁Python ▁ 写")):
+        note = texts(page(PAGE, lang=lang, model="e5"))
+        assert example in note
+        assert "appears only at the start." not in note and "所以它只出现在句首" not in note
