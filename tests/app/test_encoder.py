@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.bert import head_ranking
+from core.findings.encoder import rare_link, specialist
 from models import minilm, multilingual_e5
 from tests.app.conftest import (
     assert_waits_for_its_turn,
@@ -18,7 +20,7 @@ from tests.app.conftest import (
     visible,
     visible_of,
 )
-from ui.i18n import Translator
+from ui.i18n import Translator, catalog
 from ui.safe import plain
 from ui.views.encoder import (
     E5,
@@ -612,3 +614,69 @@ def test_the_note_on_the_word_start_mark_is_what_the_tokenizer_does(page):
         note = texts(page(PAGE, lang=lang, model="e5"))
         assert example in note
         assert "appears only at the start." not in note and "所以它只出现在句首" not in note
+
+
+# what the page states about a query and a target: the head's row, the heads' average, head
+# search, the comparison, the recomputed weight (the metric aside)
+FINDINGS = (
+    "notice_row",
+    "notice_same",
+    "notice_other",
+    "notice_average",
+    "notice_best_head",
+    "notice_search",
+    "notice_search_common",
+    "notice_compare",
+    "notice_shift",
+    "notice_recomputed",
+)
+
+
+def fragment(template: str) -> str:
+    """A catalog text's longest stretch without a placeholder: found on screen only if
+    that text was said."""
+    return max(re.split(r"\{[a-z_0-9]+\}", template), key=len)
+
+
+def findings_said(at: AppTest, lang: str) -> list[str]:
+    """The findings about a query and a target the page states (their catalog keys)."""
+    body = texts(at)
+    return [k for k in FINDINGS if fragment(catalog(lang)[f"encoder.{k}"]) in body]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_head_is_called_a_hidden_specialist_nor_the_link_rare_when_the_numbers_say_otherwise(
+    page, lang
+):
+    """它 → <s>: most heads park weight there (the median head is far from 0) and the best
+    head stands less than twice above its layer's mean: neither claim is made."""
+    tokens, attention = e5_reference(ZH_TIRED)
+    ta = tokens.index("它")
+    best = specialist(attention, ta, 0)
+    assert not best.hidden and not rare_link(head_ranking(attention, ta, 0)[1])  # the premise
+    t = Translator(lang)
+    grid = texts(page(PAGE, lang=lang, model="e5", text=ZH_TIRED, target="0", step="2"))
+    assert fragment(catalog(lang)["encoder.notice_average"]) not in grid
+    said = t(
+        "encoder.notice_best_head",
+        heads=attention.shape[1],
+        layer=best.layer,
+        q="它",
+        mean=f"{best.mean:.3f}",
+        k=plain("<s>"),
+        head=f"L{best.layer}H{best.head}",
+        w=f"{best.weight:.3f}",
+        ratio=f"{best.ratio:.1f}",
+    )
+    assert said in grid, grid
+    search = page(PAGE, lang=lang, model="e5", text=ZH_TIRED, target="0", step="3")
+    assert findings_said(search, lang) == ["notice_search_common"]
+    median = np.median(head_ranking(attention, ta, 0)[1])
+    assert f"{median:.3f}" in texts(search)
+    # the default question: a specialist, and a rare link, said as before
+    assert findings_said(page(PAGE, lang=lang, model="e5", step="3", text=ZH_TIRED), lang) == [
+        "notice_search"
+    ]
+    assert fragment(catalog(lang)["encoder.notice_average"]) in texts(
+        page(PAGE, lang=lang, model="e5", text=ZH_TIRED, step="2")
+    )

@@ -21,6 +21,7 @@ from core.findings.encoder import (
     favourite_flips,
     parked,
     place_of,
+    rare_link,
     specialist,
     spread,
     weight_shift,
@@ -707,7 +708,7 @@ def average_notice(ctx: PageContext, a: Analysis, s: Shown, c: Controls) -> list
         best = specialist(s.attention, i, j)
         items.append(
             t(
-                "encoder.notice_average",
+                "encoder.notice_average" if best.hidden else "encoder.notice_best_head",
                 layer=best.layer,
                 heads=s.attention.shape[1],
                 head=head_name(best.layer, best.head),
@@ -719,18 +720,19 @@ def average_notice(ctx: PageContext, a: Analysis, s: Shown, c: Controls) -> list
             )
         )
     cls = parked(a.attention, 0)  # the opening special token, over all queries
-    items.append(
-        t(
-            "encoder.notice_cls_short" if ctx.presenter else "encoder.notice_cls",
-            **names(a.model),
-            lo=charts.fmt(cls.per_layer[cls.low_layer], 2),
-            lo_layer=cls.low_layer,
-            hi=charts.fmt(cls.per_layer[cls.high_layer], 2),
-            hi_layer=cls.high_layer,
-            head=head_name(*cls.top_head),
-            top=charts.fmt(cls.top, 2),
+    if cls.much:  # "much of the weight": said only when a layer parks a quarter or more
+        items.append(
+            t(
+                "encoder.notice_cls_short" if ctx.presenter else "encoder.notice_cls",
+                **names(a.model),
+                lo=charts.fmt(cls.per_layer[cls.low_layer], 2),
+                lo_layer=cls.low_layer,
+                hi=charts.fmt(cls.per_layer[cls.high_layer], 2),
+                hi_layer=cls.high_layer,
+                head=head_name(*cls.top_head),
+                top=charts.fmt(cls.top, 2),
+            )
         )
-    )
     if c.hide:
         items.append(t("encoder.notice_hidden", **names(a.model)))
     elif not ctx.presenter:  # a tip for a student; a lecturer has the settings box
@@ -758,11 +760,13 @@ def search(s: Shown, c: Controls) -> Search | None:
 
 
 def search_notice(ctx: PageContext, found: Search) -> list[str]:
-    """The top two heads against the typical head."""
+    """The top two heads against the typical head ("most heads do not make this link" only
+    when the median head puts almost nothing there)."""
     (l1, h1), (l2, h2) = found.order[0], found.order[1]
+    rare = rare_link(found.ranked)
     return [
         ctx.t(
-            "encoder.notice_search",
+            "encoder.notice_search" if rare else "encoder.notice_search_common",
             first=head_name(int(l1), int(h1)),
             w1=charts.fmt(found.ranked[0], 3),
             second=head_name(int(l2), int(h2)),
