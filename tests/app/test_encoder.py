@@ -665,6 +665,13 @@ def test_a_pronoun_inside_a_larger_piece_says_which_piece_stands_in_for_it(page,
     assert at.selectbox(key="_choice_target").value is None  # the page does not guess
     assert not visible_of(at, "Metric") and findings_said(at, lang) == []
     assert asks(at, lang, "target", q="因为它", **boxes(lang))
+    # a slide says it beside the chart (above it, it would push the chart off the slide)
+    for step in "12345":
+        slide = page(PAGE, lang=lang, model="e5", text=CAT, present="1", step=step)
+        merged = t("encoder.merged", word="它", piece="`因为它`")
+        assert not any(merged in i.value for i in slide.info), step  # not above the slide
+        notes = " ".join(m.value for m in visible_of(slide, "Markdown"))
+        assert t("encoder.merged_shown", word="它", piece="`因为它`") in notes, step
     # another query picked: the piece no longer stands in on screen, and the page says so
     other = page(PAGE, lang=lang, model="e5", text=CAT, q="2")
     said = " ".join(i.value for i in other.info)

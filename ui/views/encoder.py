@@ -323,8 +323,9 @@ def merged_notice(ctx: PageContext, a: Analysis, c: "Controls") -> list[str]:
         said = [ctx.t("encoder.merged", word=pronoun.word, piece=piece)]
         if c.queries[:1] == [pronoun.index]:  # the piece's row is the one shown
             said.append(ctx.t("encoder.merged_shown", word=pronoun.word, piece=piece))
-        tip = "encoder.tip_it" if pronoun.word == "它" else "encoder.tip_rephrase"
-        said.append(ctx.t(tip, word=pronoun.word))
+        if not ctx.presenter:  # how to rephrase: a student's tip (a lecturer says it)
+            tip = "encoder.tip_it" if pronoun.word == "它" else "encoder.tip_rephrase"
+            said.append(ctx.t(tip, word=pronoun.word))
         found.append(("" if ctx.lang == "zh" else " ").join(said))
     for word in TARGET_WORDS:
         place = place_of(a.tokens, word)
@@ -332,7 +333,8 @@ def merged_notice(ctx: PageContext, a: Analysis, c: "Controls") -> list[str]:
             piece = code(a.tokens[place.inside])
             said = ctx.t("encoder.merged", word=word, piece=piece)
             gap = "" if ctx.lang == "zh" else " "
-            found.append(f"{said}{gap}{ctx.t('encoder.tip_rephrase', word=word)}")
+            tip = "" if ctx.presenter else gap + ctx.t("encoder.tip_rephrase", word=word)
+            found.append(f"{said}{tip}")
     return found
 
 
@@ -350,6 +352,14 @@ def prompt(ctx: PageContext, a: Analysis, c: "Controls", short: bool = False) ->
 def asked(c: "Controls") -> bool:
     """Whether a query and a target are picked: what every finding is about."""
     return bool(c.queries) and c.target is not None
+
+
+def noted(v: View, items: list[str]) -> None:
+    """The step's "what to notice" box: on a slide headed by what the model reads only
+    inside a larger piece (:attr:`Settings.merged`); none if there is nothing to say."""
+    items = [*v[SETTINGS].merged, *items]
+    if items:
+        v.notice(items)
 
 
 def step_text(v: View, name: str, **values: object) -> None:
@@ -1179,6 +1189,9 @@ class Settings:
     a: Analysis
     c: Controls
     raw_b: str | None  # a slide's sentence B (its box is in the settings; students: SENTENCE_B)
+    # a slide: the words of the question the model reads only inside a larger piece, said
+    # at the top of every step's notes (students read them above the step)
+    merged: tuple[str, ...] = ()
 
     @property
     def shown(self) -> Shown:
@@ -1196,8 +1209,11 @@ def settings(ctx: PageContext, got: Got) -> Settings:
         a = sentence(ctx, model, first, t("encoder.text"))
     raw_b = sentence_box(ctx, model, second, t("encoder.compare")) if ctx.presenter else None
     c = controls(ctx, a)
-    for merged in merged_notice(ctx, a, c):  # a word of the question inside a larger piece
-        ctx.notices.info(merged, icon=":material/join:")
+    merged = merged_notice(ctx, a, c)  # a word of the question inside a larger piece
+    if ctx.presenter:  # beside the chart: above it, it would push the chart off the slide
+        return Settings(model, a, c, raw_b, tuple(merged))
+    for said in merged:
+        ctx.notices.info(said, icon=":material/join:")
     return Settings(model, a, c, raw_b)
 
 
@@ -1237,7 +1253,7 @@ def head_step(v: View) -> None:
     elif not asked(c) and not v.presenter:  # where the readout goes: what to pick (a slide:
         # its notes say it)
         v.aside.info(prompt(v.ctx, s.a, c, short=True), icon=":material/touch_app:")
-    v.notice(head_notice(v.ctx, s.a, sa, c))
+    noted(v, head_notice(v.ctx, s.a, sa, c))
     arrays = {"tokens": np.array(s.a.tokens), "attention": s.a.attention}
     v.export("encoder_head", chart, arrays=arrays)
 
@@ -1255,7 +1271,7 @@ def grid_step(v: View) -> None:
         # a model of twelve layers has two rows of panels: the room grows with its layers
         space = charts.room(v.ctx, height=grid_height(int(v.words["layers"])))
         chart = v.chart(grid_chart, *args, space=space)
-    v.notice(average_notice(v.ctx, s.a, sa, c))
+    noted(v, average_notice(v.ctx, s.a, sa, c))
     if len(grid):
         v.export("encoder_grid", chart)
 
@@ -1268,15 +1284,17 @@ def search_step(v: View) -> None:
     step_text(v, "search")
     if not asked(c):  # nothing to rank the heads by
         v.figure.info(prompt(v.ctx, s.a, c), icon=":material/touch_app:")
+        noted(v, [])
         return
     found = search(sa, c)
     if found is None:
         v.figure.info(t("encoder.hidden_pick", **v.words), icon=":material/visibility_off:")
+        noted(v, [])
         return
     v.chart(search_chart, t, found.weights, search_title(v.ctx, sa, c), v.presenter)
     with v.aside:
         top_heads(v.ctx, found, c)  # buttons that pick a head for every step
-    v.notice(search_notice(v.ctx, found))
+    noted(v, search_notice(v.ctx, found))
 
 
 def compare_step(v: View) -> None:
@@ -1294,7 +1312,7 @@ def compare_step(v: View) -> None:
     lesson = (s.a.text, b.text) == (first.default, second.default)
     step_text(v, "compare" if lesson else "compare_any", head=head)
     chart = comparison(v, sa, sb, c, head)
-    v.notice(compare_notice(v.ctx, sa, sb, c, s.a, b))
+    noted(v, compare_notice(v.ctx, sa, sb, c, s.a, b))
     v.export("encoder_compare", chart)
 
 
@@ -1305,6 +1323,7 @@ def explain_step(v: View) -> None:
     step_text(v, "explain", head=head_name(c.layer, c.head))
     if not c.queries:  # no row to take apart
         v.figure.info(prompt(v.ctx, a, c), icon=":material/touch_app:")
+        noted(v, [])
         v.links("multi_head", "softmax")
         return
     ex = explain(a, c)
@@ -1314,5 +1333,5 @@ def explain_step(v: View) -> None:
         v.lead.info(prompt(v.ctx, a, c, short=True), icon=":material/touch_app:")
     query = charts.unique_labels(a.tokens)[ex.i]
     v.chart(explain_chart, t, a.tokens, ex.scores, ex.weights, ex.parts, query, v.presenter)
-    v.notice(explain_notice(v.ctx, a, ex, asked(c)))
+    noted(v, explain_notice(v.ctx, a, ex, asked(c)))
     v.links("multi_head", "softmax")
