@@ -116,12 +116,13 @@ def forget_controls() -> None:
                 del st.session_state[name]
 
 
-def check_url(ctx: PageContext, spec: Spec) -> None:
-    """Warn (translated) when the URL holds a value for ``spec`` that cannot be used."""
+def check_url(ctx: PageContext, spec: Spec, default_label: str | None = None) -> None:
+    """Warn (translated) when the URL holds a value for ``spec`` that cannot be used (the
+    warning names ``default_label``, if given, as what is shown instead)."""
     raw = st.query_params.get(spec.key)
     if raw is None or spec.parse(raw) is not None:
         return
-    default = plain(spec.default)
+    default = plain(spec.default) if default_label is None else plain(default_label)
     if isinstance(spec, Text):  # too long: not echoed (it may be any length), cut by the box
         ctx.warn(ctx.t("params.too_long", name=spec.key, limit=spec.max_len))
     else:
@@ -245,6 +246,29 @@ def select(
     else:
         st.selectbox(label, spec.options, **common)
     _write_choice(spec, value)
+    return value
+
+
+def select_or_none(
+    ctx: PageContext,
+    spec: Choice,
+    label: str,
+    format_func: Callable[[str], str] = str,
+    placeholder: str = "",
+    **kw: object,
+) -> str | None:
+    """A URL-synced select box that starts empty (``placeholder`` shown) until the user
+    picks one of ``spec.options``: None while empty. ``spec.default`` is ``""``, no option:
+    an empty box keeps nothing in the URL, a bad URL value warns and leaves it empty. For a
+    choice with no defensible default (/encoder's target token in a student's sentence)."""
+    check_url(ctx, spec, placeholder)
+    value = spec.parse(st.query_params.get(spec.key, ""))
+    key = _choice_widget_key(spec)
+    _owned(spec.key)
+    st.session_state[key] = value
+    common = {"format_func": format_func, "key": key, "on_change": _choice_changed, **kw}
+    st.selectbox(label, spec.options, placeholder=placeholder, args=(spec,), **common)
+    _write_choice(spec, value or spec.default)
     return value
 
 

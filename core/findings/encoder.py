@@ -46,6 +46,105 @@ def place_of(tokens: Sequence[str], word: str) -> WordPlace:
     return WordPlace(None, inside)
 
 
+# Pronouns the page follows by default: the personal ones first (the last one in the
+# sentence: the one with the most words before it that it could refer to), the
+# demonstratives only in a sentence without one. English is matched as whole words (any
+# case), Chinese also inside a larger piece (因为它, 她说).
+PRONOUNS = (
+    ("it", "its", "they", "them", "their", "he", "him", "his", "she", "her"),
+    ("它", "它们", "他", "他们", "她", "她们"),
+)
+DEMONSTRATIVES = ("this", "这")
+NOT_PRONOUNS = ("其他", "其它", "吉他")  # pieces that hold 他/它 as part of another word
+# The lesson's question: its pronoun and the word it asks about. Only there does the page
+# pick a target by itself; in any other sentence it does not guess what a pronoun means.
+LESSON_PAIRS = (("it", "animal"), ("它", "动物"))
+
+
+@dataclass(frozen=True)
+class Pronoun:
+    """The pronoun whose row the page follows: the piece that is it, or that holds it."""
+
+    word: str  # the pronoun as written (它, it)
+    index: int  # the piece that is the pronoun or holds it
+    piece: str  # that piece as the tokenizer wrote it (▁it, 因为它)
+
+    @property
+    def merged(self) -> bool:
+        """Whether the piece holds more than the pronoun (因为它): no row is its alone."""
+        return bare(self.piece).lower() != self.word.lower()
+
+
+def _whole_word(tokens: Sequence[str], i: int, sentencepiece: bool) -> bool:
+    """Whether Latin piece ``i`` is a word of its own, not a part of a longer one (``it`` of
+    ``edit``): SentencePiece marks a word's first piece with ▁, WordPiece its later ones
+    with ##; the next piece must not go on with letters."""
+    if sentencepiece and not tokens[i].startswith(WORD_START):
+        return False
+    after = tokens[i + 1] if i + 1 < len(tokens) else ""
+    if after.startswith("##"):
+        return False
+    return not (sentencepiece and after[:1].isascii() and after[:1].isalpha())
+
+
+def _pronoun_in(
+    tokens: Sequence[str], i: int, words: Sequence[str], sentencepiece: bool
+) -> str | None:
+    """The pronoun of ``words`` that piece ``i`` is or holds (the longest: 它们 before 它)."""
+    piece = bare(tokens[i])
+    if piece.isascii():
+        found = piece.lower() in words and _whole_word(tokens, i, sentencepiece)
+        return piece if found else None
+    if any(other in piece for other in NOT_PRONOUNS):
+        return None
+    held = [w for w in words if not w.isascii() and w in piece]
+    return max(held, key=len) if held else None
+
+
+def find_pronoun(tokens: Sequence[str], sentencepiece: bool) -> Pronoun | None:
+    """The pronoun whose row the page follows, or None if the sentence has none.
+
+    The last personal pronoun (it, they, 它, 他们 …) as a piece of its own or inside a
+    larger piece; else the last demonstrative (this, 这); special tokens never match.
+    ``sentencepiece``: the pieces are SentencePiece's (▁ starts a word), else WordPiece's.
+    """
+    personal = tuple(w for group in PRONOUNS for w in group)
+    for words in (personal, DEMONSTRATIVES):
+        for i in reversed(range(len(tokens))):
+            word = _pronoun_in(tokens, i, words, sentencepiece)
+            if word is not None:
+                return Pronoun(word, i, tokens[i])
+    return None
+
+
+@dataclass(frozen=True)
+class Question:
+    """What the page asks of a sentence by default: whose row (the pronoun's piece) and
+    which key (only the lesson's word; None: the student picks it)."""
+
+    pronoun: Pronoun | None
+    target: int | None
+
+
+def question(tokens: Sequence[str], sentencepiece: bool) -> Question:
+    """The default query and target of a sentence.
+
+    The query is the pronoun's piece (:func:`find_pronoun`). The target is chosen only for
+    the lesson's question: the pronoun is ``it``/``它`` and ``animal``/``动物`` is a piece
+    of its own. Otherwise None: which word a pronoun refers to is what the student asks
+    the model, and the page, which knows no grammar, does not guess it.
+    """
+    pronoun = find_pronoun(tokens, sentencepiece)
+    if pronoun is None:
+        return Question(None, None)
+    for it, animal in LESSON_PAIRS:
+        if pronoun.word.lower() == it:
+            target = place_of(tokens, animal).index
+            if target is not None:
+                return Question(pronoun, target)
+    return Question(pronoun, None)
+
+
 @dataclass(frozen=True)
 class WeightShift:
     """How one query's weights moved between two sentences of equal length (B − A)."""
@@ -82,6 +181,16 @@ def weight_shift(
     )
 
 
+HIDDEN_RATIO = 2.0  # a head with this many times its layer's mean is a specialist
+RARE_MEDIAN = 0.05  # half the heads put less than this on a key: most do not make the link
+
+
+def rare_link(ranked: np.ndarray) -> bool:
+    """Whether most heads do not make a link: the median head's weight (``ranked``, every
+    head's, :func:`core.bert.head_ranking`) is below :data:`RARE_MEDIAN`."""
+    return float(np.median(ranked)) < RARE_MEDIAN
+
+
 @dataclass(frozen=True)
 class Specialist:
     """Averaging hides the specialist: the head that links query and key most, against the
@@ -97,6 +206,12 @@ class Specialist:
         """How many times the layer mean the specialist puts there."""
         return self.weight / max(self.mean, 1e-9)
 
+    @property
+    def hidden(self) -> bool:
+        """Whether averaging hides it: it puts at least :data:`HIDDEN_RATIO` times its
+        layer's mean there (a head near the mean is no specialist)."""
+        return self.ratio >= HIDDEN_RATIO
+
 
 def specialist(attention: np.ndarray, i: int, j: int) -> Specialist:
     """The best head for query ``i`` → key ``j`` and its layer's mean.
@@ -109,6 +224,9 @@ def specialist(attention: np.ndarray, i: int, j: int) -> Specialist:
     return Specialist(layer, head, float(weights[0]), mean)
 
 
+MUCH_PARKED = 0.25  # a layer's mean weight on a key that is "much of the weight"
+
+
 @dataclass(frozen=True)
 class Parked:
     """How much weight the heads park on one key (the opening special token): a place a
@@ -119,6 +237,12 @@ class Parked:
     high_layer: int
     top_head: tuple[int, int]  # (layer, head) that parks most
     top: float  # its mean weight on the key
+
+    @property
+    def much(self) -> bool:
+        """Whether "much of the weight" sits there: a layer puts at least
+        :data:`MUCH_PARKED` of its weight on the key (on average)."""
+        return float(self.per_layer[self.high_layer]) >= MUCH_PARKED
 
 
 def parked(attention: np.ndarray, j: int = 0) -> Parked:

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.bert import head_ranking, without_keys
+from core.findings.encoder import rare_link, specialist
 from models import minilm, multilingual_e5
 from tests.app.conftest import (
     assert_waits_for_its_turn,
@@ -18,7 +20,7 @@ from tests.app.conftest import (
     visible,
     visible_of,
 )
-from ui.i18n import Translator
+from ui.i18n import Translator, catalog
 from ui.safe import plain
 from ui.views.encoder import (
     E5,
@@ -598,3 +600,293 @@ def test_a_sentence_s_pass_waits_for_its_turn_in_the_process_s_one_line(model):
     text = f"Each sentence waits for its turn ({model})."  # not cached by another test
     a = assert_waits_for_its_turn(lambda: analyse(text, model), 600)
     assert a.attention.shape[-1] == len(a.tokens)
+
+
+# --- a student's own sentence: what the page asks, and never a finding it cannot support -----
+
+CAT = "猫坐在垫子上，因为它很累。"  # e5 reads 因为它 as one piece: 它 has no row of its own
+BOOK = "我把书放在桌子上，因为它很重。"
+CAT_EN = "The cat sat on the mat because it was tired."
+# what the page states about a query and a target: the head's row, the heads' average, head
+# search, the comparison, the recomputed weight (the metric aside)
+FINDINGS = (
+    "notice_row",
+    "notice_same",
+    "notice_other",
+    "notice_self",
+    "notice_average",
+    "notice_best_head",
+    "notice_search",
+    "notice_search_common",
+    "notice_compare",
+    "notice_shift",
+    "notice_recomputed",
+)
+
+
+def fragment(template: str) -> str:
+    """A catalog text's longest stretch without a placeholder: found on screen only if
+    that text was said."""
+    return max(re.split(r"\{[a-z_0-9]+\}", template), key=len)
+
+
+def findings_said(at: AppTest, lang: str) -> list[str]:
+    """The findings about a query and a target the page states (their catalog keys)."""
+    body = texts(at)
+    return [k for k in FINDINGS if fragment(catalog(lang)[f"encoder.{k}"]) in body]
+
+
+def piece_of(tokens: list[str], piece: str) -> int:
+    """Where a piece is among a sentence's tokens (▁ aside)."""
+    return [tok.removeprefix("▁") for tok in tokens].index(piece)
+
+
+def asks(at: AppTest, lang: str, key: str, **values: str) -> bool:
+    """Whether the page asks the student to pick (``encoder.pick_<key>``) in the notes."""
+    return Translator(lang)(f"encoder.pick_{key}", **values) in texts(at)
+
+
+def boxes(lang: str) -> dict[str, str]:
+    t = Translator(lang)
+    return {"queries": t("encoder.queries"), "box": t("encoder.target")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_pronoun_inside_a_larger_piece_says_which_piece_stands_in_for_it(page, lang):
+    tokens, _ = e5_reference(CAT)
+    piece = piece_of(tokens, "因为它")
+    t = Translator(lang)
+    at = page(PAGE, lang=lang, model="e5", text=CAT)
+    assert not at.exception
+    said = " ".join(i.value for i in at.info)
+    assert t("encoder.merged", word="它", piece="`因为它`") in said
+    assert t("encoder.merged_shown", word="它", piece="`因为它`") in said  # what is shown
+    assert at.multiselect(key="_q_pick").value == [str(piece)]  # the piece is the query
+    assert at.selectbox(key="_choice_target").value is None  # the page does not guess
+    assert not visible_of(at, "Metric") and findings_said(at, lang) == []
+    assert asks(at, lang, "target", q="因为它", **boxes(lang))
+    # a slide says it beside the chart (above it, it would push the chart off the slide)
+    for step in "12345":
+        slide = page(PAGE, lang=lang, model="e5", text=CAT, present="1", step=step)
+        merged = t("encoder.merged", word="它", piece="`因为它`")
+        assert not any(merged in i.value for i in slide.info), step  # not above the slide
+        notes = " ".join(m.value for m in visible_of(slide, "Markdown"))
+        assert t("encoder.merged_shown", word="它", piece="`因为它`") in notes, step
+    # another query picked: the piece no longer stands in on screen, and the page says so
+    other = page(PAGE, lang=lang, model="e5", text=CAT, q="2")
+    said = " ".join(i.value for i in other.info)
+    assert t("encoder.merged", word="它", piece="`因为它`") in said
+    assert t("encoder.merged_shown", word="它", piece="`因为它`") not in said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(("text", "word"), [(CAT, "猫"), (BOOK, "书")])
+def test_once_the_student_picks_the_target_the_head_that_links_them_is_found(
+    page, lang, text, word
+):
+    tokens, attention = e5_reference(text)
+    i, j = piece_of(tokens, "因为它"), piece_of(tokens, word)
+    layer, head = best_head(attention, i, j)
+    at = page(PAGE, lang=lang, model="e5", text=text)
+    at = at.selectbox(key="_choice_target").set_value(str(j)).run()  # as a student picks it
+    assert not at.exception
+    assert at.query_params["target"] in (str(j), [str(j)])
+    assert metric(at) == (
+        f"L{layer}H{head}: 因为它 → {word}",
+        f"{attention[layer, head, i, j]:.3f}",
+    )
+    assert not asks(at, lang, "target", q="因为它", **boxes(lang))
+    search = go(at, "3")  # head search ranks the same head first
+    assert search.button(key=f"pick_L{layer}H{head}").label.startswith(f"1. L{layer}H{head} · ")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    ("model", "text", "pronoun"), [("minilm", CAT_EN, "it"), ("e5", "猫坐在垫子上，它很累。", "它")]
+)
+def test_a_typed_sentence_follows_its_pronoun_and_asks_for_the_target(
+    page, lang, model, text, pronoun
+):
+    tokens, _ = (e5_reference if model == "e5" else reference)(text)
+    at = page(PAGE, lang=lang, model=model, text=text)
+    assert at.multiselect(key="_q_pick").value == [str(piece_of(tokens, pronoun))]
+    assert at.selectbox(key="_choice_target").value is None
+    short = Translator(lang)("encoder.pick_target_short", q=pronoun)
+    assert short in [c.value for c in at.caption]  # beside the target box, in the sidebar
+    assert short in [i.value for i in visible_of(at, "Info")]  # where the readout would be
+    assert not visible_of(at, "Metric")
+    for step in "12345":
+        shown = page(PAGE, lang=lang, model=model, text=text, step=step)
+        assert not shown.exception, step
+        assert findings_said(shown, lang) == [], step
+        assert not shown.latex, step  # step 5: no cell to take apart
+        if step in "1234":  # step 5 asks in a line above the query's row
+            assert asks(shown, lang, "target", q=pronoun, **boxes(lang)), step
+    search = page(PAGE, lang=lang, model=model, text=text, step="3")
+    assert not search.get("vega_lite_chart") and not any(
+        (b.key or "").startswith("pick_") for b in search.button
+    )
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    ("model", "text"), [("minilm", "The cat sat on the mat."), ("e5", "猫很可爱。")]
+)
+def test_a_sentence_without_a_pronoun_asks_for_the_query_and_the_target(page, lang, model, text):
+    for step in "12345":
+        at = page(PAGE, lang=lang, model=model, text=text, step=step)
+        assert not at.exception, step
+        assert at.multiselect(key="_q_pick").value == [], step
+        assert at.selectbox(key="_choice_target").value is None, step
+        assert not visible_of(at, "Metric") and findings_said(at, lang) == [], step
+        assert asks(at, lang, "query", **boxes(lang)), step
+    caption = Translator(lang)("encoder.pick_query_short")
+    assert caption in [c.value for c in page(PAGE, lang=lang, model=model, text=text).caption]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(("model", "word"), [("minilm", "it"), ("e5", "它")])
+def test_a_one_token_sentence_states_nothing_until_asked_and_then_its_own_weight(
+    page, lang, model, word
+):
+    tokens, attention = (e5_reference if model == "e5" else reference)(word)
+    i = piece_of(tokens, word)
+    at = page(PAGE, lang=lang, model=model, text=word)
+    assert not at.exception and not at.warning
+    assert at.multiselect(key="_q_pick").value == [str(i)]
+    assert not visible_of(at, "Metric") and findings_said(at, lang) == []
+    picked = page(PAGE, lang=lang, model=model, text=word, target=str(i))  # itself
+    layer, head = best_head(attention, i, i)
+    name = tokens[i]
+    assert metric(picked) == (
+        f"L{layer}H{head}: {name} → {name}",
+        f"{attention[layer, head, i, i]:.3f}",
+    )
+    assert Translator(lang)("encoder.notice_self", q=name) in texts(picked)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_target_equal_to_the_query_is_called_the_token_s_own_weight(page, lang):
+    tokens, attention = reference(LESSON)
+    it = tokens.index("it")
+    layer, head = best_head(attention, it, it)
+    at = page(PAGE, lang=lang, model="minilm", target=str(it))
+    assert metric(at) == (f"L{layer}H{head}: it → it", f"{attention[layer, head, it, it]:.3f}")
+    assert Translator(lang)("encoder.notice_self", q="it") in texts(at)
+    assert "notice_self" not in findings_said(page(PAGE, lang=lang, model="minilm"), lang)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_hidden_special_tokens_on_a_typed_sentence_state_nothing_until_asked(page, lang):
+    at = page(PAGE, lang=lang, model="e5", text=CAT, hide_special="true")
+    assert not at.exception
+    assert not visible_of(at, "Metric") and findings_said(at, lang) == []
+    assert asks(at, lang, "target", q="因为它", **boxes(lang))
+    tokens, attention = e5_reference(CAT)
+    i, j = piece_of(tokens, "因为它"), piece_of(tokens, "猫")
+    picked = page(PAGE, lang=lang, model="e5", text=CAT, hide_special="true", target=str(j))
+    keep = np.ones(len(tokens), dtype=bool)
+    keep[[0, -1]] = False  # <s> and </s> hidden: each row rescaled over the rest
+    shown = without_keys(attention, keep)
+    layer, head = best_head(attention, i, j)  # head search reads the model's own weights
+    assert metric(picked) == (
+        f"L{layer}H{head}: 因为它 → 猫",
+        f"{shown[layer, head, i - 1, j - 1]:.3f}",
+    )
+    row = attention[layer, head, i]
+    own = f"**{row[j]:.3f}**"  # the model's own weight, before the rescaling
+    assert own in texts(picked)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_empty_sentence_on_e5_falls_back_to_the_default_and_its_question(page, lang):
+    at = page(PAGE, lang=lang, model="e5", text="   ")
+    assert Translator(lang)(
+        "encoder.empty", fallback=f"`{LESSON if lang == 'en' else ZH_TIRED}`"
+    ) in [w.value for w in at.warning]
+    default = LESSON if lang == "en" else ZH_TIRED
+    tokens, attention = e5_reference(default)
+    i, j = (
+        piece_of(tokens, "it" if lang == "en" else "它"),
+        piece_of(tokens, "animal" if lang == "en" else "动物"),
+    )
+    layer, head = best_head(attention, i, j)
+    assert metric(at) == (
+        f"L{layer}H{head}: {tokens[i]} → {tokens[j]}",
+        f"{attention[layer, head, i, j]:.3f}",
+    )
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_head_is_called_a_hidden_specialist_nor_the_link_rare_when_the_numbers_say_otherwise(
+    page, lang
+):
+    """它 → <s>: most heads park weight there (the median head is far from 0) and the best
+    head stands less than twice above its layer's mean: neither claim is made."""
+    tokens, attention = e5_reference(ZH_TIRED)
+    ta = tokens.index("它")
+    best = specialist(attention, ta, 0)
+    assert not best.hidden and not rare_link(head_ranking(attention, ta, 0)[1])  # the premise
+    t = Translator(lang)
+    grid = texts(page(PAGE, lang=lang, model="e5", text=ZH_TIRED, target="0", step="2"))
+    assert fragment(catalog(lang)["encoder.notice_average"]) not in grid
+    said = t(
+        "encoder.notice_best_head",
+        heads=attention.shape[1],
+        layer=best.layer,
+        q="它",
+        mean=f"{best.mean:.3f}",
+        k=plain("<s>"),
+        head=f"L{best.layer}H{best.head}",
+        w=f"{best.weight:.3f}",
+        ratio=f"{best.ratio:.1f}",
+    )
+    assert said in grid, grid
+    search = page(PAGE, lang=lang, model="e5", text=ZH_TIRED, target="0", step="3")
+    assert findings_said(search, lang) == ["notice_search_common"]
+    median = np.median(head_ranking(attention, ta, 0)[1])
+    assert f"{median:.3f}" in texts(search)
+    # the default question: a specialist, and a rare link, said as before
+    assert findings_said(page(PAGE, lang=lang, model="e5", step="3", text=ZH_TIRED), lang) == [
+        "notice_search"
+    ]
+    assert fragment(catalog(lang)["encoder.notice_average"]) in texts(
+        page(PAGE, lang=lang, model="e5", text=ZH_TIRED, step="2")
+    )
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_new_sentence_forgets_the_tokens_picked_in_the_last_one(page, lang):
+    tokens, _ = e5_reference(CAT)
+    at = page(PAGE, lang=lang, model="e5", text=CAT, target=str(piece_of(tokens, "猫")), q="2")
+    assert visible_of(at, "Metric")
+    at = at.text_input(key="text").set_value(BOOK).run()
+    assert not at.exception
+    assert "target" not in at.query_params and "q" not in at.query_params
+    assert at.selectbox(key="_choice_target").value is None
+    assert at.multiselect(key="_q_pick").value == [str(piece_of(e5_reference(BOOK)[0], "因为它"))]
+    assert not visible_of(at, "Metric")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_comparison_names_the_lesson_s_word_change_only_for_the_lesson_s_pair(page, lang):
+    t = Translator(lang)
+    lesson = texts(page(PAGE, lang=lang, model="minilm", step="4"))
+    assert fragment(catalog(lang)["encoder.compare_text"]) in lesson
+    typed = texts(page(PAGE, lang=lang, model="minilm", step="4", text=CAT_EN, layer="3", head="5"))
+    assert fragment(catalog(lang)["encoder.compare_text"]) not in typed  # not "one word changes"
+    assert t("encoder.compare_any_text", head="L3H5") in typed
+
+
+def test_the_note_on_the_word_start_mark_is_what_the_tokenizer_does(page):
+    """▁ appears alone in the middle of a sentence when a space stands before a Chinese word
+    (after an English word or a number), and only at the start of plain Chinese."""
+    tokenizer = multilingual_e5.load_tokenizer()
+    mixed = multilingual_e5.encode(tokenizer, "我用 Python 写", 128).tokens
+    assert mixed[-4:-1] == ["▁Python", "▁", "写"]  # the note's example
+    plain_zh = multilingual_e5.encode(tokenizer, ZH_TIRED, 128).tokens
+    assert [i for i, tok in enumerate(plain_zh) if tok.startswith("▁")] == [1]
+    for lang, example in (("en", "▁Python ▁ 写"), ("zh", "▁Python ▁ 写")):
+        note = texts(page(PAGE, lang=lang, model="e5"))
+        assert example in note
+        assert "appears only at the start." not in note and "所以它只出现在句首" not in note

@@ -3,6 +3,7 @@ selecting a head, both languages; presenter mode; a Chinese sentence typed on th
 page's multilingual model finds 它 → 动物."""
 
 import re
+from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import expect
@@ -143,3 +144,54 @@ def test_a_student_types_a_chinese_sentence_and_finds_ta_to_dongwu(server, open_
     body = _clean(page)
     assert "读不懂" not in body and "cannot read" not in body
     shot(page, "encoder_zh_typed")
+
+
+CAT = "猫坐在垫子上，因为它很累。"  # the model reads 因为它 as one piece
+
+
+def test_a_student_s_own_sentence_asks_for_the_target_then_finds_the_head(server, open_app) -> None:
+    """A typed Chinese sentence whose 它 sits inside the piece 因为它: the page says the piece
+    stands in for 它, shows no readout and asks for the target beside its box; picking 猫
+    there shows the head that links 因为它 to 猫 most (from the model package)."""
+    page = open_app(server, "/encoder?lang=zh", width=1366, height=768)
+    _clean(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    box = sidebar.locator(".st-key-text input")
+    box.fill(CAT)
+    box.press("Enter")
+    wait_for_url(page, "text=")
+    expect(page.get_by_text("所以这里显示的查询是整个词块").first).to_be_visible(timeout=60_000)
+    body = _clean(page)
+    assert page.locator('[data-testid="stMetric"]').count() == 0, "no readout before a target"
+    assert "请选一个目标 token" in sidebar.inner_text()  # beside the target box
+    assert "请选一个目标 token" in body
+    shot(page, "encoder_zh_typed_asks")
+    sidebar.locator(".st-key-_choice_target input").click()
+    page.get_by_role("option", name="猫", exact=True).click()
+    wait_for_url(page, "target=")
+    head, weight = _best(CAT, "因为它", "猫")
+    metric = page.locator('[data-testid="stMetric"]').first
+    expect(metric).to_contain_text(f"{head}: 因为它 → 猫", timeout=60_000)
+    expect(metric).to_contain_text(weight)
+    _clean(page)
+    shot(page, "encoder_zh_typed_picked")
+
+
+def test_a_slide_of_a_typed_sentence_asks_for_the_target_in_its_notes(server, open_app) -> None:
+    """Presenter mode on the same sentence: the slide's notes ask for the target and state
+    no finding; with the target in the link, the readout is the head found."""
+    page = open_app(server, f"/encoder?lang=zh&present=1&text={quote(CAT)}")
+    body = _clean(page)
+    assert page.locator('[data-testid="stMetric"]').count() == 0
+    assert "还没有目标 token" in body and "所以这里显示的查询是整个词块" in body
+    shot(page, "encoder_zh_typed_presenter_asks")
+    tokens, _ = encoder_attention(CAT, model=E5)
+    page = open_app(
+        server, f"/encoder?lang=zh&present=1&text={quote(CAT)}&target={tokens.index('猫')}"
+    )
+    _clean(page)
+    head, weight = _best(CAT, "因为它", "猫")
+    metric = page.locator('[data-testid="stMetric"]').first
+    expect(metric).to_contain_text(f"{head}: 因为它 → 猫")
+    expect(metric).to_contain_text(weight)
+    shot(page, "encoder_zh_typed_presenter_picked")

@@ -18,9 +18,13 @@ import streamlit as st
 import models
 from core.bert import BertWeights, explain_weight, head_ranking, without_keys
 from core.findings.encoder import (
+    Question,
+    bare,
     favourite_flips,
     parked,
     place_of,
+    question,
+    rare_link,
     specialist,
     spread,
     weight_shift,
@@ -30,7 +34,17 @@ from models import multilingual_e5 as e5
 from ui import charts, loaded
 from ui.context import PageContext
 from ui.i18n import Translator
-from ui.params import Choice, Flag, Text, assign, select, text, toggle
+from ui.params import (
+    Choice,
+    Flag,
+    Text,
+    assign,
+    options_of,
+    select,
+    select_or_none,
+    text,
+    toggle,
+)
 from ui.safe import one_line, plain
 from ui.steps import Controls as Group  # this view's own Controls: what the page shows
 from ui.steps import Got, View, stop
@@ -57,8 +71,10 @@ MAX_GRID_QUERIES = 3  # query tokens drawn in the grid of every head (panels eac
 GRID_ROW = 6  # layers drawn side by side in that grid at most
 UNKNOWN_LIMIT = 0.5  # more unknown pieces than this: the model cannot read the text
 TOP_HEADS = 5
-# The lesson's question, what does "it" mean? The first of each pair found in the sentence.
-QUERY_WORDS, TARGET_WORDS = ("it", "它"), ("animal", "动物")
+# The words the lesson's question asks about: said when the model reads one only inside a
+# larger piece (the pronoun's query and the lesson's target: core.findings.encoder.question)
+TARGET_WORDS = ("animal", "动物")
+SEEN_SENTENCE = "_encoder_sentence"  # session state: the sentence the picked tokens index
 # Presenter mode: px of height a step's chart may take (with its axes), so that the step's
 # title, its one-line text and the "what to notice" box stay on a 1920 x 1080 screen, and
 # the chart's share of the width where the notice (or the top heads) stand beside it.
@@ -281,7 +297,9 @@ def read(ctx: PageContext, model: str, spec: Text, raw: str) -> Analysis:
     warns and falls back to the box's default sentence, long text is cut (and says so)."""
     t = ctx.t
     a = analyse(raw, model)
-    if len(a.tokens) <= 2:
+    special = set(a.special)
+    if not any(bare(tok) for i, tok in enumerate(a.tokens) if i not in special):
+        # nothing but <s> </s> (and e5's lone ▁ for a text of spaces): no word to read
         ctx.warn(t("encoder.empty", fallback=code(spec.default)))
         return analyse(spec.default, model)
     if a.unknown_share > UNKNOWN_LIMIT:
@@ -294,16 +312,54 @@ def read(ctx: PageContext, model: str, spec: Text, raw: str) -> Analysis:
     return a
 
 
-def merged_notice(ctx: PageContext, a: Analysis) -> list[str]:
-    """Words of the lesson's question that the model reads only inside a larger piece
-    (因为它): say so, and how to write the sentence so that the word stands alone."""
+def merged_notice(ctx: PageContext, a: Analysis, c: "Controls") -> list[str]:
+    """The words of the question that the model reads only inside a larger piece (因为它):
+    say so, which piece stands in for the pronoun when it is the query shown, and how to
+    write the sentence so that the word stands alone."""
     found = []
-    for word in (*QUERY_WORDS, *TARGET_WORDS):
+    pronoun = c.asked.pronoun
+    if pronoun is not None and pronoun.merged:
+        piece = code(pronoun.piece)
+        said = [ctx.t("encoder.merged", word=pronoun.word, piece=piece)]
+        if c.queries[:1] == [pronoun.index]:  # the piece's row is the one shown
+            said.append(ctx.t("encoder.merged_shown", word=pronoun.word, piece=piece))
+        if not ctx.presenter:  # how to rephrase: a student's tip (a lecturer says it)
+            tip = "encoder.tip_it" if pronoun.word == "它" else "encoder.tip_rephrase"
+            said.append(ctx.t(tip, word=pronoun.word))
+        found.append(("" if ctx.lang == "zh" else " ").join(said))
+    for word in TARGET_WORDS:
         place = place_of(a.tokens, word)
         if place.merged:
-            key = "encoder.merged_it" if word == "它" else "encoder.merged"
-            found.append(ctx.t(key, word=word, piece=code(a.tokens[place.inside])))
+            piece = code(a.tokens[place.inside])
+            said = ctx.t("encoder.merged", word=word, piece=piece)
+            gap = "" if ctx.lang == "zh" else " "
+            tip = "" if ctx.presenter else gap + ctx.t("encoder.tip_rephrase", word=word)
+            found.append(f"{said}{tip}")
     return found
+
+
+def prompt(ctx: PageContext, a: Analysis, c: "Controls", short: bool = False) -> str:
+    """What the student is asked to pick while the page states no finding: the query
+    token (a sentence without a pronoun) or the target token (any sentence but the
+    lesson's: the page does not guess what a pronoun refers to)."""
+    t, part = ctx.t, "_short" if short else ""
+    boxes = {"queries": t("encoder.queries"), "box": t("encoder.target")}
+    if not c.queries:
+        return t(f"encoder.pick_query{part}", **boxes)
+    return t(f"encoder.pick_target{part}", q=label(a.tokens, c.queries[0]), **boxes)
+
+
+def asked(c: "Controls") -> bool:
+    """Whether a query and a target are picked: what every finding is about."""
+    return bool(c.queries) and c.target is not None
+
+
+def noted(v: View, items: list[str]) -> None:
+    """The step's "what to notice" box: on a slide headed by what the model reads only
+    inside a larger piece (:attr:`Settings.merged`); none if there is nothing to say."""
+    items = [*v[SETTINGS].merged, *items]
+    if items:
+        v.notice(items)
 
 
 def step_text(v: View, name: str, **values: object) -> None:
@@ -311,16 +367,6 @@ def step_text(v: View, name: str, **values: object) -> None:
     the page's :func:`words` and ``values``)."""
     key = f"encoder.{name}_{'short' if v.presenter else 'text'}"
     v.lead.markdown(v.t(key, **{**v.words, **values}))
-
-
-def default_index(tokens: list[str], candidates: tuple[str, ...], fallback: int) -> int:
-    """Where the first of ``candidates`` that is a piece of its own occurs (word-start mark
-    aside), else ``fallback`` (kept inside the sentence)."""
-    for word in candidates:
-        index = place_of(tokens, word).index
-        if index is not None:
-            return index
-    return min(max(fallback, 0), len(tokens) - 1)
 
 
 def parse_indices(raw: str, n: int) -> list[int] | None:
@@ -332,7 +378,7 @@ def parse_indices(raw: str, n: int) -> list[int] | None:
     return picked if all(i < n for i in picked) else None
 
 
-def _queries_changed(default: int) -> None:
+def _queries_changed(default: int | None) -> None:
     chosen = [str(c) for c in st.session_state.get(QUERY_WIDGET) or []]
     if chosen and chosen != [str(default)]:
         st.query_params[QUERY_KEY] = ",".join(chosen)
@@ -340,18 +386,21 @@ def _queries_changed(default: int) -> None:
         st.query_params.pop(QUERY_KEY, None)
 
 
-def query_picker(ctx: PageContext, tokens: list[str], default: int) -> list[int]:
+def query_picker(ctx: PageContext, tokens: list[str], default: int | None) -> list[int]:
     """One or several query tokens, kept in the URL as indices (``?q=10,2``): a list to
     pick from in the sidebar (every token a row of pills would be most of it), pills in
-    presenter mode's settings box."""
+    presenter mode's settings box. ``default`` None (a sentence without a pronoun): none
+    until the student picks one."""
     t, labels = ctx.t, charts.unique_labels(tokens)
     raw = st.query_params.get(QUERY_KEY)
-    picked = [default] if raw is None else parse_indices(raw, len(tokens))
-    if picked is None or not picked:
+    fallback = [] if default is None else [default]
+    picked = fallback if raw is None else parse_indices(raw, len(tokens))
+    if picked is None:
         shown = plain(raw, 24)
-        ctx.warn(t("params.invalid", name=QUERY_KEY, value=shown, default=plain(labels[default])))
+        named = t("encoder.queries_placeholder") if default is None else labels[default]
+        ctx.warn(t("params.invalid", name=QUERY_KEY, value=shown, default=plain(named)))
         st.query_params.pop(QUERY_KEY, None)
-        picked = [default]
+        picked = fallback
     st.session_state[QUERY_WIDGET] = [str(i) for i in picked]
     pills = ctx.presenter and len(tokens) <= MAX_PILLS
     shown_as = plain if pills else one_line  # pills read markdown, a list shows plain text
@@ -375,9 +424,34 @@ def query_picker(ctx: PageContext, tokens: list[str], default: int) -> list[int]
     return picked
 
 
-def token_choice(key: str, tokens: list[str], default: int) -> Choice:
-    """A choice of one token of the sentence, by index."""
-    return Choice(key, str(default), tuple(str(i) for i in range(len(tokens))))
+def token_choice(key: str, tokens: list[str], default: int | None) -> Choice:
+    """A choice of one token of the sentence, by index (``default`` None: ``""``, none)."""
+    return Choice(key, "" if default is None else str(default), options_of(range(len(tokens))))
+
+
+def target_picker(ctx: PageContext, tokens: list[str], default: int | None) -> int | None:
+    """The target token, kept in the URL as an index (``?target=2``): the lesson's word by
+    default in the lesson's sentence, else empty (None) until the student picks one."""
+    labels = charts.unique_labels(tokens)
+    spec = token_choice("target", tokens, default)
+    # a select box shows its options as text: nothing to escape
+    fmt = lambda i: one_line(labels[int(i)], 24)  # noqa: E731
+    label = ctx.t("encoder.target")
+    if default is not None:
+        return int(select(ctx, spec, label, fmt, "select"))
+    picked = select_or_none(ctx, spec, label, fmt, ctx.t("encoder.queries_placeholder"))
+    return None if picked is None else int(picked)
+
+
+def forget_picks(a: "Analysis") -> None:
+    """A new sentence (or model) forgets the query and target tokens picked in the one
+    before: they are indices into its pieces, meaningless in another sentence. A link
+    opened afresh keeps them (nothing was seen before it)."""
+    seen = (a.model, a.text)
+    if st.session_state.get(SEEN_SENTENCE, seen) != seen:
+        for key in (QUERY_KEY, "target"):
+            st.query_params.pop(key, None)
+    st.session_state[SEEN_SENTENCE] = seen
 
 
 def head_specs(best: tuple[int, int], layers: int, heads: int) -> tuple[Choice, Choice]:
@@ -399,32 +473,42 @@ def pick_head(specs: tuple[Choice, Choice], layer: int, head: int) -> None:
 class Controls:
     """What the page shows: which tokens, which head, special tokens or not."""
 
-    queries: list[int]  # indices into the full token list
-    target: int
+    queries: list[int]  # indices into the full token list (none: the student picks)
+    target: int | None  # None: not picked yet (the page states no finding until it is)
     layer: int
     head: int
     hide: bool
     specs: tuple[Choice, Choice]
+    asked: Question  # what the page asks of the sentence by default (its pronoun, target)
 
 
 def controls(ctx: PageContext, a: Analysis) -> Controls:
-    """Query tokens, target token, the head and the [CLS]/[SEP] switch."""
-    t, labels = ctx.t, charts.unique_labels(a.tokens)
-    n = len(a.tokens)
-    queries = query_picker(ctx, a.tokens, default_index(a.tokens, QUERY_WORDS, n - 2))
+    """Query tokens, target token, the head and the [CLS]/[SEP] switch. The query is the
+    sentence's pronoun (or the piece that holds it), the target the lesson's word only in
+    the lesson's question (:func:`core.findings.encoder.question`); the student picks what
+    the page does not, told so beside the box."""
+    t = ctx.t
+    forget_picks(a)
+    default = question(a.tokens, a.model == E5)
+    pronoun = default.pronoun
+    queries = query_picker(ctx, a.tokens, None if pronoun is None else pronoun.index)
+    if not queries:
+        st.caption(t("encoder.pick_query_short"))
     if ctx.presenter:  # one row in the settings box above the slide
         c1, c2, c3, c4 = st.columns([3, 4, 2, 3], vertical_alignment="bottom")
     else:  # the sidebar: layer and head side by side, then the target, then the switch
         c2, c3 = st.columns(2, vertical_alignment="bottom")
         c1, c4 = st.container(), st.container()
     with c1:
-        spec = token_choice("target", a.tokens, default_index(a.tokens, TARGET_WORDS, 1))
-        # a select box shows its options as text: nothing to escape
-        fmt = lambda i: one_line(labels[int(i)], 24)  # noqa: E731
-        target = int(select(ctx, spec, t("encoder.target"), fmt, "select"))
-    order, _ = head_ranking(a.attention, queries[0], target)  # default: stable as queries are added
+        target = target_picker(ctx, a.tokens, default.target)
+        if target is None and queries:
+            st.caption(t("encoder.pick_target_short", q=label(a.tokens, queries[0])))
+    best = (0, 0)  # nothing asked yet: the first head
+    if queries and target is not None:  # the head search's first (stable as queries are added)
+        order, _ = head_ranking(a.attention, queries[0], target)
+        best = (int(order[0, 0]), int(order[0, 1]))
     L, H = a.attention.shape[:2]  # noqa: N806
-    specs = head_specs((int(order[0, 0]), int(order[0, 1])), L, H)
+    specs = head_specs(best, L, H)
     with c2:
         layers = "segmented" if ctx.presenter else "select"  # the sidebar: one row for six
         layer = int(select(ctx, specs[0], t("encoder.layer"), lambda s: f"L{s}", layers))
@@ -433,7 +517,7 @@ def controls(ctx: PageContext, a: Analysis) -> Controls:
     with c4:
         cls, sep = special_tokens(a.model)
         hide = toggle(ctx, HIDE, t("encoder.hide", cls=cls, sep=sep), help=t("encoder.hide_help"))
-    return Controls(queries, target, layer, head, hide, specs)
+    return Controls(queries, target, layer, head, hide, specs, default)
 
 
 @dataclass(frozen=True)
@@ -662,6 +746,8 @@ def head_notice(ctx: PageContext, a: Analysis, s: Shown, c: Controls) -> list[st
     hidden, the model's own weight before the row was rescaled)."""
     t, rows = ctx.t, s.rows(c.queries)
     name = head_name(c.layer, c.head)
+    if not asked(c):
+        return [prompt(ctx, a, c)]
     if not rows or c.target not in s.index:
         return [t("encoder.hidden_pick", **names(a.model))]
     i, j = rows[0], s.index[c.target]
@@ -678,6 +764,8 @@ def head_notice(ctx: PageContext, a: Analysis, s: Shown, c: Controls) -> list[st
             w_top=charts.fmt(row[top], 3),
         )
     ]
+    if c.target == c.queries[0]:  # a token's weight on its own key: no link to another word
+        items.append(t("encoder.notice_self", q=label(s.tokens, i)))
     items.append(t("encoder.notice_same" if top == j else "encoder.notice_other"))
     if c.hide:
         own = a.attention[c.layer, c.head, c.queries[0]]  # (n,) the model's row, all tokens
@@ -700,14 +788,14 @@ def head_notice(ctx: PageContext, a: Analysis, s: Shown, c: Controls) -> list[st
 def average_notice(ctx: PageContext, a: Analysis, s: Shown, c: Controls) -> list[str]:
     """What averaging the heads hides, and how much weight sits on [CLS] — computed live."""
     t = ctx.t
-    items = []
+    items = [] if asked(c) else [prompt(ctx, a, c)]
     rows = s.rows(c.queries)
-    if rows and c.target in s.index:
+    if asked(c) and rows and c.target in s.index:
         i, j = rows[0], s.index[c.target]
         best = specialist(s.attention, i, j)
         items.append(
             t(
-                "encoder.notice_average",
+                "encoder.notice_average" if best.hidden else "encoder.notice_best_head",
                 layer=best.layer,
                 heads=s.attention.shape[1],
                 head=head_name(best.layer, best.head),
@@ -719,18 +807,19 @@ def average_notice(ctx: PageContext, a: Analysis, s: Shown, c: Controls) -> list
             )
         )
     cls = parked(a.attention, 0)  # the opening special token, over all queries
-    items.append(
-        t(
-            "encoder.notice_cls_short" if ctx.presenter else "encoder.notice_cls",
-            **names(a.model),
-            lo=charts.fmt(cls.per_layer[cls.low_layer], 2),
-            lo_layer=cls.low_layer,
-            hi=charts.fmt(cls.per_layer[cls.high_layer], 2),
-            hi_layer=cls.high_layer,
-            head=head_name(*cls.top_head),
-            top=charts.fmt(cls.top, 2),
+    if cls.much:  # "much of the weight": said only when a layer parks a quarter or more
+        items.append(
+            t(
+                "encoder.notice_cls_short" if ctx.presenter else "encoder.notice_cls",
+                **names(a.model),
+                lo=charts.fmt(cls.per_layer[cls.low_layer], 2),
+                lo_layer=cls.low_layer,
+                hi=charts.fmt(cls.per_layer[cls.high_layer], 2),
+                hi_layer=cls.high_layer,
+                head=head_name(*cls.top_head),
+                top=charts.fmt(cls.top, 2),
+            )
         )
-    )
     if c.hide:
         items.append(t("encoder.notice_hidden", **names(a.model)))
     elif not ctx.presenter:  # a tip for a student; a lecturer has the settings box
@@ -748,9 +837,9 @@ class Search:
 
 
 def search(s: Shown, c: Controls) -> Search | None:
-    """Rank every head (None if the picked tokens are hidden)."""
+    """Rank every head (None if no target is picked, or the picked tokens are hidden)."""
     rows = s.rows(c.queries)
-    if not rows or c.target not in s.index:
+    if not rows or c.target is None or c.target not in s.index:
         return None
     j = s.index[c.target]
     order, ranked = head_ranking(s.attention, np.array(rows), j)
@@ -758,11 +847,13 @@ def search(s: Shown, c: Controls) -> Search | None:
 
 
 def search_notice(ctx: PageContext, found: Search) -> list[str]:
-    """The top two heads against the typical head."""
+    """The top two heads against the typical head ("most heads do not make this link" only
+    when the median head puts almost nothing there)."""
     (l1, h1), (l2, h2) = found.order[0], found.order[1]
+    rare = rare_link(found.ranked)
     return [
         ctx.t(
-            "encoder.notice_search",
+            "encoder.notice_search" if rare else "encoder.notice_search_common",
             first=head_name(int(l1), int(h1)),
             w1=charts.fmt(found.ranked[0], 3),
             second=head_name(int(l2), int(h2)),
@@ -797,6 +888,8 @@ def compare_notice(
     else:
         items.append(t("encoder.notice_lengths", a=len(full_a.tokens), b=len(full_b.tokens)))
     rows = sa.rows(c.queries)
+    if not asked(c):
+        return [*items, prompt(ctx, full_a, c)]
     if not rows or c.target not in sa.index:
         return items
     i, j = rows[0], sa.index[c.target]
@@ -923,9 +1016,12 @@ class Explained:
 
 
 def explain(a: Analysis, c: Controls) -> Explained:
-    """Query (first picked token) → target in the selected head, step by step."""
+    """Query (first picked token) → target in the selected head, step by step. No target
+    picked: the query's row alone is shown (the cell's numbers are then of its own key, and
+    not shown)."""
     weights = weights_of(a.model)
-    i, j = c.queries[0], c.target
+    i = c.queries[0]
+    j = i if c.target is None else c.target
     h = weights.config.n_heads
     ex = explain_weight(a.hidden[c.layer], weights.layers[c.layer], h, c.head, i, j)
     return Explained(
@@ -952,29 +1048,31 @@ def explain_latex(ex: Explained) -> str:
     ).replace("-", "−")
 
 
-def explain_notice(ctx: PageContext, a: Analysis, ex: Explained) -> list[str]:
-    """The recomputed weight against the forward pass, and the value mix."""
+def explain_notice(ctx: PageContext, a: Analysis, ex: Explained, cell: bool) -> list[str]:
+    """The recomputed weight against the forward pass (``cell``: a target is picked), and
+    the value mix."""
     t, tokens = ctx.t, a.tokens
     top = np.argsort(-ex.parts, kind="stable")[:3]
     mix = joined(
         ctx,
         [t("encoder.mix_item", k=label(tokens, int(k)), w=charts.fmt(ex.parts[k], 2)) for k in top],
     )
-    return [
-        t(
-            "encoder.notice_recomputed",
-            w=charts.fmt(ex.weight, 6),
-            fw=charts.fmt(ex.forward_weight, 6),
-            diff=f"{abs(ex.weight - ex.forward_weight):.1e}",
-        ),
-        t("encoder.notice_mix", q=label(tokens, ex.i), mix=mix, norm=charts.fmt(ex.output_norm, 2)),
-    ]
+    recomputed = t(
+        "encoder.notice_recomputed",
+        w=charts.fmt(ex.weight, 6),
+        fw=charts.fmt(ex.forward_weight, 6),
+        diff=f"{abs(ex.weight - ex.forward_weight):.1e}",
+    )
+    norm = charts.fmt(ex.output_norm, 2)
+    mixed = t("encoder.notice_mix", q=label(tokens, ex.i), mix=mix, norm=norm)
+    return [recomputed, mixed] if cell else [mixed]
 
 
 def head_metric(s: Shown, c: Controls) -> tuple[str, str] | None:
-    """``("L3H1: it → animal", "0.677")`` for the first query token and the target."""
+    """``("L3H1: it → animal", "0.677")`` for the first query token and the target (None
+    until both are picked, or while one is hidden)."""
     rows = s.rows(c.queries)
-    if not rows or c.target not in s.index:
+    if not rows or c.target is None or c.target not in s.index:
         return None
     i, j = rows[0], s.index[c.target]
     name = f"{head_name(c.layer, c.head)}: {label(s.tokens, i)} → {label(s.tokens, j)}"
@@ -1091,6 +1189,9 @@ class Settings:
     a: Analysis
     c: Controls
     raw_b: str | None  # a slide's sentence B (its box is in the settings; students: SENTENCE_B)
+    # a slide: the words of the question the model reads only inside a larger piece, said
+    # at the top of every step's notes (students read them above the step)
+    merged: tuple[str, ...] = ()
 
     @property
     def shown(self) -> Shown:
@@ -1108,8 +1209,11 @@ def settings(ctx: PageContext, got: Got) -> Settings:
         a = sentence(ctx, model, first, t("encoder.text"))
     raw_b = sentence_box(ctx, model, second, t("encoder.compare")) if ctx.presenter else None
     c = controls(ctx, a)
-    for merged in merged_notice(ctx, a):  # a word of the question inside a larger piece
-        ctx.notices.info(merged, icon=":material/join:")
+    merged = merged_notice(ctx, a, c)  # a word of the question inside a larger piece
+    if ctx.presenter:  # beside the chart: above it, it would push the chart off the slide
+        return Settings(model, a, c, raw_b, tuple(merged))
+    for said in merged:
+        ctx.notices.info(said, icon=":material/join:")
     return Settings(model, a, c, raw_b)
 
 
@@ -1146,7 +1250,10 @@ def head_step(v: View) -> None:
     metric = head_metric(sa, c)
     if metric:
         v.aside.metric(*metric)
-    v.notice(head_notice(v.ctx, s.a, sa, c))
+    elif not asked(c) and not v.presenter:  # where the readout goes: what to pick (a slide:
+        # its notes say it)
+        v.aside.info(prompt(v.ctx, s.a, c, short=True), icon=":material/touch_app:")
+    noted(v, head_notice(v.ctx, s.a, sa, c))
     arrays = {"tokens": np.array(s.a.tokens), "attention": s.a.attention}
     v.export("encoder_head", chart, arrays=arrays)
 
@@ -1164,7 +1271,7 @@ def grid_step(v: View) -> None:
         # a model of twelve layers has two rows of panels: the room grows with its layers
         space = charts.room(v.ctx, height=grid_height(int(v.words["layers"])))
         chart = v.chart(grid_chart, *args, space=space)
-    v.notice(average_notice(v.ctx, s.a, sa, c))
+    noted(v, average_notice(v.ctx, s.a, sa, c))
     if len(grid):
         v.export("encoder_grid", chart)
 
@@ -1175,14 +1282,19 @@ def search_step(v: View) -> None:
     t, s = v.t, v[SETTINGS]
     sa, c = s.shown, s.c
     step_text(v, "search")
+    if not asked(c):  # nothing to rank the heads by
+        v.figure.info(prompt(v.ctx, s.a, c), icon=":material/touch_app:")
+        noted(v, [])
+        return
     found = search(sa, c)
     if found is None:
         v.figure.info(t("encoder.hidden_pick", **v.words), icon=":material/visibility_off:")
+        noted(v, [])
         return
     v.chart(search_chart, t, found.weights, search_title(v.ctx, sa, c), v.presenter)
     with v.aside:
         top_heads(v.ctx, found, c)  # buttons that pick a head for every step
-    v.notice(search_notice(v.ctx, found))
+    noted(v, search_notice(v.ctx, found))
 
 
 def compare_step(v: View) -> None:
@@ -1190,13 +1302,17 @@ def compare_step(v: View) -> None:
     that needs it)."""
     s = v[SETTINGS]
     sa, c = s.shown, s.c
+    first, second = texts(s.model, v.ctx.lang)
     with st.spinner(v.t("encoder.loading")):
-        b = read(v.ctx, s.model, texts(s.model, v.ctx.lang)[1], v[SENTENCE_B])
+        b = read(v.ctx, s.model, second, v[SENTENCE_B])
     sb = shown(b, c.hide)
     head = head_name(c.layer, c.head)
-    step_text(v, "compare", head=head)
+    # the lesson's words ("tired" → "wide") only of the lesson's pair: any other pair is
+    # described by the notes (which tokens differ)
+    lesson = (s.a.text, b.text) == (first.default, second.default)
+    step_text(v, "compare" if lesson else "compare_any", head=head)
     chart = comparison(v, sa, sb, c, head)
-    v.notice(compare_notice(v.ctx, sa, sb, c, s.a, b))
+    noted(v, compare_notice(v.ctx, sa, sb, c, s.a, b))
     v.export("encoder_compare", chart)
 
 
@@ -1204,10 +1320,18 @@ def explain_step(v: View) -> None:
     """Step 5: one weight recomputed from the layer's input, its formula with the numbers."""
     t, s = v.t, v[SETTINGS]
     a, c = s.a, s.c
-    ex = explain(a, c)
     step_text(v, "explain", head=head_name(c.layer, c.head))
-    v.lead.latex(explain_latex(ex))
+    if not c.queries:  # no row to take apart
+        v.figure.info(prompt(v.ctx, a, c), icon=":material/touch_app:")
+        noted(v, [])
+        v.links("multi_head", "softmax")
+        return
+    ex = explain(a, c)
+    if asked(c):
+        v.lead.latex(explain_latex(ex))
+    else:  # the query's row, no cell of it to recompute
+        v.lead.info(prompt(v.ctx, a, c, short=True), icon=":material/touch_app:")
     query = charts.unique_labels(a.tokens)[ex.i]
     v.chart(explain_chart, t, a.tokens, ex.scores, ex.weights, ex.parts, query, v.presenter)
-    v.notice(explain_notice(v.ctx, a, ex))
+    noted(v, explain_notice(v.ctx, a, ex, asked(c)))
     v.links("multi_head", "softmax")

@@ -4,10 +4,17 @@ import numpy as np
 import pytest
 
 from core.findings.encoder import (
+    HIDDEN_RATIO,
+    MUCH_PARKED,
+    RARE_MEDIAN,
+    Pronoun,
     bare,
     favourite_flips,
+    find_pronoun,
     parked,
     place_of,
+    question,
+    rare_link,
     specialist,
     spread,
     weight_shift,
@@ -98,3 +105,84 @@ def test_spread_finds_the_largest_rise_and_fall_and_counts_what_moves():
     assert found.largest == ((1, 1), pytest.approx(-0.2))
     row = spread(diff[:1], 0.05)
     assert row.largest == ((0, 1), pytest.approx(0.1)) and row.moved_cells == 2
+
+
+# Pieces as the two tokenizers write them (multilingual-e5's SentencePiece, MiniLM's WordPiece)
+CAT_MERGED = ["<s>", "▁", "猫", "坐在", "垫", "子", "上", ",", "因为它", "很", "累", "。", "</s>"]
+CAT_ALONE = ["<s>", "▁", "猫", "坐在", "垫", "子", "上", ",", "它", "很", "累", "。", "</s>"]
+LESSON_EN = ["[CLS]", "the", "animal", "didn", "'", "t", "cross", "the", "street", "because"]
+LESSON_EN += ["it", "was", "too", "tired", ".", "[SEP]"]
+
+
+def test_a_pronoun_of_its_own_is_the_query():
+    found = find_pronoun(CAT_ALONE, sentencepiece=True)
+    assert found == Pronoun("它", 8, "它") and not found.merged
+    assert find_pronoun(LESSON_EN, sentencepiece=False) == Pronoun("it", 10, "it")
+    spm = ["<s>", "▁The", "▁cat", "▁sat", "▁because", "▁It", "▁was", "▁tired", "</s>"]
+    assert find_pronoun(spm, sentencepiece=True) == Pronoun("It", 5, "▁It")
+
+
+def test_a_pronoun_inside_a_larger_piece_names_that_piece():
+    found = find_pronoun(CAT_MERGED, sentencepiece=True)
+    assert (found.word, found.index, found.piece) == ("它", 8, "因为它") and found.merged
+    plural = find_pronoun(["<s>", "▁", "猫", ",", "因为它们", "累", "</s>"], sentencepiece=True)
+    assert plural.word == "它们" and plural.index == 4  # the longest pronoun it holds
+
+
+def test_the_last_personal_pronoun_is_followed_and_demonstratives_only_without_one():
+    tokens = ["[CLS]", "she", "gave", "him", "the", "book", "because", "he", "asked", "[SEP]"]
+    assert find_pronoun(tokens, sentencepiece=False).index == 7  # he: most words before it
+    this = ["<s>", "▁这", "只", "猫", "很", "可爱", "。", "</s>"]
+    assert find_pronoun(this, sentencepiece=True).word == "这"
+    both = ["<s>", "▁这", "只", "猫", ",", "它", "很", "累", "</s>"]
+    assert find_pronoun(both, sentencepiece=True).word == "它"
+
+
+def test_words_that_only_contain_a_pronoun_are_not_pronouns():
+    assert find_pronoun(["<s>", "▁", "其他", "人", "弹", "吉他", "</s>"], True) is None
+    assert find_pronoun(["[CLS]", "edit", "##it", "[SEP]"], sentencepiece=False) is None
+    assert find_pronoun(["<s>", "▁Ed", "it", "▁now", "</s>"], sentencepiece=True) is None
+    assert find_pronoun(["<s>", "▁it", "em", "</s>"], sentencepiece=True) is None  # "item"
+    assert find_pronoun(["[CLS]", "the", "cat", "sat", "[SEP]"], sentencepiece=False) is None
+    assert find_pronoun(["<s>", "▁", "</s>"], sentencepiece=True) is None
+
+
+def test_only_the_lesson_s_question_gets_a_target_by_itself():
+    assert question(LESSON_EN, sentencepiece=False).target == 2  # it -> animal
+    zh = ["<s>", "▁", "动物", "没有", "过", "马", "路", ",", "它", "太", "累", "了", "。", "</s>"]
+    assert question(zh, sentencepiece=True).target == 2  # 它 -> 动物
+    merged = ["<s>", "▁", "动物", "没有", "过", "马", "路", ",", "因为它", "太", "累", "</s>"]
+    asked = question(merged, sentencepiece=True)
+    assert asked.pronoun.index == 8 and asked.target == 2  # 因为它 stands in for 它
+    # any other sentence: the page does not guess what the pronoun refers to
+    assert question(CAT_ALONE, sentencepiece=True).target is None
+    assert question(CAT_MERGED, sentencepiece=True).pronoun.piece == "因为它"
+    he = ["[CLS]", "the", "animal", "saw", "him", "[SEP]"]  # the lesson's word, not its pronoun
+    assert question(he, sentencepiece=False).target is None
+    none = question(["[CLS]", "the", "animal", "sat", "[SEP]"], sentencepiece=False)
+    assert none.pronoun is None and none.target is None
+
+
+def test_a_link_is_rare_only_when_the_median_head_puts_almost_nothing_there():
+    assert rare_link(np.array([0.9, 0.3, RARE_MEDIAN / 2, 0.01, 0.0]))
+    assert not rare_link(np.array([0.9, 0.5, 0.4, 0.3, 0.01]))
+
+
+def test_a_specialist_is_hidden_only_well_above_its_layer_mean():
+    attention = np.full((1, 4, 3, 3), 1 / 3)  # (L, h, n, n): every head alike
+    attention[0, 0, 1] = [0.2, 0.3, 0.5]
+    assert not specialist(attention, 1, 2).hidden  # 0.5 against a mean of 0.375
+    attention[0, 0, 1] = [0.05, 0.05, 0.9]  # 0.9 against a mean of 0.475: under twice
+    found = specialist(attention, 1, 2)
+    assert found.ratio < HIDDEN_RATIO and not found.hidden
+    sharp = np.full((1, 4, 3, 3), 0.0)
+    sharp[..., 0] = 1.0
+    sharp[0, 0, 1] = [0.0, 0.0, 1.0]
+    assert specialist(sharp, 1, 2).hidden  # 1.0 against a mean of 0.25
+
+
+def test_much_of_the_weight_is_parked_only_from_a_quarter_on():
+    attention = np.full((2, 2, 4, 4), 0.25)  # a layer's mean weight on key 0: exactly 0.25
+    assert parked(attention, 0).much and MUCH_PARKED == 0.25
+    attention[..., 0], attention[..., 1] = 0.1, 0.4
+    assert not parked(attention, 0).much
