@@ -106,6 +106,38 @@ def test_shrunk_cells_drop_numbers_that_would_overlap() -> None:
     ]
 
 
+def _fonts(node: object) -> list[float]:
+    """Every mark font size in a spec."""
+    if isinstance(node, list):
+        return [f for x in node for f in _fonts(x)]
+    if not isinstance(node, dict):
+        return []
+    mark = node.get("mark")
+    own = [mark["fontSize"]] if isinstance(mark, dict) and "fontSize" in mark else []
+    return own + [f for k, v in node.items() if k not in ("datasets", "config") for f in _fonts(v)]
+
+
+def test_no_chart_text_below_11_px_fewer_numbers_instead() -> None:
+    """A heatmap whose cells fit only 9-10 px numbers (16 tokens, /encoder's): fitted to a
+    student's room that already holds it, it keeps its cells and loses the numbers; on a
+    slide, grown, the numbers come back; a text mark set smaller is drawn at 11 px."""
+    m = np.random.default_rng(0).random((16, 16))
+    labels = [f"t{i}" for i in range(16)]
+    chart = charts.heatmap({"w": m}, labels, labels, cell=20, annotate=True)
+    spec = charts.to_spec(chart, False)
+    assert min(_fonts(spec)) < sizing.MIN_CELL_FONT, "the test chart must start too small"
+    fitted = charts.fit(spec, charts.Room(charts.PAGE_WIDTH, charts.PAGE_HEIGHT))
+    assert [layer["mark"]["type"] for layer in fitted["layer"]] == ["rect"]
+    slide = charts.fit(charts.to_spec(chart, True), charts.Room(1600, 900, grow=True))
+    assert "text" in [layer["mark"]["type"] for layer in slide["layer"]]
+    assert min(_fonts(slide)) >= sizing.MIN_CELL_FONT
+    note = {**spec, "layer": [*spec["layer"][:1], {"mark": {"type": "text", "fontSize": 9}}]}
+    assert _fonts(sizing.scaled(note, 1.0)) == [], "a lone small text layer is left out too"
+    label = {"mark": {"type": "text", "fontSize": 9}, "data": {"values": [{}]}}
+    assert _fonts(charts.fit(label, charts.Room(charts.PAGE_WIDTH))) == [11]
+    assert sizing.MIN_CELL_FONT == 11
+
+
 def test_stacked_charts_go_side_by_side_on_a_wide_low_projector() -> None:
     m = np.eye(6)
     rows = [charts.heatmap({"a": m, "b": m}, list("abcdef"), list("abcdef"), name=n) for n in "xy"]

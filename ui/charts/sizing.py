@@ -32,7 +32,7 @@ How one chart is sized, in order (the numbers are this module's constants):
    c. each candidate gets its scale (5.), the largest scale wins (a tie: the earlier
       candidate, so a chart is wrapped only when that draws it larger);
    d. :func:`scaled` multiplies the winner's view widths and heights (and steps, to 0.1
-      px), pixel positions and mark fonts (whole px within 9..28) by the scale, and drops
+      px), pixel positions and mark fonts (whole px within 11..28) by the scale, and drops
       cell numbers whose font would fall below :data:`MIN_CELL_FONT`; a band axis whose step
       shrinks below 16 px skips labels that would touch (:func:`_crowded`); a scale within
       3 % of 1 leaves the chart as it is.
@@ -109,7 +109,9 @@ PRESENTER_HEIGHT = 520
 MAX_GROWTH = 2.2  # presenter mode: a small chart grows at most this much…
 MIN_SHRINK = 0.45  # …and a large one shrinks at most this much (then it scrolls in its box)
 WRAP_BELOW = 0.75  # a chart that would have to shrink below this wraps its parts into rows
-MIN_CELL_FONT = 9  # cell numbers that would shrink below this many px are left out
+# No chart text below this many px (a student's laptop): cell numbers that would be smaller
+# are left out (the tooltip still gives them), other mark text is drawn at least this large
+MIN_CELL_FONT = 11
 
 
 @dataclass(frozen=True)
@@ -155,7 +157,9 @@ def _fit(spec: Mapping, space: Room) -> dict:
     scales = [as_is] + [_scale_for(layout, space, datasets) for layout in layouts[1:]]
     order = range(0, -len(layouts), -1)  # equal scales: the earlier layout
     f, _, best = max(zip(scales, order, layouts, strict=True), key=lambda x: x[:2])
-    return best if abs(f - 1) < 0.03 else scaled(best, f)
+    if abs(f - 1) < 0.03:  # as built, but without text too small to read
+        return scaled(best, 1.0) if _too_small(best) else best
+    return scaled(best, f)
 
 
 def _scale_for(spec: dict, space: Room, datasets: Mapping) -> float:
@@ -322,7 +326,8 @@ def scaled(node: object, f: float) -> object:
         elif key in _SCALED and isinstance(value, Mapping) and "step" in value:
             out[key] = {**value, "step": round(value["step"] * f, 1)}
         elif key == "mark" and isinstance(value, Mapping) and "fontSize" in value:
-            out[key] = {**value, "fontSize": int(np.clip(round(value["fontSize"] * f), 9, 28))}
+            font = int(np.clip(round(value["fontSize"] * f), MIN_CELL_FONT, 28))
+            out[key] = {**value, "fontSize": font}
         elif key == "encoding" and isinstance(value, Mapping):
             enc = dict(value)
             for ch in _POSITION:
@@ -362,6 +367,17 @@ def _crowded(view: dict) -> dict:
 def has_nodes(items: list) -> bool:
     """Whether a spec list holds dicts or lists (else: plain values, nothing to walk)."""
     return any(isinstance(x, dict | list) for x in items)
+
+
+def _too_small(node: object) -> bool:
+    """Whether a (sub)spec has a mark whose font is below :data:`MIN_CELL_FONT`."""
+    if isinstance(node, list):
+        return has_nodes(node) and any(_too_small(x) for x in node)
+    if not isinstance(node, dict):
+        return False
+    if _font(node) < MIN_CELL_FONT:
+        return True
+    return any(_too_small(node[k]) for k in _PARTS if k in node)
 
 
 def _font(layer: object) -> float:

@@ -44,7 +44,7 @@ def theme_config(presenter: bool) -> dict:
             "labelFont": FONT,
             "titleFont": FONT,
         },
-        "title": {"fontSize": heading, "anchor": "start"},
+        "title": {"fontSize": heading, "subtitleFontSize": label, "anchor": "start"},
         "text": {"fontSize": label},
         "view": {"strokeWidth": 0},
     }
