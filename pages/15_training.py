@@ -4,7 +4,10 @@ why the scores are divided by √d_k."""
 from ui.steps import Step, run
 from ui.views import training as view
 
-SNAPSHOTS = [Step(view.at_title(k), view.snapshot(k), stacked=True) for k in range(view.SNAPSHOTS)]
+SNAPSHOTS = [
+    Step(view.at_title(k), view.snapshot(k), stacked=True, tries="training.snapshot_try")
+    for k in range(view.SNAPSHOTS)
+]
 
 run(
     "training",

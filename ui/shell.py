@@ -122,6 +122,12 @@ BASE_CSS = """
 [data-testid="stSidebarUserContent"] [data-testid="stExpander"] details summary {
   padding-top: 0.35rem; padding-bottom: 0.35rem; }
 .st-key-lesson_example button { min-height: 2.5rem; }
+/* students: what to try and the first thing to notice, one strip above the step's chart */
+[class*="st-key-step_head_"] { gap: 0.25rem; padding: 0.3rem 0 0.3rem 0.8rem;
+  border-left: 3px solid rgb(197, 57, 72); }
+[class*="st-key-step_head_"] [data-testid="stMarkdownContainer"],
+[class*="st-key-step_head_"] [data-testid="stMarkdown"] { margin: 0; }
+[class*="st-key-step_head_"] p { font-size: 0.95rem; line-height: 1.4; margin: 0; }
 /* a page's last (first) step: Next (Back) is a link to the next (previous) page, drawn as
    the step bar's buttons are (Next in the theme's primary colour) */
 .st-key-step_next a, .st-key-step_prev a { justify-content: center; min-height: 2.5rem;

@@ -16,9 +16,11 @@ chart goes (the room). The skeleton does the rest, the same way on every page:
 
 * **The step bar** (:mod:`ui.stepbar`): one step on screen at a time, ``?step=k`` in the
   URL, Next/Back and the clicker across pages.
-* **The frame.** Students: the chart first, then the step's text (the page's introduction on
-  step 1, the heading, what the step's ``show`` writes), then its notes, one below the other,
-  so the chart is on a laptop's first screen beside the controls that move it. A slide: the
+* **The frame.** Students: one strip with what to try (the step's ``tries`` line) and the
+  first thing to notice (the first item ``view.notice`` gets), then the chart, then the
+  step's text (the page's introduction on step 1, the heading, what the step's ``show``
+  writes), then the rest of its notes, one below the other, so the chart and its point are
+  on a laptop's first screen beside the controls that move it. A slide: the
   text on top, then the chart and its notes side by side (``share`` of the width for the
   chart) or one below the other (``stacked``). ``view.chart`` draws into the room this
   gives the chart (:func:`ui.charts.room`).
@@ -138,6 +140,10 @@ class View:
     room: charts.Room
     first: bool  # the page's first step (it carries the page's introduction)
     words: Words = field(default_factory=dict)
+    # students: the line above the chart that says what to notice first (None on a slide,
+    # whose notes are beside the chart); ``told`` holds what it says once said
+    head: DeltaGenerator | None = None
+    told: list[str] = field(default_factory=list)
 
     def __getitem__(self, group: Controls) -> Any:
         return self.got[group]
@@ -165,10 +171,17 @@ class View:
         if not self.presenter:
             self.lead.markdown(self.t(key, **values))
 
-    def notice(self, items: list[str]) -> None:
-        """The "what to notice" box, in the notes."""
-        with self.notes:
-            notice(self.ctx, items)
+    def notice(self, items: list[str], place: DeltaGenerator | None = None) -> None:
+        """The "what to notice" box, in the notes (or ``place``). For students its first
+        item goes above the chart, under what to try, so that the chart's point is on the
+        first screen; the box below keeps the rest (none left: no box)."""
+        if self.head is not None and not self.told and items:
+            self.told.append(items[0])
+            self.head.markdown(f":material/lightbulb: {items[0]}")
+            items = items[1:]
+        if items:
+            with place or self.notes:
+                notice(self.ctx, items)
 
     def export(self, name: str, chart: dict | None = None, **kw: Any) -> None:
         """The step's export box (:func:`ui.exports.export_panel`), in the notes."""
@@ -207,6 +220,9 @@ class Step:
     text_first: bool = False
     titled: bool = False  # a slide shows the title as the step's heading too (students always)
     folded: Sequence[Controls] = ()  # students: these groups in a closed expander (their fold)
+    # catalog key of what to try on the step, one line above its chart for students
+    # (default: the title's key + "_try"; required where the title is a function)
+    tries: str | None = None
 
     def room(self, ctx: PageContext) -> charts.Room:
         """The room of the step's chart: on a slide its column (or ``width``) of the slide
@@ -216,6 +232,13 @@ class Step:
             return charts.room(ctx, 1.0 - (self.aside or 0.0), self.student)
         width = self.width if self.width is not None else 1.0 if self.stacked else self.share
         return charts.room(ctx, width, self.height)
+
+    def instruction(self, ctx: PageContext, words: Words) -> str:
+        """What to try on the step, in the page's language."""
+        key = self.tries or (f"{self.title}_try" if isinstance(self.title, str) else None)
+        if key is None:
+            raise ValueError("a step whose title is a function names its `tries` key")
+        return ctx.t(key, **words)
 
     def label(self, ctx: PageContext, words: Words, short: bool = False) -> str:
         """The step's title (``short``: its step bar label), in the page's language."""
@@ -310,7 +333,7 @@ class _Page:
         for i in shown:
             if i not in solo:
                 with places[i]:
-                    frames[i] = _Frame.make(ctx, self.steps[i], i == 0, self.words)
+                    frames[i] = _Frame.make(ctx, self.steps[i], i, self.words)
         hidden: dict[int, DeltaGenerator] = {}
         for group in self.later_groups():
             users = readers[id(group)]
@@ -358,7 +381,7 @@ class _Page:
     def solo(self, ctx: PageContext, got: Got, index: int) -> None:
         """A step that reads only groups of its own, as a fragment: its frame, its groups,
         its ``show`` (a control of its own reruns only this)."""
-        frame = _Frame.make(ctx, self.steps[index], index == 0, self.words)
+        frame = _Frame.make(ctx, self.steps[index], index, self.words)
         for group in self.own(index):
             folded = group in self.steps[index].folded
             _draw(ctx, got, group, frame, st.container, self.box, folded)
@@ -368,7 +391,7 @@ class _Page:
         """Step ``index``'s ``show`` in its frame."""
         step = self.steps[index]
         places = (frame.lead, frame.figure, frame.below, frame.aside, frame.notes)
-        step.show(View(ctx, got, *places, step.room(ctx), index == 0, self.words))
+        step.show(View(ctx, got, *places, step.room(ctx), index == 0, self.words, frame.head))
 
 
 def stop(ctx: PageContext, controls: Sequence[Controls] = ()) -> NoReturn:
@@ -445,6 +468,7 @@ class _Frame:
     aside: DeltaGenerator
     notes: DeltaGenerator
     slots: dict[str, DeltaGenerator]
+    head: DeltaGenerator | None = None  # students: below what to try, above the chart
     rows: dict[str, DeltaGenerator] = field(default_factory=dict)
 
     def row(self, place: str) -> DeltaGenerator:
@@ -455,8 +479,10 @@ class _Frame:
         return self.rows[place]
 
     @staticmethod
-    def make(ctx: PageContext, step: Step, first: bool, words: Words) -> "_Frame":
-        """Lay out ``step`` (the page's ``first``) and write its heading."""
+    def make(ctx: PageContext, step: Step, index: int, words: Words) -> "_Frame":
+        """Lay out ``step`` (the page's ``index``-th) and write its heading and, for
+        students, what to try on it."""
+        first, head = index == 0, None
         if ctx.presenter:  # the step bar names the step (``titled``: a heading too); the text
             # is not wrapped (a wrapper of empty places still takes a gap on the slide)
             if step.titled:
@@ -466,7 +492,10 @@ class _Frame:
                 column, side = st.container(), st.container()
             else:
                 column, side = st.columns([step.share, 1 - step.share])
-        else:
+        else:  # what to try, then (View.notice) the first thing to notice, in one strip
+            strip = st.container(key=f"step_head_{index}")
+            strip.markdown(f":material/touch_app: {step.instruction(ctx, words)}")
+            head = strip.container()
             column, top, side = st.container(), st.container(), st.container()
             if step.text_first:
                 top, column = column, top
@@ -487,4 +516,4 @@ class _Frame:
         with side:
             top_notes, notes = st.container(), st.container()
         slots = {"lead": below_lead, "above": above, "below": below, "notes": top_notes}
-        return _Frame(lead, figure, below, beside or top_notes, notes, slots)
+        return _Frame(lead, figure, below, beside or top_notes, notes, slots, head)

@@ -162,6 +162,22 @@ def visible(node) -> list:
     return found
 
 
+def noticed(at: AppTest) -> list[str]:
+    """The step's "what to notice" items, in order: for students the first stands above the
+    chart (the step's strip, after the lightbulb), the rest in the box below; a slide's
+    are all in the box."""
+    items = []
+    for m in at.markdown:
+        if m.value.startswith(STRIP_NOTICE):
+            items.append(m.value.removeprefix(STRIP_NOTICE))
+        elif m.value.startswith("- "):
+            items += [line.removeprefix("- ") for line in m.value.split("\n")]
+    return items
+
+
+STRIP_NOTICE = ":material/lightbulb: "  # ui.steps.View.notice's first item, for students
+
+
 def keys(node) -> set[str]:
     """The keys of the widgets on screen under ``node`` (the sidebar or the main area)."""
     return {e.key for e in visible(node) if getattr(e, "key", None)}

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core.softmax_numerics import EXP_UNDERFLOW, softmax
-from tests.app.conftest import STEP_BAR, keys, open_exports, texts, visible, visible_of
+from tests.app.conftest import STEP_BAR, keys, noticed, open_exports, texts, visible, visible_of
 from ui.i18n import Translator
 from ui.views.softmax import MAX_ENTRIES, Problem, parse_logits
 
@@ -29,7 +29,7 @@ def _probs_line(at) -> str:
 
 
 def _notices(at) -> str:
-    return "\n".join(m.value for m in at.markdown if m.value.startswith("- "))
+    return "\n".join(f"- {item}" for item in noticed(at))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -240,3 +240,50 @@ def test_a_page_stopped_before_its_steps_keeps_the_controls_that_may_mend_it(no_
     assert "_choice_model" in keys(slide.main)
     at = at.segmented_control(key="_choice_model").set_value("minilm").run()
     assert not at.exception and not at.error and at.title
+
+
+def strip(at) -> list[str]:
+    """The texts of the step's strip (``step_head_<k>``: what to try, the first notice)."""
+
+    def find(node):
+        for child in getattr(node, "children", {}).values():
+            if "step_head_" in getattr(getattr(child, "proto", None), "id", ""):
+                return child
+            if isinstance(getattr(child, "children", None), dict) and (hit := find(child)):
+                return hit
+        return None
+
+    head = find(at.main)
+    assert head is not None, "no strip on the step"
+    return [e.value for e in visible(head) if type(e).__name__ == "Markdown"]
+
+
+FLASH = "pages/13_flash.py"
+
+
+def test_a_students_step_opens_with_what_to_try_and_its_first_notice_above_its_chart():
+    """/flash step 3 for students: the strip (what to try, then the first of its notices)
+    comes before the chart; the notes box below keeps the other notices, not the first
+    again. On a slide there is no strip: the notes stand beside the chart, all of them."""
+    t = EN
+    at = open_page(FLASH, lang="en", step="3", d="128", sram="50")
+    try_line, first = strip(at)
+    assert try_line.endswith(t("flash.s3_title_try"))
+    assert first.startswith(":material/lightbulb:") and "ordinary attention moves" in first
+    shown = order(at)
+    assert shown.index(try_line) < shown.index(first) < shown.index("chart")
+    rest = [v for v in shown[shown.index("chart") :] if isinstance(v, str)]
+    assert first.split(" ", 1)[1] not in "\n".join(rest), "said once"
+    assert any("levels off" in v for v in rest), "the other notices stay below"
+    slide = open_page(FLASH, lang="en", step="3", present="1")
+    assert "ordinary attention moves" in texts(slide)
+    assert t("flash.s3_title_try") not in texts(slide)
+
+
+def test_a_step_with_one_notice_has_no_box_below():
+    """/weighted_sum step 1 notices one thing: the strip says it, no "What to notice" box
+    repeats it below the chart."""
+    at = open_page("pages/5_weighted_sum.py", lang="zh", step="1")
+    _, first = strip(at)
+    assert first.startswith(":material/lightbulb:")
+    assert Translator("zh")("blocks.notice") not in texts(at)

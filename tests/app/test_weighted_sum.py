@@ -6,7 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import embed_tokens, init_projections, self_attention_trace, tokenize
 from core.attention import mix_row
-from tests.app.conftest import texts, visible, visible_of
+from tests.app.conftest import noticed, texts, visible, visible_of
 from ui.i18n import Translator
 
 PAGE = "pages/5_weighted_sum.py"
@@ -189,7 +189,7 @@ def test_each_step_carries_its_own_notes(page, present, lang):
     notices, shown_untrained, links = [], [], []
     for at in runs:
         assert not at.exception
-        notices.append([m.value for m in at.markdown if m.value.startswith("- ")])
+        notices.append([f"- {item}" for item in noticed(at)])
         shown_untrained.append(untrained in texts(at))
         links.append({e.label for e in visible(at.main) if type(e).__name__ == "PageLink"})
     assert [len(items) for items in notices] == [1, 0, 1, 1], "one item on steps 1, 3 and 4"

@@ -109,8 +109,9 @@ MEASURE = """(o) => {
                           name: key && own.classList.contains(`st-key-${key}`)
                             ? `${key} ${said}` : said}; });
   const errors = found('[data-testid="stException"]').map(text);
+  const heads = views('[class*="st-key-step_head_"]', 'strip');
   return {width: window.innerWidth, height: window.innerHeight, charts, tables, metrics,
-          controls, errors,
+          controls, errors, heads,
           pageWide: document.documentElement.scrollWidth,
           mainWide: main ? main.scrollWidth : 0, mainWidth: main ? main.clientWidth : 0};
 }"""
@@ -175,7 +176,7 @@ def _px(value: float) -> str:
 class Element:
     """A chart, a table, a metric or a control on screen."""
 
-    kind: str  # "chart", "table", "metric", or a control's data-testid
+    kind: str  # "chart", "table", "metric", "strip", or a control's data-testid
     name: str  # a control's key and label, for a person reading a failure
     area: str  # "main" or "sidebar"
     box: Box
@@ -212,6 +213,8 @@ class Layout:
     page_wide: int = 0  # document.documentElement.scrollWidth
     main_wide: int = 0  # the main area's scrollWidth
     main_width: int = 0  # the main area's clientWidth
+    # the strip above each step's chart: what to try and the first thing to notice
+    heads: tuple[Element, ...] = ()
 
     @property
     def main(self) -> Element | None:
@@ -237,6 +240,10 @@ class Layout:
         """
         w, h = self.width, self.height
         found = [f"an exception is on screen: {e}" for e in self.errors]
+        if not self.heads:
+            found.append("no strip: the step does not say what to try")
+        elif not self.heads[0].box.inside(w, h):
+            found.append(f"strip {self.heads[0]} is not fully in the {w}x{h} viewport")
         main = self.main
         if main is None and self.errors:
             pass  # the exception is the reason
@@ -283,7 +290,8 @@ def measure(page: Page) -> Layout:
     )
     views = (tuple(map(Element.of, raw[k])) for k in ("charts", "tables", "metrics", "controls"))
     widths = (raw["pageWide"], raw["mainWide"], raw["mainWidth"])
-    return Layout(raw["width"], raw["height"], *views, tuple(raw["errors"]), *widths)
+    heads = tuple(map(Element.of, raw["heads"]))
+    return Layout(raw["width"], raw["height"], *views, tuple(raw["errors"]), *widths, heads)
 
 
 OPEN_SIDEBAR = '[data-testid="stExpandSidebarButton"]'

@@ -1,10 +1,13 @@
-"""The student's screen, in Chromium: a step's chart and its controls on the first screen.
+"""The student's screen, in Chromium: a step's point, chart and controls on the first screen.
 
 The rule (DESIGN.md "The student's screen", issue 29 item 1). On every step of every page,
 in the student view (no ``?present``), in English and Chinese, at 1366 x 768 and 1280 x 720,
 right after the step opens by its URL (``?step=k``) and with nothing scrolled (the window,
 the main area ``stMain`` and the sidebar all at scrollTop 0):
 
+- the step's **strip** -- what to try on it and the first thing to notice, above its chart
+  (``st-key-step_head_<k>``; on /homework, whose steps stand one below the other, the
+  first one's) -- lies fully inside the window's viewport;
 - the step's **main chart** -- the first visible ``stVegaLiteChart`` of the main area; on
   a step without a chart its first table (``stDataFrame``, ``stTable`` or a Markdown
   table), else its first ``stMetric`` -- lies fully inside the window's viewport, and is
@@ -70,30 +73,44 @@ def _seen(kind: str, top: float, bottom: float, area: str = "main", right: float
 
 
 _CHART, _SLIDER = _seen("chart", 300, 760), _seen("stSlider", 200, 260)
-# Made-up first screens at 1366 x 768 and what the rule says of them: (id, layout, the
-# problems' opening words; empty: the step passes).
+_HEAD = _seen("strip", 190, 290)  # what to try and the first thing to notice
+
+
+def _screen(
+    *charts: Element,
+    tables: tuple[Element, ...] = (),
+    controls: tuple[Element, ...] = (),
+    errors: tuple[str, ...] = (),
+    heads: tuple[Element, ...] = (_HEAD,),
+    size: tuple[int, int] = (1366, 768),
+) -> Layout:
+    """A made-up first screen (the step's strip in view unless ``heads`` says otherwise)."""
+    return Layout(*size, charts, tables, (), controls, errors, heads=heads)
+
+
+# Made-up first screens and what the rule says of them: (id, layout, the problems' opening
+# words; empty: the step passes).
 RULE_CASES = [
-    ("chart-and-control-in-view", Layout(1366, 768, (_CHART,), (), (), (_SLIDER,)), []),
-    ("2-px-of-slack", Layout(1366, 768, (_seen("chart", -2, 770),), (), (), (_SLIDER,)), []),
-    ("chart-3-px-below", Layout(1366, 768, (_seen("chart", 300, 771),), (), (), ()), ["main"]),
+    ("chart-and-control-in-view", _screen(_CHART, controls=(_SLIDER,)), []),
+    ("2-px-of-slack", _screen(_seen("chart", -2, 770), controls=(_SLIDER,)), []),
+    ("chart-3-px-below", _screen(_seen("chart", 300, 771)), ["main"]),
     ("drawn-wider-than-its-box",
-     Layout(1366, 768, (Element("chart", "", "main", _CHART.box, Box(300, 760, 400, 1000)),),
-            (), (), ()), ["main"]),
-    ("second-chart-half-in-view",
-     Layout(1366, 768, (_CHART, _seen("chart", 500, 1000)), (), (), ()), []),
-    ("second-chart-mostly-below",
-     Layout(1366, 768, (_CHART, _seen("chart", 600, 1000)), (), (), ()), ["second"]),
+     _screen(Element("chart", "", "main", _CHART.box, Box(300, 760, 400, 1000))), ["main"]),
+    ("second-chart-half-in-view", _screen(_CHART, _seen("chart", 500, 1000)), []),
+    ("second-chart-mostly-below", _screen(_CHART, _seen("chart", 600, 1000)), ["second"]),
     ("sidebar-control-below",
-     Layout(1366, 768, (_CHART,), (), (), (_seen("stSlider", 700, 790, "sidebar", 270),)),
-     ["control"]),
+     _screen(_CHART, controls=(_seen("stSlider", 700, 790, "sidebar", 270),)), ["control"]),
     ("control-past-the-right-edge",
-     Layout(1280, 720, (_seen("chart", 300, 700),), (), (),
-            (_seen("stButton", 200, 240, right=1290),)),
+     _screen(_seen("chart", 300, 700), controls=(_seen("stButton", 200, 240, right=1290),),
+             size=(1280, 720)),
      ["control"]),
-    ("a-table-when-no-chart", Layout(1366, 768, (), (_seen("table", 300, 600),), (), ()), []),
-    ("text-step", Layout(1366, 768, (), (), (), ()), []),
-    ("controls-and-nothing-they-change", Layout(1366, 768, (), (), (), (_SLIDER,)), ["no chart"]),
-    ("an-exception", Layout(1366, 768, (), (), (), (_SLIDER,), ("KeyError",)), ["an exception"]),
+    ("a-table-when-no-chart", _screen(tables=(_seen("table", 300, 600),)), []),
+    ("text-step", _screen(), []),
+    ("controls-and-nothing-they-change", _screen(controls=(_SLIDER,)), ["no chart"]),
+    ("strip-below-the-fold",
+     _screen(_CHART, controls=(_SLIDER,), heads=(_seen("strip", 700, 800),)), ["strip"]),
+    ("no-strip", _screen(_CHART, controls=(_SLIDER,), heads=()), ["no strip"]),
+    ("an-exception", _screen(controls=(_SLIDER,), errors=("KeyError",)), ["an exception"]),
 ]  # fmt: skip
 
 
@@ -106,15 +123,15 @@ def test_the_rule_on_made_up_screens(layout: Layout, expected: list[str]) -> Non
     assert len(problems) == len(expected), problems
     for problem, start in zip(problems, expected, strict=True):
         assert problem.startswith(start), problem
-    assert Layout(1366, 768, (), (), (), (_SLIDER,)).problems(chartless=True) == []
+    assert _screen(controls=(_SLIDER,)).problems(chartless=True) == []
 
 
 def test_a_step_that_scrolls_sideways_breaks_the_walk() -> None:
     """A step whose main area is wider than itself fails the walk over the steps, even with
     its chart and controls in view."""
-    fits = Layout(1366, 768, (_CHART,), (), (), (_SLIDER,), (), 1366, 1066, 1066)
+    fits = Layout(1366, 768, (_CHART,), (), (), (_SLIDER,), (), 1366, 1066, 1066, (_HEAD,))
     assert StepResult("demo", 2, "en", fits).problems == []
-    wide = Layout(1366, 768, (_CHART,), (), (), (_SLIDER,), (), 1366, 1500, 1066)
+    wide = Layout(1366, 768, (_CHART,), (), (), (_SLIDER,), (), 1366, 1500, 1066, (_HEAD,))
     (problem,) = StepResult("demo", 2, "en", wide).problems
     assert problem == "demo step 2 (en, 1366x768): the main area is 1500 px wide in 1066 px"
 

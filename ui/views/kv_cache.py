@@ -57,15 +57,15 @@ COST_HEIGHT = 355  # presenter px for step 2's cost chart (its settings above, t
 READOUT_HEIGHT = 420  # students' px for it: its readouts (tokens, metrics) below it stay in view
 
 
-def notices(ctx: PageContext, items: list[str]) -> None:
+def notices(v: View, items: list[str]) -> None:
     """The "what to notice" box; in presenter mode one box per item, side by side under a
     wide chart."""
-    if not ctx.presenter:
-        notice(ctx, items)
+    if not v.presenter:
+        v.notice(items)
         return
     for column, item in zip(st.columns(len(items)), items, strict=True):
         with column:
-            notice(ctx, [item])
+            notice(v.ctx, [item])
 
 
 def sentence_group(ctx: PageContext, got: Got) -> Sentence:
@@ -379,7 +379,7 @@ def decode_step(v: View) -> None:
         if v.presenter:
             step_metrics(ctx, view, step)
         items = step_notice(ctx, view, step)
-        notice(ctx, items[1:2] if v.presenter else items)  # a slide: the metrics show the rest
+        v.notice(items[1:2] if v.presenter else items)  # a slide: the metrics show the rest
         untrained(ctx)
         arrays = cache_arrays(view, step)
         export_panel(ctx, "kv_cache_step", chart, arrays=arrays, text=weights_text(view))
@@ -393,7 +393,7 @@ def cost_step(v: View) -> None:
     cv = cost_view(n, width, layers)
     chart = v.chart(cost_chart, t, n, width, layers, log, v.presenter)
     with v.notes:
-        notices(ctx, cost_notice(ctx, cv, n, width, layers))
+        notices(v, cost_notice(ctx, cv, n, width, layers))
         with st.container(horizontal=v.presenter, vertical_alignment="center"):  # one row
             export_panel(ctx, "kv_cache_cost", chart)
             link(ctx, "masking")

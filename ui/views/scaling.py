@@ -28,7 +28,7 @@ from core.findings.scaling import (
     variance_finding,
 )
 from ui import charts
-from ui.blocks import link, notice
+from ui.blocks import link
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.i18n import Translator
@@ -452,7 +452,7 @@ def scores(v: View) -> None:
         # a slide: the notice, exports and link beside a narrow column for the note
         main, side = st.columns([0.7, 0.3]) if v.presenter else (st.container(),) * 2
     with main:
-        notice(ctx, score_notices(t, s.d_k, c, unit, raw, scaled, v.presenter))
+        v.notice(score_notices(t, s.d_k, c, unit, raw, scaled, v.presenter), place=main)
     with side:
         untrained(ctx)
     with main, st.container(horizontal=v.presenter, vertical_alignment="center"):
