@@ -137,6 +137,19 @@ BASE_CSS = """
 .st-key-step_next a:hover { background: rgb(170, 44, 58); }
 .st-key-step_next a p, .st-key-step_prev a p { white-space: normal; text-align: center;
   line-height: 1.2; }
+@media (max-width: 640px) {  /* a phone */
+  /* a chart drawn for a laptop is scaled down to the screen's width, not cut in its box */
+  [data-testid="stVegaLiteChart"] canvas.marks, [data-testid="stVegaLiteChart"] svg.marks {
+    max-width: 100% !important; height: auto !important; }
+  /* the opened sidebar is a sheet over the lower part of the screen, not a drawer over all
+     of it: the chart above stays in sight while a control in the sheet moves it */
+  [data-testid="stSidebar"][data-collapsed="false"] {
+    position: fixed !important; top: auto !important; bottom: 0; left: 0; z-index: 999991;
+    width: 100vw !important; max-width: 100vw !important; min-width: 0 !important;
+    height: 42vh !important; box-shadow: 0 -4px 16px rgba(0, 0, 0, 0.18); }
+  [data-testid="stSidebar"][data-collapsed="false"] [data-testid="stSidebarContent"] {
+    height: 42vh; overflow-y: auto; }
+}
 @media (max-height: 900px) {  /* a laptop: less room above the title, the chart comes sooner */
   header[data-testid="stHeader"] { height: 2.5rem; min-height: 0; }
   .block-container { padding-top: 3rem; }

@@ -43,7 +43,7 @@ import pytest
 from playwright.sync_api import Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.e2e.conftest import Server, shot, wait_idle
+from tests.e2e.conftest import Server, press, shot, sidebar_slider, wait_idle
 from tests.e2e.layout import (
     CHART_PRINT,
     LANGS,
@@ -64,6 +64,7 @@ from tests.e2e.layout import (
     wait_redrawn,
     walk,
 )
+from ui.i18n import Translator
 from ui.pages import PageInfo
 
 
@@ -222,6 +223,11 @@ def _phone(server: Server, page: Page, info: PageInfo, lang: str) -> None:
     problems += [
         f"step tab {text!r} ends at {right:.0f} px" for text, right in tabs if right > width
     ]
+    problems += [
+        f"chart drawn at {c.drawing} does not fit the {PHONE[0]} px screen"
+        for c in phone.charts
+        if c.drawing is None or c.drawing.left < -SLACK or c.drawing.right > width
+    ]
     main = [c for c in phone.controls if c.area == "main"]
     open_sidebar(page)  # as a student taps the menu button
     side = [c for c in measure(page).controls if c.area == "sidebar"]
@@ -238,6 +244,39 @@ def _phone(server: Server, page: Page, info: PageInfo, lang: str) -> None:
     if problems:
         shot(page, f"layout_{info.id}_{lang}_phone")
     assert not problems, f"{info.id} ({lang}) at {PHONE[0]}x{PHONE[1]}:\n" + "\n".join(problems)
+
+
+SHEET = """() => { const s = document.querySelector('[data-testid="stSidebar"]');
+  return {open: s.dataset.collapsed === 'false', top: s.getBoundingClientRect().top}; }"""
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_on_a_phone_a_control_moves_the_chart_in_sight(server: Server, browser, lang: str) -> None:
+    """At 390 x 844 the opened sidebar is a sheet over the lower part of the screen: with
+    /softmax step 2's strip scrolled to the top, the strip and the chart (both panels,
+    scaled to the width) stand above the sheet; moving the temperature in the sheet redraws it there,
+    and the sheet stays open."""
+    context = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})
+    try:
+        page = context.new_page()
+        page.goto(f"{server.url}/softmax?lang={lang}&step=2")
+        wait_idle(page)
+        wait_drawn(page)
+        open_sidebar(page)
+        chart = page.locator('[data-testid="stMain"] [data-testid="stVegaLiteChart"]').first
+        strip = page.locator('[data-testid="stMain"] [class*="st-key-step_head_"]').first
+        page.evaluate("(e) => e.scrollIntoView({block: 'start'})", strip.element_handle())
+        before = page.evaluate(CHART_PRINT)
+        temperature = sidebar_slider(page, Translator(lang)("softmax.temperature"))
+        press(page, temperature, "ArrowRight", "temp=")
+        wait_redrawn(page, before)
+        sheet, box = page.evaluate(SHEET), chart.bounding_box()
+        shot(page, f"layout_softmax_{lang}_phone_sheet")
+        assert sheet["open"], "the sheet closed when the control moved"
+        assert box["y"] >= 0 and box["y"] + box["height"] <= sheet["top"] + SLACK, (box, sheet)
+        assert box["x"] >= -SLACK and box["x"] + box["width"] <= PHONE[0] + SLACK
+    finally:
+        context.close()
 
 
 # Pages whose first slider on step 1 changes the step's first chart, one of each kind: a
