@@ -5,7 +5,13 @@ from ui.steps import Step, run
 from ui.views import training as view
 
 SNAPSHOTS = [
-    Step(view.at_title(k), view.snapshot(k), stacked=True, tries="training.snapshot_try")
+    Step(
+        view.at_title(k),
+        view.snapshot(k),
+        stacked=True,
+        student=420,  # the strip and the curves over the attention row fit 1280 x 720
+        tries="training.snapshot_try",
+    )
     for k in range(view.SNAPSHOTS)
 ]
 

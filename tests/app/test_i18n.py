@@ -9,16 +9,42 @@ from tests.app.conftest import ROOT, open_page, texts
 from ui.i18n import LANGUAGES, browser_language, catalog, placeholders
 from ui.pages import available_pages
 
-# Three or more Latin words in a row is an English sentence fragment.
-ENGLISH_RUN = re.compile(r"\b[A-Za-z]{2,}(?:[ ,]+[A-Za-z]{2,}){2,}\b")
-# Formulas, code and the lesson's example sentence are not UI text.
+# A Latin word on a Chinese screen: 2+ letters (digits and _ inside: d_k, float32, Q4_1).
+LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*[A-Za-z0-9]")
+# Formulas, code, icons and quoted text are not UI text.
 NOT_UI = [
     re.compile(r"\$\$.*?\$\$|\$[^$]*\$", re.S),  # LaTeX
+    re.compile(r"```.*?```", re.S),  # a code block
     re.compile(r"`[^`]*`"),  # inline code
     re.compile(r"\\[a-zA-Z]+(\{[^}]*\})?"),  # LaTeX commands in st.latex
+    re.compile(r":material/[a-z_]+:"),  # Streamlit's icon syntax
+    re.compile(r":[a-z]+(-background)?\["),  # Streamlit's colour syntax
+    re.compile(r"“[^”]*”|‘[^’]*’|「[^」]*」"),  # quoted: a token, an example sentence, a title
+    re.compile(r"(?<![A-Za-z0-9])/[a-z_]+"),  # a page of the app (/encoder)
+    re.compile(r"[A-Za-z_]*\.(npz|npy|py|csv|json|txt|tsv|pt|pth|pkl)\b"),  # a file (type)
+    re.compile(r"\bL\d+(H\d+)?\b|\bh\d+\b"),  # a layer or a head (L8H8, h0)
+    re.compile(r"\b\d*e\d+\b|\bfloat(16|32|64)\b|\b[QF]\d+(_\d)?\b"),  # 1e9, types
     re.compile(r"The cat sat on the mat"),  # lesson 002's sentence (user-editable input)
     re.compile(r"Attention Is All You Need"),  # a paper title
 ]
+# What a Chinese screen may keep in Latin letters: symbols, the field's terms that Chinese
+# courses and papers use as they are, names (models, libraries, authors, file formats,
+# keys). Anything else is English left in the Chinese interface.
+LATIN_OK = {
+    # symbols of the formulas
+    "QK", "d_k", "d_v", "d_model", "h_kv", "q_t", "W_Q", "W_K", "W_V", "W_O", "B_c", "B_r",
+    "exp", "log", "ln", "max", "min", "argmax", "cos", "Var", "mod", "inf", "NaN", "kB", "MiB",
+    # terms kept in Latin letters (each glossed in Chinese where it first appears)
+    "token", "softmax", "Softmax", "logit", "logits", "Logits", "RoPE", "GQA", "MHA", "MQA",
+    "KV", "MLP", "RNN", "Transformer", "FlashAttention", "attention", "sink", "one", "hot",
+    "tile", "dropout", "Adam", "Xavier", "Frobenius", "PAD", "GPU", "HBM",
+    # models, libraries, formats, keys, authors
+    "SmolLM2", "Instruct", "GPT", "Llama", "Mistral", "Qwen", "Gemma", "StreamingLLM",
+    "SentencePiece", "MiniLM", "multilingual", "small", "NumPy", "np", "PyTorch", "torch",
+    "Python", "cpu", "repeat", "repeat_interleave", "reshape", "transpose", "W_QKV", "CSV",
+    "JSON", "NPZ", "pickle", "PageDown",
+    "PageUp", "Dao", "Ainslie", "Shazeer", "Su", "Xiao",
+}  # fmt: skip
 
 
 def test_catalogs_have_identical_keys() -> None:
@@ -94,10 +120,20 @@ def _visible_strings(at) -> str:
     return "\n".join(parts)
 
 
-def _english_left(text: str) -> list[str]:
+def _english_left(text: str, data: str = "") -> list[str]:
+    """The Latin words of ``text`` outside the allow-list, formulas, code, quotes and the
+    words of ``data`` (what the page's text boxes hold: the student's sentence)."""
     for pattern in NOT_UI:
         text = pattern.sub(" ", text)
-    return ENGLISH_RUN.findall(text)
+    typed = set(LATIN_WORD.findall(data))
+    return [w for w in LATIN_WORD.findall(text) if w not in LATIN_OK and w not in typed]
+
+
+def _data(at) -> str:
+    """What the page's text boxes hold (a sentence is the student's data, not the UI) and
+    the code it shows."""
+    kinds = ("text_input", "text_area", "code")
+    return " ".join(str(w.value) for kind in kinds for w in at.get(kind))
 
 
 def _every_step(info, lang: str) -> list:
@@ -113,10 +149,10 @@ def _every_step(info, lang: str) -> list:
 
 
 @pytest.mark.parametrize("info", available_pages(), ids=lambda p: p.id)
-def test_chinese_mode_leaves_no_english_sentence(info) -> None:
+def test_chinese_screens_have_no_latin_word_outside_the_allow_list(info) -> None:
     for step, at in enumerate(_every_step(info, "zh"), start=1):
         assert not at.exception
-        leftover = _english_left(_visible_strings(at))
+        leftover = _english_left(_visible_strings(at), _data(at))
         assert leftover == [], f"English left on {info.id}, step {step}: {leftover[:5]}"
 
 
@@ -153,5 +189,8 @@ def test_chart_tooltips_in_chinese_show_no_english_field_names(info) -> None:
 
 
 def test_detector_catches_english() -> None:
-    assert _english_left("这是 some English words here") == ["some English words here"]
+    assert _english_left("这是 some English words here") == ["some", "English", "words", "here"]
+    assert _english_left("一个 Next 按钮") == ["Next"], "one word is enough"
     assert _english_left("公式 $QK^\\top / \\sqrt{d_k}$ 和 `x @ W_q`") == []
+    assert _english_left("头 L8H8 把 “it” 连到 softmax 的 token 上，见 /encoder") == []
+    assert _english_left("你的句子 my cat 里", data="my cat") == []
