@@ -62,9 +62,23 @@ header[data-testid="stHeader"] [data-testid="stStatusWidget"] { display: none; }
   zoom: var(--lab-screen-zoom, 1); }
 .st-key-_step_choice button p { font-size: 0.9rem; }
 .st-key-step_next a p, .st-key-step_prev a p { font-size: 0.9rem; }
+/* a box of controls opened on a slide (ui.steps's mark): its controls side by side in rows,
+   not one below the other across the whole slide, so the chart below stays on the slide */
+[data-testid="stExpanderDetails"]:has(.lab-slide-box) > [data-testid="stVerticalBlock"] {
+  flex-direction: row; flex-wrap: wrap; column-gap: 1.5rem; row-gap: 0.5rem;
+  align-items: flex-end; }
+[data-testid="stExpanderDetails"]:has(.lab-slide-box) > [data-testid="stVerticalBlock"] > * {
+  flex: 1 1 18rem; min-width: 0; width: auto; }
+[data-testid="stExpanderDetails"]:has(.lab-slide-box) > [data-testid="stVerticalBlock"]
+  > [data-testid="stLayoutWrapper"] { flex-basis: 30rem; }
+[data-testid="stElementContainer"]:has(> [data-testid="stHtml"] .lab-slide-box) {
+  display: none; }
 </style>
 """
 SLIDE = (1920, 1080)  # px: the projector a presenter step is laid out for
+# The class that marks a slide's box of controls (ui.steps): PRESENTER_CSS lays its controls
+# out side by side, ZOOM_JS shrinks the slide while it is open
+SLIDE_BOX = "lab-slide-box"
 # Sets the zooms of PRESENTER_CSS. The slide's: the share of the slide the main area shows
 # (the window's height, the main area's width: less when the lecturer opens the sidebar),
 # less 1 % (text set smaller rounds its lines differently: /softmax's first step, 1080 px
@@ -81,15 +95,39 @@ ZOOM_JS = f"""
     const share = Math.min(width / {SLIDE[0]}, window.innerHeight / {SLIDE[1]});
     doc.documentElement.style.setProperty(name, String(share >= 1 ? 1 : 0.99 * share));
   }};
+  const slide = () => doc.querySelector('[data-testid="stMainBlockContainer"]');
   const fit = () => {{
     zoom("--lab-slide-zoom", area() ? area().offsetWidth : window.innerWidth);
     zoom("--lab-screen-zoom", window.innerWidth);
+    // An opened box of controls ({SLIDE_BOX}) makes the step taller than the slide: the
+    // slide shrinks while it is open, so its chart stays in sight as a control moves it.
+    const open = doc.querySelector('details[open] .{SLIDE_BOX}');
+    const root = doc.documentElement.style, box = slide();
+    if (!open || !box) return;
+    const room = window.innerHeight - (area() ? area().getBoundingClientRect().top : 0);
+    // The largest zoom at which the slide fits, by bisection: reading the size lays the
+    // slide out at the zoom just set, and a smaller zoom gives it more width, so its text
+    // wraps less (the height is not proportional to the zoom).
+    const fits = (z) => {{
+      root.setProperty("--lab-slide-zoom", String(z));
+      return box.getBoundingClientRect().height <= room;
+    }};
+    let high = parseFloat(root.getPropertyValue("--lab-slide-zoom")) || 1;
+    if (fits(high)) return;
+    let low = 0.4 * high;
+    for (let round = 0; round < 7; round++) {{
+      const mid = (low + high) / 2;
+      if (fits(mid)) low = mid; else high = mid;
+    }}
+    fits(low);
   }};
   if (!window.__attentionLabZoom) {{
     window.__attentionLabZoom = new ResizeObserver(fit);
     window.addEventListener("resize", fit);
+    doc.addEventListener("toggle", () => requestAnimationFrame(fit), true);
   }}
   if (area()) window.__attentionLabZoom.observe(area());
+  if (slide()) window.__attentionLabZoom.observe(slide());
   fit();
 }})();
 </script>

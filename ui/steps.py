@@ -60,7 +60,7 @@ from ui.blocks import fragment, header, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.i18n import Translator
-from ui.shell import shell
+from ui.shell import SLIDE_BOX, shell
 from ui.stepbar import Steps, stepper
 
 # Where a group of controls sits on a slide: a closed expander ("settings": above the step
@@ -435,7 +435,7 @@ def _draw(
     else:
         place = frame.row(group.slide) if group.row else frame.slots[group.slide]
         if group.fold:
-            place = place.expander(ctx.t(group.fold), icon=":material/tune:")
+            place = _slide_box(place, ctx.t(group.fold))
     draw = group.hidden if frame is None and group.hidden else group.draw
     with place:
         got.put(group, draw(ctx, got))
@@ -447,10 +447,19 @@ def _box(ctx: PageContext, key: str | None) -> DeltaGenerator:
     room)."""
     label = ctx.t(key) if key else ""
     if ctx.presenter:
-        return st.expander(label, icon=":material/tune:")
+        return _slide_box(st.container(), label)
     if label:
         ctx.controls.markdown(f"**{label}**")
     return ctx.controls
+
+
+def _slide_box(place: DeltaGenerator, label: str) -> DeltaGenerator:
+    """A slide's closed box of controls at ``place``, marked (``ui.shell.SLIDE_BOX``) for the
+    presenter's style and zoom: opened, its controls stand side by side in rows and the
+    slide shrinks as much as it must, so the step's chart stays on the slide."""
+    box = place.expander(label, icon=":material/tune:")
+    box.html(f'<span class="{SLIDE_BOX}"></span>')
+    return box
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,19 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.e2e.conftest import href, no_error_on_screen, shot, wait_for_url, wait_idle, wait_quiet
-from tests.e2e.layout import LAPTOP, open_sidebar, wait_drawn
+from tests.e2e.conftest import (
+    href,
+    no_error_on_screen,
+    press,
+    shot,
+    wait_for_url,
+    wait_idle,
+    wait_quiet,
+)
+from tests.e2e.layout import CHART_PRINT, LAPTOP, open_sidebar, wait_drawn, wait_redrawn
 from ui.i18n import Translator
 from ui.pages import available_pages
-from ui.shell import SLIDE
+from ui.shell import SLIDE, SLIDE_BOX
 
 PAGES = available_pages()
 LANGS = ["en", "zh"]
@@ -436,3 +444,41 @@ def test_training_twin_max_snapshot_fits_one_screen(server, open_app, step) -> N
     box = _layout(page)
     assert box["scrollHeight"] <= box["clientHeight"] + SLACK, f"{box['scrollHeight']} px tall"
     assert all(c["bottom"] <= box["height"] + SLACK for c in box["charts"])
+
+
+# Open (or close) every box of controls on the slide, as a lecturer does for a live demo;
+# returns how many there were.
+TOGGLE_BOXES = f"""(open) => {{
+  const boxes = [...document.querySelectorAll('[data-testid="stMain"] details')]
+    .filter((d) => d.querySelector('.{SLIDE_BOX}') && d.offsetParent !== null);
+  boxes.filter((d) => d.open !== open).forEach((d) => d.querySelector('summary').click());
+  return boxes.length;
+}}"""
+# The steps whose opened settings pushed the chart off the slide (issue 40 measured chart
+# bottoms at 1273, 1387 and 1582 px on a 1920 x 1080 slide).
+OPEN_BOX_CASES = [("/scaling", "en"), ("/masking", "zh"), ("/encoder", "en"), ("/encoder", "zh")]
+
+
+@pytest.mark.parametrize(("path", "lang"), OPEN_BOX_CASES)
+def test_an_opened_settings_box_keeps_the_chart_on_the_slide(server, open_app, path, lang) -> None:
+    """Step 1 on the projector with its boxes of controls opened: the controls stand side by
+    side and the slide shrinks as much as it must, so the whole chart stays on the slide; a
+    slider moved there redraws it, still whole; closed again, the slide is full size."""
+    page = open_app(server, f"{path}?lang={lang}&present=1&step=1")
+    wait_drawn(page)
+    assert page.evaluate(TOGGLE_BOXES, True) >= 1
+    page.wait_for_function(f"() => ({ZOOM})() < 1", timeout=10_000)  # taller than the slide
+    wait_quiet(page, settle=0.3)
+    slider = page.locator('[data-testid="stMain"] details[open] input[type="range"]:visible')
+    if slider.count():
+        before = page.evaluate(CHART_PRINT)
+        press(page, slider.first, "ArrowRight", "=")
+        wait_redrawn(page, before)
+        wait_quiet(page, settle=0.3)
+    shot(page, f"presenter_open_box_{path.strip('/')}_{lang}")
+    box = _layout(page)
+    chart = box["charts"][0]
+    assert chart["top"] >= -SLACK and chart["bottom"] <= box["height"] + SLACK, chart
+    assert chart["right"] <= box["width"] + SLACK, chart
+    page.evaluate(TOGGLE_BOXES, False)
+    page.wait_for_function(f"() => ({ZOOM})() === 1", timeout=10_000)
