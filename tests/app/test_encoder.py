@@ -15,6 +15,7 @@ from tests.app.conftest import (
     assert_waits_for_its_turn,
     chart_tables,
     keys,
+    noticed,
     order,
     texts,
     visible,
@@ -504,11 +505,11 @@ def test_a_typed_sentence_stays_when_the_model_changes(page):
 def test_a_pronoun_merged_into_a_larger_piece_is_explained(page, lang):
     at = page(PAGE, lang=lang, model="e5", text="动物没有过马路，因为它太累了。")
     assert not at.exception
-    said = " ".join(i.value for i in at.info)
-    assert "`因为它`" in said and "动物没有过马路，它太累了。" in said
-    assert ("only inside the piece" in said) if lang == "en" else ("只在词块" in said)
+    first, tip, *_ = noticed(at)  # the strip above the chart says it, the tip comes next
+    assert "`因为它`" in first and "动物没有过马路，它太累了。" in tip
+    assert ("only inside the piece" in first) if lang == "en" else ("只在词块" in first)
     fine = page(PAGE, lang=lang, model="e5", text=ZH_TIRED)
-    assert "`因为它`" not in " ".join(i.value for i in fine.info)
+    assert "`因为它`" not in " ".join(noticed(fine))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -658,7 +659,7 @@ def test_a_pronoun_inside_a_larger_piece_says_which_piece_stands_in_for_it(page,
     t = Translator(lang)
     at = page(PAGE, lang=lang, model="e5", text=CAT)
     assert not at.exception
-    said = " ".join(i.value for i in at.info)
+    said = noticed(at)[0]  # first, in the strip above the chart
     assert t("encoder.merged", word="它", piece="`因为它`") in said
     assert t("encoder.merged_shown", word="它", piece="`因为它`") in said  # what is shown
     assert at.multiselect(key="_q_pick").value == [str(piece)]  # the piece is the query
@@ -674,7 +675,7 @@ def test_a_pronoun_inside_a_larger_piece_says_which_piece_stands_in_for_it(page,
         assert t("encoder.merged_shown", word="它", piece="`因为它`") in notes, step
     # another query picked: the piece no longer stands in on screen, and the page says so
     other = page(PAGE, lang=lang, model="e5", text=CAT, q="2")
-    said = " ".join(i.value for i in other.info)
+    said = noticed(other)[0]
     assert t("encoder.merged", word="它", piece="`因为它`") in said
     assert t("encoder.merged_shown", word="它", piece="`因为它`") not in said
 

@@ -323,10 +323,10 @@ def merged_notice(ctx: PageContext, a: Analysis, c: "Controls") -> list[str]:
         said = [ctx.t("encoder.merged", word=pronoun.word, piece=piece)]
         if c.queries[:1] == [pronoun.index]:  # the piece's row is the one shown
             said.append(ctx.t("encoder.merged_shown", word=pronoun.word, piece=piece))
+        found.append(("" if ctx.lang == "zh" else " ").join(said))
         if not ctx.presenter:  # how to rephrase: a student's tip (a lecturer says it)
             tip = "encoder.tip_it" if pronoun.word == "它" else "encoder.tip_rephrase"
-            said.append(ctx.t(tip, word=pronoun.word))
-        found.append(("" if ctx.lang == "zh" else " ").join(said))
+            found.append(ctx.t(tip, word=pronoun.word))
     for word in TARGET_WORDS:
         place = place_of(a.tokens, word)
         if place.merged:
@@ -355,8 +355,8 @@ def asked(c: "Controls") -> bool:
 
 
 def noted(v: View, items: list[str]) -> None:
-    """The step's "what to notice" box: on a slide headed by what the model reads only
-    inside a larger piece (:attr:`Settings.merged`); none if there is nothing to say."""
+    """The step's "what to notice" box, headed by what the model reads only inside a
+    larger piece (:attr:`Settings.merged`); none if there is nothing to say."""
     items = [*v[SETTINGS].merged, *items]
     if items:
         v.notice(items)
@@ -1189,8 +1189,8 @@ class Settings:
     a: Analysis
     c: Controls
     raw_b: str | None  # a slide's sentence B (its box is in the settings; students: SENTENCE_B)
-    # a slide: the words of the question the model reads only inside a larger piece, said
-    # at the top of every step's notes (students read them above the step)
+    # the words of the question the model reads only inside a larger piece, said first in
+    # every step's notes (students: in the strip above the chart; a rephrasing tip next)
     merged: tuple[str, ...] = ()
 
     @property
@@ -1201,20 +1201,17 @@ class Settings:
 
 def settings(ctx: PageContext, got: Got) -> Settings:
     """Sentence A (read by the model behind a spinner), on a slide sentence B, then the
-    query and target tokens, the head and the special-tokens switch. A word of the lesson's
-    question that the model reads only inside a larger piece is said above the step."""
+    query and target tokens, the head and the special-tokens switch, and what the model
+    reads only inside a larger piece (:func:`merged_notice`)."""
     t, model = ctx.t, got[MODEL]
     first, second = texts(model, ctx.lang)
     with st.spinner(t("encoder.loading")):
         a = sentence(ctx, model, first, t("encoder.text"))
     raw_b = sentence_box(ctx, model, second, t("encoder.compare")) if ctx.presenter else None
     c = controls(ctx, a)
-    merged = merged_notice(ctx, a, c)  # a word of the question inside a larger piece
-    if ctx.presenter:  # beside the chart: above it, it would push the chart off the slide
-        return Settings(model, a, c, raw_b, tuple(merged))
-    for said in merged:
-        ctx.notices.info(said, icon=":material/join:")
-    return Settings(model, a, c, raw_b)
+    # a word of the question inside a larger piece: the first thing every step notices (a
+    # box above the step would push the chart off the first screen, or off the slide)
+    return Settings(model, a, c, raw_b, tuple(merged_notice(ctx, a, c)))
 
 
 def sentence_b(ctx: PageContext, got: Got) -> str:
