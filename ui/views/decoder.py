@@ -23,7 +23,7 @@ from core.masks import future_blank
 from models import smollm
 from ui import charts, loaded
 from ui import prompt as typed
-from ui.blocks import folded, notice
+from ui.blocks import folded
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Float, Int, Text, number, select, slider, text, toggle
@@ -954,8 +954,8 @@ def cache_step(v: View) -> None:
     if on is None or off is None:
         v.lead.caption(t("decoder.compare_hint"))
     else:
-        with v.below if v.presenter else v.notes:  # a slide: below the chart
-            notice(v.ctx, compare_notice(v.ctx, m, on, off))
+        place = v.below if v.presenter else v.notes  # a slide: below the chart
+        v.notice(compare_notice(v.ctx, m, on, off), place=place)
         with v.notes:
             table = lambda: cache_box(v.ctx, m, on)  # noqa: E731
             folded(v.ctx, t("decoder.cache_table"), "cache_table", table, icon=":material/table:")

@@ -32,7 +32,7 @@ from core.multihead import max_abs_difference
 from models import smollm
 from ui import charts, loaded
 from ui import prompt as typed
-from ui.blocks import lazy_box, notice
+from ui.blocks import lazy_box
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.notes import grouped, num, sci
@@ -236,8 +236,7 @@ def heads_step(v: View) -> None:
     with v.lead:
         typed.chinese_note(v.ctx, raw)
     v.text("gqa.s4_text", layer=layer, n=len(prompt.ids), **sizes(cfg))
-    with v.aside:
-        notice(v.ctx, model_notice(v.ctx, cfg, weights, layer))
+    v.notice(model_notice(v.ctx, cfg, weights, layer), place=v.aside)
     typed.weights_note(v.ctx, v.notes)  # the 4-bit copy
     v.links("decoder", "rope")
     caption = t("gqa.model_caption", layer=layer)

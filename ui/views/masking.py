@@ -23,7 +23,7 @@ from core.masks import (
     row_sums,
 )
 from ui import charts
-from ui.blocks import folded, link, notice
+from ui.blocks import folded, link
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.i18n import Translator
@@ -470,8 +470,7 @@ def masks_step(v: View) -> None:
     chart = v.chart(mask_chart, *args)
     with v.notes:
         main, side = pair(ctx)
-    with main:
-        notice(ctx, mask_notice(ctx, view))
+    v.notice(mask_notice(ctx, view), place=main)
     with side:
         untrained(ctx)
         export_panel(

@@ -33,7 +33,6 @@ from core.training import (
 )
 from core.training import snapshot_steps as snapshot_marks
 from ui import charts
-from ui.blocks import notice
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import Choice, Flag, Int, check_url, number, select, slider, toggle
@@ -792,6 +791,5 @@ def why(v: View) -> None:
         left, right = st.columns([5, 6])
         with left:
             st.table(why_table(t, runs), hide_index=True)
-        with right:
-            notice(v.ctx, why_notice(v.ctx, runs))
+        v.notice(why_notice(v.ctx, runs), place=right)
     v.links("scaling")
