@@ -12,7 +12,6 @@ run(
             [view.TOKEN, view.PRODUCT],
             share=view.SLIDE_SHARE,
             height=view.STRIP_HEIGHT,
-            student=420,  # its strip (a two-line notice) and the chart fit a 1280 x 720 laptop
         ),
         Step("qkv.follow_title", view.follow_step, [view.TOKEN], stacked=True),
         Step(
@@ -25,6 +24,7 @@ run(
         Step(
             "qkv.lesson_title",
             view.lesson_step,
+            short="qkv.lesson_bar",  # the step bar in one row on a 1280 x 720 laptop
             height=view.LESSON_HEIGHT,
             student=view.LESSON_HEIGHT,
         ),

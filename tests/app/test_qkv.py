@@ -19,6 +19,7 @@ EN, ZH = Translator("en"), Translator("zh")
 LESSON_WEIGHTS_ROW0 = "[0.097, 0.122, 0.236, 0.445, 0.047, 0.052]"
 LESSON_OUTPUT_ROW0 = "[−0.233, 0.443, 1.035, 0.550]"
 STEP_KEYS = ("matrices_title", "follow_title", "fused_title", "lesson_title")
+BAR_KEYS = (*STEP_KEYS[:3], "lesson_bar")  # the step bar's labels (step 4: a shorter one)
 
 
 def tex_vector(values) -> str:
@@ -95,7 +96,7 @@ def test_presenter_mode_shows_one_step(page, step):
     assert not visible_of(at, "Subheader")  # the step bar names the step:
     bar = at.button_group(key="_step_choice")
     assert bar.value == step
-    assert bar.format_func(step) == f"{step} · {ZH(f'qkv.{STEP_KEYS[int(step) - 1]}')}"
+    assert bar.format_func(step) == f"{step} · {ZH(f'qkv.{BAR_KEYS[int(step) - 1]}')}"
     picker = [e for e in visible(at.main) if getattr(e, "key", None) == "_choice_token"]
     assert len(picker) == (1 if step in ("1", "2") else 0), "the token picker is on screen"
     assert len(at.button_group(key="_choice_token").options) == 6, "drawn (hidden) on every step"
@@ -122,7 +123,7 @@ def test_changing_d_k_changes_the_shapes_shown(page):
     assert r"(6\times4)" in shapes(at)
     at.slider(key="d_k").set_value(7).run()
     assert r"(8\times7)" in shapes(at) and r"(6\times7)" in shapes(at)
-    assert "Q and K are 6 × 7" in texts(at)
+    assert "Q, K (6 × 7)" in texts(at)
     at.button_group(key="_choice_projection").set_value("v").run()
     assert shapes(at).startswith("V = X") and r"(8\times4)" in shapes(at), "d_v stays 4"
     at = page(PAGE, lang="en", step="4", d_k="7")

@@ -786,7 +786,10 @@ def table_step(v: View) -> None:
     v.lead.markdown(t("lookup.table_text"))
     rows = (found.keys, found.values, found.scores, found.weights, found.hard_index)
     v.figure.table(table_styled(t, found.countries, found.capitals, *rows))
-    v.notes.caption(t("lookup.table_caption"))
+    if v.presenter:
+        v.notes.caption(t("lookup.table_caption"))
+    else:  # what to read in the table, above it
+        v.notice([t("lookup.table_caption")])
 
 
 def soft_step(v: View) -> None:

@@ -296,8 +296,8 @@ def fused_step(v: View) -> None:
         cols = st.columns(3)
         for col, name, value in zip(cols, "QKV", (check.q, check.k, check.v), strict=True):
             col.metric(t("qkv.fused_metric", name=name), difference_text(value))
-        if not v.presenter:  # the metrics above say it on a slide
-            st.caption(t("qkv.fused_caption", diff=difference_text(check.largest)))
+    if not v.presenter:  # the metrics say it on a slide; students read it above the chart
+        v.notice([t("qkv.fused_caption", diff=difference_text(check.largest))])
     v.export("qkv_fused", shown, arrays=fused_arrays)
 
 
@@ -315,10 +315,12 @@ def lesson_step(v: View) -> None:
             st.success(t("qkv.lesson_match"), icon=":material/check_circle:")
         else:
             st.info(t("qkv.lesson_differs"), icon=":material/info:")
-        first = short_list(tr.weights[0]), short_list(tr.output[0])
-        st.markdown(
-            t("qkv.first_rows", token=plain(s.tokens[0]), weights=first[0], output=first[1])
-        )
+    first = short_list(tr.weights[0]), short_list(tr.output[0])
+    rows = t("qkv.first_rows", token=plain(s.tokens[0]), weights=first[0], output=first[1])
+    if v.presenter:
+        v.notes.markdown(rows)
+    else:  # the numbers to compare with a program's, above the chart
+        v.notice([rows])
     text = core.text_heatmap(tr.weights, charts.unique_labels(s.tokens))
     arrays = {"weights": tr.weights, "output": tr.output}
     v.export("qkv_lesson", shown, arrays=arrays, text=text)
