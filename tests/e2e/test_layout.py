@@ -254,8 +254,8 @@ SHEET = """() => { const s = document.querySelector('[data-testid="stSidebar"]')
 def test_on_a_phone_a_control_moves_the_chart_in_sight(server: Server, browser, lang: str) -> None:
     """At 390 x 844 the opened sidebar is a sheet over the lower part of the screen: with
     /softmax step 2's strip scrolled to the top, the strip and the chart (both panels,
-    scaled to the width) stand above the sheet; moving the temperature in the sheet redraws it there,
-    and the sheet stays open."""
+    scaled to the width) stand above the sheet; moving the temperature in the sheet redraws
+    it there, and the sheet stays open."""
     context = browser.new_context(viewport={"width": PHONE[0], "height": PHONE[1]})
     try:
         page = context.new_page()
