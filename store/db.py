@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -164,7 +165,10 @@ class Database:
             ensure_data_dir(self.path.parent)
         try:
             self.run(_ensure_schema, write=True)
-        except StoreUnavailable as error:
+        except SchemaTooNewError:
+            self.close()
+            raise
+        except StoreError as error:
             self.close()
             if self.path is None or _is_locked(error.__cause__):
                 raise
@@ -182,7 +186,7 @@ class Database:
                 conn = sqlite3.connect(
                     self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
                 )
-                conn.execute("PRAGMA journal_mode=WAL")
+                self._wal(conn)
                 conn.execute("PRAGMA synchronous=FULL")
                 conn.execute("PRAGMA foreign_keys=ON")
             except sqlite3.Error as error:
@@ -194,6 +198,20 @@ class Database:
             )
         except psycopg.Error as error:
             raise _mapped(error) from error
+
+    def _wal(self, conn: sqlite3.Connection) -> None:
+        """Put the file in WAL mode. SQLite answers "locked" at once, without waiting, while
+        another connection makes the schema of a new file: asked again until the timeout."""
+        deadline = time.monotonic() + self._timeout
+        while True:
+            try:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as error:
+                if not _is_locked(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     def _take(self) -> tuple[Any, bool]:
         with self._lock:

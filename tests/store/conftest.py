@@ -11,10 +11,12 @@ socket in its own temporary directory, and trusts local connections (a test serv
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
 import socket
+import sqlite3
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
@@ -154,7 +156,7 @@ def pg_server() -> Iterator[PgServer]:
 
 
 @pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+def backend(request: pytest.FixtureRequest) -> str:
     """The name of the backend a test runs on."""
     return request.param
 
@@ -165,6 +167,25 @@ def store_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> s
     if backend == "sqlite":
         return f"sqlite:///{tmp_path / 'lab.sqlite3'}"
     return request.getfixturevalue("pg_server").new_database()
+
+
+def raw_execute(url: str, sql: str) -> list[tuple]:
+    """Run ``sql`` on a store's database with the driver itself (to tamper with it) and
+    return its rows."""
+    if url.startswith("sqlite:///"):
+        with contextlib.closing(sqlite3.connect(url[len("sqlite:///") :])) as conn, conn:
+            return conn.execute(sql).fetchall()
+    with psycopg.connect(url, autocommit=True) as conn:
+        cursor = conn.execute(sql)
+        return cursor.fetchall() if cursor.description else []
+
+
+@pytest.fixture
+def own_pg() -> Iterator[PgServer]:
+    """A PostgreSQL server of the test's own, to stop and start (the shared one stays up)."""
+    server = start_pg_server()
+    yield server
+    server.remove()
 
 
 @pytest.fixture
