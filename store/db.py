@@ -13,7 +13,7 @@ import contextlib
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -158,6 +158,7 @@ class Database:
         self._pool_size = pool_size
         self._idle: list[Any] = []
         self._lock = threading.Lock()
+        self._writing = threading.Lock()  # SQLite: one writing thread per store
         self._closed = False
         if self.path is not None:
             from store.datadir import ensure_data_dir
@@ -252,11 +253,17 @@ class Database:
             conn, fresh = self._take()
             committing = False
             try:
-                if self.kind == "sqlite":
+                if self.kind == "sqlite" and write:
+                    with self._writer(conn):
+                        cursor = conn.cursor()
+                        cursor.execute("BEGIN IMMEDIATE")
+                        result = work(Tx(cursor, self.kind))
+                        committing = True
+                        cursor.execute("COMMIT")
+                elif self.kind == "sqlite":
                     cursor = conn.cursor()
-                    cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                    cursor.execute("BEGIN")
                     result = work(Tx(cursor, self.kind))
-                    committing = True
                     cursor.execute("COMMIT")
                 else:
                     with conn.cursor() as cursor:
@@ -274,6 +281,19 @@ class Database:
             self._give(conn)
             return result
         raise AssertionError("unreachable")  # pragma: no cover
+
+    @contextlib.contextmanager
+    def _writer(self, conn: sqlite3.Connection) -> Iterator[None]:
+        """This store's turn to write to the SQLite file: its threads queue here rather
+        than in SQLite's busy handler, which sleeps in steps of milliseconds (8 threads
+        answering through one store: 580 answers/s through the busy handler, 720-1340 queued
+        here, on a shared 2-core machine)."""
+        if not self._writing.acquire(timeout=self._timeout):
+            raise sqlite3.OperationalError("database is locked (by this store's writers)")
+        try:
+            yield
+        finally:
+            self._writing.release()
 
     def _abandon(self, conn: Any) -> bool:
         """Roll ``conn``'s transaction back and give it back to the pool, or close it and

@@ -262,6 +262,7 @@ class Store:
         """The lecturer's distribution: how many students gave each answer in round
         ``round_no`` of the current question (None: the current round); every option is
         listed, with 0 if nobody chose it. Never for a student before the reveal."""
+        code = normalise_code(code)
 
         def work(tx: Tx) -> dict[str, int]:
             info = self._round(tx, code)
@@ -275,13 +276,15 @@ class Store:
     def answer_count(self, code: str) -> int:
         """How many students have an answer in the current round (the lecturer's live count)."""
 
+        code = normalise_code(code)
+
         def work(tx: Tx) -> int:
             row = tx.one(
-                "SELECT count(a.student) FROM lectures l JOIN answers a"
-                " ON a.round_id = l.current_round WHERE l.code = ?",
+                "SELECT (SELECT count(*) FROM answers a WHERE a.round_id = l.current_round)"
+                " FROM lectures l WHERE l.code = ?",
                 (code,),
             )
-            if tx.one("SELECT 1 FROM lectures WHERE code = ?", (code,)) is None:
+            if row is None:
                 raise UnknownCodeError()
             return int(row[0])
 
