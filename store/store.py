@@ -171,8 +171,9 @@ class Store:
     ) -> RoundInfo:
         """Open round ``round_no`` of ``question`` (``options``: the allowed answers; None: a
         number) as the lecture's current round; its join code is made on the lecture's
-        first round. Asking an existing round again reopens it with its answers kept (its
-        options must be the same); a revealed round stays revealed and closed."""
+        first round; the round it replaces is closed. Asking an existing round again
+        reopens it with its answers kept (its options must be the same); a revealed round
+        stays revealed and closed."""
         _check_text(lecture, "lecture")
         _check_text(question, "question")
         if round_no < 1:
@@ -181,8 +182,9 @@ class Store:
 
         def work(tx: Tx) -> RoundInfo:
             code = self._lecture_code(tx, lecture)
-            tx.execute(
-                "SELECT code FROM lectures WHERE lecture = ?" + tx.lock("UPDATE"), (lecture,)
+            (previous,) = tx.one(
+                "SELECT current_round FROM lectures WHERE lecture = ?" + tx.lock("UPDATE"),
+                (lecture,),
             )
             found = tx.one(
                 "SELECT id, options, revealed FROM rounds"
@@ -204,6 +206,12 @@ class Store:
                     tx.execute(
                         "UPDATE rounds SET is_open = 1, closed_at = NULL WHERE id = ?", (round_id,)
                     )
+            if previous is not None and previous != round_id:  # the class moves on with it
+                tx.execute(
+                    "UPDATE rounds SET is_open = 0, closed_at = coalesce(closed_at, ?)"
+                    " WHERE id = ?",
+                    (now, previous),
+                )
             tx.execute(
                 "UPDATE lectures SET current_round = ? WHERE lecture = ?", (round_id, lecture)
             )
@@ -213,7 +221,9 @@ class Store:
 
     def close(self, code: str) -> RoundInfo:
         """Close the lecture's current round: it takes no more answers."""
-        return self._change(code, "UPDATE rounds SET is_open = 0, closed_at = ? WHERE id = ?")
+        return self._change(
+            code, "UPDATE rounds SET is_open = 0, closed_at = coalesce(closed_at, ?) WHERE id = ?"
+        )
 
     def reveal(self, code: str) -> RoundInfo:
         """Close the current round and reveal every round of its question: students may now

@@ -158,6 +158,21 @@ def test_asking_a_round_again_reopens_it_with_its_answers(store: Store) -> None:
         store.open_round("lecture", "q1", ["x", "y"])  # the same round with other options
 
 
+def test_a_new_question_closes_the_round_before_it(store: Store) -> None:
+    code = store.open_round("lecture", "q1", ABC).code
+    store.answer(code, "s1", "a")
+    store.open_round("lecture", "q2", ABC)
+    store.answer(code, "s1", "b")  # goes to q2, the round on screen
+    back = store.open_round("lecture", "q1", ABC)
+    assert store.counts(code) == {"a": 1, "b": 0, "c": 0}  # q1 kept its answer only
+    assert back.is_open
+    assert store.results("lecture")[3:6] == [
+        ResultRow("q2", 1, "a", 0),
+        ResultRow("q2", 1, "b", 1),
+        ResultRow("q2", 1, "c", 0),
+    ]
+
+
 def test_a_revealed_round_asked_again_stays_revealed_and_closed(store: Store) -> None:
     code = store.open_round("lecture", "q", ABC).code
     store.reveal(code)
@@ -372,3 +387,40 @@ def test_many_threads_answering_at_once_are_each_counted_once(
     )
     assert stores[1].answer_count(code) == threads_n * students_n
     assert stores[0].counts(code) == {a: final[a] for a in ABC}
+
+
+def test_answers_racing_the_close_are_either_confirmed_and_counted_or_refused(
+    opened: Callable[..., Store],
+) -> None:
+    students, lecturer = opened(), opened()
+    code = lecturer.open_round("lecture", "q", ABC).code
+    threads_n = 6
+    start = threading.Barrier(threads_n + 1)
+    confirmed: list[str] = []
+    refused: list[str] = []
+    failures: list[BaseException] = []
+
+    def answer(t: int) -> None:
+        start.wait()
+        for s in range(40):
+            student = f"t{t}s{s}"
+            try:
+                students.answer(code, student, "a")
+                confirmed.append(student)
+            except RoundClosedError:
+                refused.append(student)
+            except BaseException as error:
+                failures.append(error)
+
+    threads = [threading.Thread(target=answer, args=(t,)) for t in range(threads_n)]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    lecturer.close(code)  # while the students answer
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert len(confirmed) + len(refused) == threads_n * 40
+    assert lecturer.answer_count(code) == len(confirmed)  # every confirmed one, nothing else
+    assert lecturer.counts(code)["a"] == len(confirmed)
+    assert all(students.own_answer(code, s) is None for s in refused)
