@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CORE_FILES = sorted((ROOT / "core").rglob("*.py"))  # with core/findings/
 UI_LIBS = {"streamlit", "altair", "pandas"}
 IO_MODULES = {"pathlib", "io", "os", "shutil", "tempfile", "pickle", "urllib", "requests"}
+IO_MODULES |= {"store", "sqlite3", "psycopg"}  # the class's answers live in store/, beside core
 IO_CALLS = {
     "open",
     "load",
