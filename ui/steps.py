@@ -333,7 +333,7 @@ class _Page:
         for i in shown:
             if i not in solo:
                 with places[i]:
-                    frames[i] = _Frame.make(ctx, self.steps[i], i, self.words)
+                    frames[i] = _Frame.make(ctx, self.steps[i], i, self.words, i == shown[0])
         hidden: dict[int, DeltaGenerator] = {}
         for group in self.later_groups():
             users = readers[id(group)]
@@ -346,7 +346,7 @@ class _Page:
         for i in shown:
             with places[i]:
                 if i in solo:
-                    fragment(ctx, lambda c, i=i: self.solo(c, got, i))
+                    fragment(ctx, lambda c, i=i: self.solo(c, got, i, i == shown[0]))
                 else:
                     self.show(ctx, got, i, frames[i])
 
@@ -378,10 +378,10 @@ class _Page:
             made[index] = (self.bar.hidden_in or st).container(key=f"hidden_step_{index}")
         return made[index]
 
-    def solo(self, ctx: PageContext, got: Got, index: int) -> None:
+    def solo(self, ctx: PageContext, got: Got, index: int, strip: bool = True) -> None:
         """A step that reads only groups of its own, as a fragment: its frame, its groups,
-        its ``show`` (a control of its own reruns only this)."""
-        frame = _Frame.make(ctx, self.steps[index], index, self.words)
+        its ``show`` (a control of its own reruns only this); ``strip``: see _Frame.make."""
+        frame = _Frame.make(ctx, self.steps[index], index, self.words, strip)
         for group in self.own(index):
             folded = group in self.steps[index].folded
             _draw(ctx, got, group, frame, st.container, self.box, folded)
@@ -488,9 +488,12 @@ class _Frame:
         return self.rows[place]
 
     @staticmethod
-    def make(ctx: PageContext, step: Step, index: int, words: Words) -> "_Frame":
+    def make(
+        ctx: PageContext, step: Step, index: int, words: Words, strip: bool = True
+    ) -> "_Frame":
         """Lay out ``step`` (the page's ``index``-th) and write its heading and, for
-        students, what to try on it."""
+        students, the strip with what to try on it (``strip``: the first step on screen;
+        a page whose steps stand one below the other, /homework, has one strip, on top)."""
         first, head = index == 0, None
         if ctx.presenter:  # the step bar names the step (``titled``: a heading too); the text
             # is not wrapped (a wrapper of empty places still takes a gap on the slide)
@@ -501,10 +504,11 @@ class _Frame:
                 column, side = st.container(), st.container()
             else:
                 column, side = st.columns([step.share, 1 - step.share])
-        else:  # what to try, then (View.notice) the first thing to notice, in one strip
-            strip = st.container(key=f"step_head_{index}")
-            strip.markdown(f":material/touch_app: {step.instruction(ctx, words)}")
-            head = strip.container()
+        else:
+            if strip:  # what to try, then (View.notice) the first thing to notice
+                box = st.container(key=f"step_head_{index}")
+                box.markdown(f":material/touch_app: {step.instruction(ctx, words)}")
+                head = box.container()
             column, top, side = st.container(), st.container(), st.container()
             if step.text_first:
                 top, column = column, top

@@ -137,6 +137,7 @@ def test_the_upload_and_its_verdict_share_one_laptop_screen(
     _upload(page, path, t("homework.mistake.no_scaling.title"))
     page.wait_for_selector('[data-testid="stMain"] [data-testid="stVegaLiteChart"] .marks')
     wait_idle(page)
+    shot(page, f"homework_verdict_{lang}_{size[0]}")  # before the checks: a failure's too
     for name, selector in [
         ("the uploader", '[data-testid="stSidebar"] [data-testid="stFileUploader"]'),
         ("the verdict", '[data-testid="stMain"] [data-testid="stAlertContentError"]'),
@@ -145,7 +146,6 @@ def test_the_upload_and_its_verdict_share_one_laptop_screen(
         ("the mistake and its fix", '[data-testid="stMain"] [data-testid="stAlertContentWarning"]'),
     ]:
         assert _in_view(page, selector), f"{name} is off the {size[0]}x{size[1]} screen"
-    shot(page, f"homework_verdict_{lang}_{size[0]}")
 
 
 # Every text a reader sees in the uploader and in a tooltip: text nodes drawn at a size

@@ -731,7 +731,10 @@ def snapshot(stop: int) -> Callable[[View], None]:
         index = stops(chosen.config)[stop]
         v.text("training.snap_text", total=chosen.config.steps)
         done = finished_runs(v.ctx, cfgs)
-        space = charts.room(v.ctx, height=run_height(done, snapshot=True))
+        # a slide: the height its step holds; students: the step's room (below its strip)
+        space = (
+            charts.room(v.ctx, height=run_height(done, snapshot=True)) if v.presenter else v.room
+        )
         v.chart(run_chart, v.t, done, index, v.presenter, space=space)
         with v.notes:
             metrics(v.ctx, done, index)
