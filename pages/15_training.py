@@ -26,6 +26,7 @@ run(
             [view.SCRUB],
             short=view.at_title(view.SNAPSHOTS),
             stacked=True,
+            student=420,  # as the snapshots: the strip and the chart fit 1280 x 720
         ),
         Step("training.s_why", view.why, width=0.58, height=560),
     ],

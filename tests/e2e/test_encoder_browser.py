@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from models import E5, encoder_attention
 from tests.e2e.conftest import href, shot, wait_for_url, wait_idle
+from ui.i18n import Translator
 from ui.views.encoder import LESSON
 
 
@@ -147,6 +148,7 @@ def test_a_student_types_a_chinese_sentence_and_finds_ta_to_dongwu(server, open_
 
 
 CAT = "猫坐在垫子上，因为它很累。"  # the model reads 因为它 as one piece
+ZH_SHOWN = Translator("zh")("encoder.merged_shown")  # the piece's row stands in for 它
 
 
 def test_a_student_s_own_sentence_asks_for_the_target_then_finds_the_head(server, open_app) -> None:
@@ -160,7 +162,7 @@ def test_a_student_s_own_sentence_asks_for_the_target_then_finds_the_head(server
     box.fill(CAT)
     box.press("Enter")
     wait_for_url(page, "text=")
-    expect(page.get_by_text("所以这里显示的查询是整个词块").first).to_be_visible(timeout=60_000)
+    expect(page.get_by_text(ZH_SHOWN).first).to_be_visible(timeout=60_000)
     body = _clean(page)
     assert page.locator('[data-testid="stMetric"]').count() == 0, "no readout before a target"
     assert "请选一个目标 token" in sidebar.inner_text()  # beside the target box
@@ -183,7 +185,7 @@ def test_a_slide_of_a_typed_sentence_asks_for_the_target_in_its_notes(server, op
     page = open_app(server, f"/encoder?lang=zh&present=1&text={quote(CAT)}")
     body = _clean(page)
     assert page.locator('[data-testid="stMetric"]').count() == 0
-    assert "还没有目标 token" in body and "所以这里显示的查询是整个词块" in body
+    assert "还没有目标 token" in body and ZH_SHOWN in body
     shot(page, "encoder_zh_typed_presenter_asks")
     tokens, _ = encoder_attention(CAT, model=E5)
     page = open_app(

@@ -754,7 +754,8 @@ def scrub(v: View) -> None:
     v.text("training.scrub_text")
     runs = finished_runs(v.ctx, cfgs)
     place = v[SCRUB]
-    space = charts.room(v.ctx, height=run_height(runs, snapshot=True))
+    # a slide: the height its step holds; students: the step's room (below its strip)
+    space = charts.room(v.ctx, height=run_height(runs, snapshot=True)) if v.presenter else v.room
 
     @st.fragment(run_every=PLAY_S if playing() else None)
     def walk() -> None:
