@@ -11,6 +11,7 @@ run(
             "lookup.step_soft",
             view.soft_step,
             short="lookup.step_soft_short",
+            question=view.ASK_BEST,
             height=view.SOFT_HEIGHT,
             student=view.SOFT_HEIGHT,
         ),

@@ -8,8 +8,11 @@ with one. One thread makes every run sum the same way (and avoids BLAS threads f
 the browser tests' servers for the two cores). Servers the tests start inherit it.
 """
 
+import atexit
 import importlib
 import os
+import shutil
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -28,6 +31,13 @@ settings.load_profile("lab")
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+
+# Ask the class keeps its answers and the lecturer key in a data directory (default: under
+# the home folder): every page run by a test, and every server a test starts, uses a
+# throwaway one instead. A test that needs its own sets ATTENTION_LAB_DATA itself.
+os.environ["ATTENTION_LAB_DATA"] = tempfile.mkdtemp(prefix="attention-lab-test-data-")
+atexit.register(shutil.rmtree, os.environ["ATTENTION_LAB_DATA"], ignore_errors=True)
+os.environ.pop("ATTENTION_LAB_STORE", None)
 
 T = TypeVar("T")
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # the real models' reference outputs

@@ -22,6 +22,9 @@ class PageInfo:
     id: str  # catalog key under nav.*, the page's name in code and its address
     section: str  # catalog key under nav.section.*
     icon: str  # a Material icon shown in the navigation
+    # a page of the lecture: on the clicker's walk (Next leads through these in order);
+    # /join, where students answer the lecturer's questions, is not
+    lesson: bool = True
 
     @property
     def file(self) -> str:
@@ -53,6 +56,7 @@ PAGES = (
     PageInfo("sinks", "today", ":material/anchor:"),
     PageInfo("training", "exercises", ":material/model_training:"),
     PageInfo("homework", "exercises", ":material/task_alt:"),
+    PageInfo("join", "start", ":material/how_to_vote:", lesson=False),
 )
 SECTIONS = ("start", "concepts", "practice", "models", "today", "exercises", "reference")
 
@@ -71,6 +75,12 @@ def available_pages() -> tuple[PageInfo, ...]:
     """The registered pages whose script exists (looked up once per process: the sidebar and
     the links between pages ask on every rerun)."""
     return tuple(p for p in PAGES if (ROOT / p.file).exists())
+
+
+@cache
+def lesson_pages() -> tuple[PageInfo, ...]:
+    """The available pages of the lecture, in the clicker's order (no /join)."""
+    return tuple(p for p in available_pages() if p.lesson)
 
 
 def page_info(page_id: str) -> PageInfo:

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from ui import loaded
+from ui import ask, loaded
 from ui.blocks import carried
 from ui.context import PageContext
 from ui.i18n import LANGUAGE_NAMES, LANGUAGES, Translator, browser_language
@@ -381,4 +381,6 @@ def shell(page: str) -> PageContext:
     ctx = PageContext(page, lang, t, presenter, st.container(), controls)
     for item in bad:
         ctx.warn(t("params.invalid_shell", item=item))
+    ask.announce()
+    ask.claim(ctx)
     return ctx

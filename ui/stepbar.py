@@ -28,7 +28,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from ui.blocks import carried
 from ui.context import PageContext
-from ui.pages import PageInfo, available_pages
+from ui.pages import PageInfo, lesson_pages
 from ui.params import Int, check_url
 
 STEP_KEY = "step"
@@ -90,7 +90,7 @@ LAST = "last"  # ?step=last: a page's last step (where PageUp from the next page
 
 def neighbours(page: str) -> tuple[PageInfo | None, PageInfo | None]:
     """The pages before and after ``page`` in the navigation's order (None at either end)."""
-    pages = available_pages()
+    pages = lesson_pages()
     i = [p.id for p in pages].index(page)
     return (pages[i - 1] if i > 0 else None), (pages[i + 1] if i + 1 < len(pages) else None)
 

@@ -55,11 +55,12 @@ from typing import Any, Literal, NoReturn
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from ui import charts
+from ui import ask, charts
 from ui.blocks import fragment, header, link, notice
 from ui.context import PageContext
 from ui.exports import export_panel
 from ui.i18n import Translator
+from ui.questions import Question
 from ui.shell import SLIDE_BOX, shell
 from ui.stepbar import Steps, stepper
 
@@ -223,6 +224,8 @@ class Step:
     # catalog key of what to try on the step, one line above its chart for students
     # (default: the title's key + "_try"; required where the title is a function)
     tries: str | None = None
+    # Ask the class: the question a lecturer may ask on this step (ui.questions, ui.ask)
+    question: Question | None = None
 
     def room(self, ctx: PageContext) -> charts.Room:
         """The room of the step's chart: on a slide its column (or ``width``) of the slide
@@ -390,6 +393,8 @@ class _Page:
     def show(self, ctx: PageContext, got: Got, index: int, frame: "_Frame") -> None:
         """Step ``index``'s ``show`` in its frame."""
         step = self.steps[index]
+        if step.question is not None and ask.on_step(ctx, step.question, frame.lead):
+            return  # the lecturer's round of the step's question stands in for its chart
         places = (frame.lead, frame.figure, frame.below, frame.aside, frame.notes)
         step.show(View(ctx, got, *places, step.room(ctx), index == 0, self.words, frame.head))
 

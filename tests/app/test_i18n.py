@@ -6,8 +6,8 @@ import re
 import pytest
 
 from tests.app.conftest import ROOT, open_page, texts
-from ui.i18n import LANGUAGES, browser_language, catalog, placeholders
-from ui.pages import available_pages
+from ui.i18n import LANGUAGES, Translator, browser_language, catalog, placeholders
+from ui.pages import available_pages, lesson_pages
 
 # A Latin word on a Chinese screen: 2+ letters (digits and _ inside: d_k, float32, Q4_1).
 LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*[A-Za-z0-9]")
@@ -97,6 +97,31 @@ def test_browser_locale_picks_language(locale: str | None, lang: str) -> None:
     assert browser_language(locale) == lang
 
 
+def test_questions_in_chinese_have_no_latin_word_outside_the_allow_list() -> None:
+    # Ask the class shows a question's words on the students' phones (/join), not on the
+    # page screens the tests below read: its text, why and choice labels are checked here
+    # (a token question's labels are the model's tokens, the sentence's own words)
+    from ui.pages import PAGES
+    from ui.questions import page_questions
+
+    t = Translator("zh")
+    for q in (q for info in PAGES for q in page_questions(info.id)):
+        labels = [o.label for o in q.labelled(t)] if q.kind == "choice" else []
+        leftover = _english_left("\n".join([q.text(t), q.why(t), *labels]))
+        assert leftover == [], (q.id, leftover)
+
+
+def test_questions_in_english_have_no_chinese_outside_quotes() -> None:
+    from ui.pages import PAGES
+    from ui.questions import page_questions
+
+    t = Translator("en")
+    for q in (q for info in PAGES for q in page_questions(info.id)):
+        labels = [o.label for o in q.labelled(t)] if q.kind == "choice" else []
+        words = re.sub(r"“[^”]*”", " ", "\n".join([q.text(t), q.why(t), *labels]))
+        assert not re.search(r"[\u4e00-\u9fff]", words), q.id
+
+
 def _visible_strings(at) -> str:
     parts = [texts(at)]
     for kind in (
@@ -141,7 +166,7 @@ def _every_step(info, lang: str) -> list:
     stacks its steps."""
     file = None if info.file == "dashboard.py" else info.file
     first = open_page(file, lang=lang)
-    if info.id == "homework":  # the checker stacks its steps for students
+    if info.id == "homework" or not info.lesson:  # stacked steps; /join has none
         return [first]
     count = len(first.button_group(key="_step_choice").options)
     assert count >= 2, info.id
@@ -173,7 +198,7 @@ def _tooltips(node: object) -> list[dict]:
     return []
 
 
-@pytest.mark.parametrize("info", available_pages(), ids=lambda p: p.id)
+@pytest.mark.parametrize("info", lesson_pages(), ids=lambda p: p.id)
 def test_chart_tooltips_in_chinese_show_no_english_field_names(info) -> None:
     tips = [
         tip

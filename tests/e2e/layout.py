@@ -16,9 +16,9 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.conftest import Server, no_error_on_screen, shot, wait_idle
 from ui.exports import KEY_PREFIX
-from ui.pages import PageInfo, available_pages
+from ui.pages import PageInfo, lesson_pages
 
-PAGES = available_pages()
+PAGES = lesson_pages()  # the pages of steps (/join has none: tests/e2e/test_ask_browser.py)
 OpenApp = Callable[..., Page]  # conftest's open_app(server, path, width, height)
 LANGS = ("en", "zh")
 LAPTOP = (1366, 768)

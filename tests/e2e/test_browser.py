@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from tests.e2e.conftest import href, no_error_on_screen, shot, wait_for_url, wait_idle
 from ui.i18n import Translator
-from ui.pages import available_pages
+from ui.pages import SECTIONS, available_pages
 
 PAGES = available_pages()
 
@@ -18,7 +18,8 @@ def test_cold_deep_link_restores_view_and_app_navigation(fresh_server, open_app)
     target = next((p for p in PAGES if p.id != "home"), PAGES[0])
     page = open_app(fresh_server, f"{target.url_path}?lang=zh&present=1")
     nav = page.locator('[data-testid="stSidebar"] .lab-nav-link > span:last-child')
-    expected = [Translator("zh")(f"nav.{p.id}") for p in PAGES]
+    by_section = sorted(PAGES, key=lambda p: SECTIONS.index(p.section))  # /join under "start"
+    expected = [Translator("zh")(f"nav.{p.id}") for p in by_section]
     assert [nav.nth(i).inner_text().strip() for i in range(nav.count())] == expected
     assert (
         page.locator('[data-testid="stSidebarNav"]').count() == 0

@@ -4,7 +4,7 @@ from urllib.parse import urlparse
 
 from tests.e2e.conftest import IDLE, href, wait_idle
 from tests.e2e.layout import LAPTOP
-from ui.pages import available_pages
+from ui.pages import lesson_pages
 
 _SHOWN = """(e) => {
   const first = e.querySelector('span');
@@ -99,7 +99,7 @@ def test_walking_the_lecture_with_next_opens_every_page_as_a_fresh_visit(server,
     """A student walks every step of every page with Next on a 1366 x 768 laptop, moving a
     slider on each step: every page still opens on its own first screen, exactly as a fresh
     visit shows it (pages share control names: d_model, seed, n, temp…)."""
-    pages = [p.url_path for p in available_pages()]
+    pages = [p.url_path for p in lesson_pages()]
     fresh = {}
     for path in pages:
         tab = open_app(server, f"{path}?lang=en&step=1", *LAPTOP)  # as Next links it

@@ -4,7 +4,7 @@ from urllib.parse import parse_qs, urlparse
 
 from tests.e2e.conftest import href, wait_for_url, wait_idle
 from tests.e2e.layout import LAPTOP
-from ui.pages import available_pages
+from ui.pages import lesson_pages
 
 
 def _press(page, key: str, fragment: str) -> None:
@@ -49,7 +49,7 @@ def test_the_clicker_runs_the_whole_lecture_on_a_laptop(server, open_app) -> Non
     on a 1366 x 768 laptop driving the projector: each press shows the next step (every step
     fits the screen, so no press is spent scrolling), every step of every page comes once,
     the pages in the navigation's order."""
-    pages = [p.url_path for p in available_pages()]
+    pages = [p.url_path for p in lesson_pages()]
     page = open_app(server, f"{pages[0]}?lang=zh&present=1", *LAPTOP)
     shown = [_where(page)]
     while shown[-1][0] != pages[-1] or shown[-1][1] < shown[-1][2]:

@@ -30,6 +30,7 @@ from ui.context import PageContext
 from ui.i18n import Translator
 from ui.notes import untrained
 from ui.params import Choice, Float, Int, select, slider
+from ui.questions import Option, Question, Truth
 from ui.steps import Controls, Got, View
 
 LON_DOMAIN = (-120.0, 170.0)  # room west of Washington for its label
@@ -839,3 +840,23 @@ def sweep_step(v: View) -> None:
         text=lambda: text_heatmap(*sweep_text_rows(temps, sweep), found.countries),
     )
     v.links(("softmax", t("lookup.softmax_link")), ("qkv", t("lookup.qkv_link")))
+
+
+# Ask the class: the query at ASK_ANGLE degrees, between Russia's key (35) and Egypt's (80):
+# which row does it match best?
+ASK_ANGLE = 55.0
+
+
+def _ask_best_options(t: Translator) -> tuple[Option, ...]:
+    ids = capital_table()[0]
+    return tuple(Option(i, name) for i, name in zip(ids, names(t, ids, "country"), strict=True))
+
+
+def _ask_best_truth() -> Truth:
+    ids, keys, values = capital_table()
+    index, _ = hard_lookup(polar_query(ASK_ANGLE, LENGTH.default), keys, values)
+    return Truth(right=frozenset({ids[index]}))
+
+
+ASK_BEST = Question("lookup.best", "choice", _ask_best_truth, _ask_best_options)
+QUESTIONS = (ASK_BEST,)
