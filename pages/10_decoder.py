@@ -15,6 +15,7 @@ run(
             [view.HEAD],
             box="decoder.s1_controls",
             short="decoder.s1_short",
+            question=view.ASK_LAST,
             share=2 / 3,
             width=0.64,
             height=690,

@@ -16,6 +16,7 @@ run(
             [*TOY, view.PAIR_CONTROLS],
             box="rope.s1_controls",
             short="rope.s1_short",
+            question=view.ASK_DEPENDS,
             height=460,
             student=460,
             **ROOM,

@@ -23,6 +23,7 @@ run(
             [view.MEMORY_CONTROLS],
             box="gqa.s2_controls",
             short="gqa.s2_short",
+            question=view.ASK_SMALLER,
             **ROOM,
         ),
         Step(

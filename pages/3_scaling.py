@@ -24,6 +24,7 @@ run(
             view.variance,
             [view.EXPERIMENTS, view.HIST],
             short="scaling.step2_short",
+            question=view.ASK_SATURATION,
             height=560,
             **EXPERIMENT,
         ),

@@ -6,7 +6,14 @@ from ui.views import softmax as view
 run(
     "softmax",
     [
-        Step("softmax.step_bars", view.bars, stacked=True, height=340, student=380),
+        Step(
+            "softmax.step_bars",
+            view.bars,
+            stacked=True,
+            height=340,
+            student=380,
+            question=view.ASK_COLD,
+        ),
         Step("softmax.step_matrix", view.matrix, height=560, student=560),
         Step(
             "softmax.step_stable",

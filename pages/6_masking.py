@@ -14,6 +14,7 @@ run(
             MASKED,
             box="masking.controls",
             stacked=True,
+            question=view.ASK_VISIBLE,
             height=340,
             student=340,
         ),

@@ -23,6 +23,7 @@ run(
             view.weights_step,
             MODEL,
             short="multi_head.step_weights",
+            question=view.ASK_AGREE,
             share=view.WEIGHTS_SHARE,
             height=view.WEIGHTS_HEIGHT,
             titled=True,

@@ -20,6 +20,7 @@ run(
             [view.COST],
             stacked=True,
             height=view.COST_HEIGHT,
+            question=view.ASK_PROJECTIONS,
         ),
     ],
 )

@@ -16,8 +16,15 @@ run(
             short="encoder.bar_head",
             **READOUT,
             height=view.HEAD_HEIGHT,
+            question=view.ASK_IT,
         ),
-        Step("encoder.step_grid", view.grid_step, short="encoder.bar_grid", stacked=True),
+        Step(
+            "encoder.step_grid",
+            view.grid_step,
+            short="encoder.bar_grid",
+            stacked=True,
+            question=view.ASK_IT_ZH,
+        ),
         Step(
             "encoder.step_search",
             view.search_step,

@@ -32,6 +32,16 @@ def first_difference(a: Sequence[int], b: Sequence[int]) -> int:
     )
 
 
+def mean_row(attention: np.ndarray, query: int) -> np.ndarray:
+    """``query``'s row averaged over every layer and head: where the model as a whole has it
+    look (a distribution over the keys, in float64 so that it sums to 1 to rounding).
+
+    Shapes: ``attention`` ``(L, h, n, n)`` -> ``(n,)``.
+    """
+    rows = np.asarray(attention[:, :, query, :], dtype=np.float64)  # (L, h, n)
+    return rows.mean(axis=(0, 1))
+
+
 @dataclass(frozen=True)
 class HeadRow:
     """One head's row for one query, and what no head of the model does."""

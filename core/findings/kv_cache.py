@@ -1,8 +1,9 @@
 """What the KV-cache page (/kv_cache) points out, read off :mod:`core.kv_cache`.
 
 That a cached decoding step gives the same weights as the full causal attention's row
-(:func:`step_vs_full_diff`), and one step's work with and without the cache
-(:func:`step_work` -> :class:`StepWork`).
+(:func:`step_vs_full_diff`), one step's work with and without the cache
+(:func:`step_work` -> :class:`StepWork`), and how many tokens' keys and values a whole
+decoding projects with and without it (:func:`projections` -> :class:`Projections`).
 """
 
 from dataclasses import dataclass
@@ -46,3 +47,28 @@ def step_work(curve: CostCurve, t: int) -> StepWork:
         float(cost_ratio(curve)[t]),
         int(curve.cache_floats[t]),
     )
+
+
+@dataclass(frozen=True)
+class Projections:
+    """How many times a token's key and value are projected while decoding a sequence."""
+
+    with_cache: int  # each token once, when it is new
+    without_cache: int  # every token of the prefix again at every step
+
+    @property
+    def ratio(self) -> float:
+        """How many times more projections decoding takes without the cache."""
+        return self.without_cache / self.with_cache
+
+
+def projections(n: int) -> Projections:
+    """The key/value projections of decoding ``n`` tokens one at a time, as
+    :func:`core.kv_cache.decode_costs` counts the work: step ``t`` reads the prefix of
+    ``t + 1`` tokens; with the cache it projects the new token only, without it the whole
+    prefix (1 + 2 + … + n in all).
+
+    Shapes: -> :class:`Projections`.
+    """
+    prefix = np.arange(1, n + 1)  # (n,) tokens each step reads
+    return Projections(len(prefix), int(prefix.sum()))  # one a step, or the whole prefix

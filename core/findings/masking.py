@@ -1,8 +1,9 @@
 """What the masking page (/masking) points out, read off masked attention weights.
 
-Whether the masked cells got weight, whether the rows still sum to 1 and which queries see
-nothing (:func:`mask_findings` -> :class:`MaskFindings`); what a query of unmasked attention
-takes from the tokens after it (:func:`lookahead`); and one query under several fill values
+How many keys a query may see (:func:`visible_keys`); whether the masked cells got weight,
+whether the rows still sum to 1 and which queries see nothing (:func:`mask_findings` ->
+:class:`MaskFindings`); what a query of unmasked attention takes from the tokens after it
+(:func:`lookahead`); and one query under several fill values
 (−∞, −1e9, −1e4) in a dtype, with its mask and with every key masked
 (:func:`compare_fills` -> :class:`FillComparison`).
 """
@@ -29,6 +30,14 @@ def masked_weight_max(weights: np.ndarray, mask: np.ndarray) -> float:
     """
     hidden = ~np.broadcast_to(np.asarray(mask, dtype=bool), weights.shape)
     return float(np.max(weights[hidden])) if hidden.any() else 0.0
+
+
+def visible_keys(mask: np.ndarray, query: int) -> int:
+    """How many keys query ``query`` may attend to under ``mask`` (True = may attend).
+
+    Shapes: ``mask`` ``(n_q, n_k)`` -> int.
+    """
+    return int(np.asarray(mask, dtype=bool)[query].sum())
 
 
 def lookahead_weight(weights: np.ndarray) -> np.ndarray:

@@ -1,6 +1,7 @@
 """What the multi-head page (/multi_head) points out: where each head looks from the query
 the heads dispute most, against their average (:func:`head_picks` -> :class:`HeadPicks`,
-from :func:`head_focus` and :func:`most_disputed_query`). Multi-head attention itself is in
+from :func:`head_focus` and :func:`most_disputed_query`), and from how many queries the
+heads agree (:func:`head_agreement`). Multi-head attention itself is in
 :mod:`core.multihead`.
 """
 
@@ -17,6 +18,20 @@ def head_focus(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Shapes: ``(..., h, n_q, n_k)`` -> ``(argmax (..., h, n_q), max (..., h, n_q))``.
     """
     return weights.argmax(axis=-1), weights.max(axis=-1)
+
+
+def head_agreement(weights: np.ndarray) -> str:
+    """Whether the heads pick the same favourite key (:func:`head_focus`): ``"all"`` when every
+    head picks the same key from every query, ``"none"`` when they agree from no query, else
+    ``"some"``.
+
+    Shapes: ``weights`` ``(h, n_q, n_k)`` -> one of the three words.
+    """
+    top, _ = head_focus(weights)  # (h, n_q)
+    same = np.all(top == top[:1], axis=0)  # (n_q,) every head picks head 0's key
+    if same.all():
+        return "all"
+    return "some" if same.any() else "none"
 
 
 def most_disputed_query(weights: np.ndarray) -> int:

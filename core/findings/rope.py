@@ -2,9 +2,9 @@
 
 How much the scores of one offset ``m − n`` differ across a score grid
 (:func:`diagonal_spread`); one pair turning to three positions (:func:`pair_turn` ->
-:class:`PairTurn`); and a real model's rotation of one head's queries checked against core's
-RoPE, with how far the rotation moved each pair (:func:`pair_shift`, :func:`rotation` ->
-:class:`Rotation`).
+:class:`PairTurn`) and what the score depends on there (:func:`score_depends_on`); and a
+real model's rotation of one head's queries checked against core's RoPE, with how far the
+rotation moved each pair (:func:`pair_shift`, :func:`rotation` -> :class:`Rotation`).
 """
 
 from dataclasses import dataclass
@@ -102,6 +102,23 @@ def pair_turn(
         k0=rotated_pair(k, pair, 0, base),
         turned=turned,
     )
+
+
+ROUNDING = 1e-9  # scores this close (relative to the largest) differ by rounding only
+
+
+def score_depends_on(turn: PairTurn, rounding: float = ROUNDING) -> str:
+    """What the score of ``q`` at ``m`` and ``k`` at ``n`` depends on, read off a
+    :class:`PairTurn`: ``"offset"`` when shifting both positions leaves it (rounding aside)
+    and moving the key one token changes it, ``"absolute"`` when the shift changes it too,
+    ``"neither"`` when neither does.
+
+    Shapes: -> one of the three words.
+    """
+    tol = rounding * max(max(abs(s) for s in turn.scores), 1.0)
+    if turn.shift_gap > tol:
+        return "absolute"
+    return "offset" if turn.step_change > tol else "neither"
 
 
 @dataclass(frozen=True)

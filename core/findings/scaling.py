@@ -41,6 +41,20 @@ def summarize_rows(scores: np.ndarray, weights: np.ndarray) -> RowSummary:
     )
 
 
+def saturation_trend(curve: SaturationCurve, margin: float = SURER) -> str:
+    """Where a softmax row goes as d_k grows, read off a saturation curve: ``"peakier"``
+    (closer to one-hot) when the mean top weight at the widest d_k is at least ``margin``
+    above the one at the narrowest, ``"flatter"`` (closer to even) when it is that much
+    below, else ``"same"``.
+
+    Shapes: ``curve``'s statistics ``(m,)`` -> one of the three words.
+    """
+    change = float(curve.max_weight[-1] - curve.max_weight[0])
+    if change >= margin:
+        return "peakier"
+    return "flatter" if change <= -margin else "same"
+
+
 def entry_variance(m: np.ndarray) -> float:
     """Variance of all entries of ``m`` (e.g. of Q): ``(...)`` -> a float."""
     return float(np.var(m))

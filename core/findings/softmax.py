@@ -13,6 +13,8 @@ import numpy as np
 from core.softmax_numerics import EXP_OVERFLOW, largest_exp_argument, scale_sweep
 
 T_ONE = 1e-9  # a temperature this close to 1 counts as 1 (the slider steps in 0.05)
+# a row this close to a shape has it as the page prints it (three decimals: 1.000, 0.333)
+SHAPE_GAP = 1e-3
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,26 @@ def temperature_effect(
         bool(np.ptp(at_one) == 0),
         abs(temperature - 1.0) < T_ONE,
     )
+
+
+def row_shape(at_t: np.ndarray, at_one: np.ndarray, gap: float = SHAPE_GAP) -> str:
+    """What a temperature made of a softmax row, within ``gap``: ``"zero"`` (every weight 0:
+    a fully masked row), ``"one_hot"`` (one weight 1, the rest 0), ``"uniform"`` (every
+    weight 1/n), ``"unchanged"`` (the row at T = 1, ``at_one``), else ``"other"``; the first
+    that fits, in that order.
+
+    Shapes: ``at_t``, ``at_one`` ``(n,)`` -> one of the five words.
+    """
+    p = np.asarray(at_t, dtype=float)
+    if np.all(np.abs(p) <= gap):
+        return "zero"
+    if np.max(p) >= 1 - gap and np.sum(p) - np.max(p) <= gap:
+        return "one_hot"
+    if np.all(np.abs(p - 1 / p.size) <= gap):
+        return "uniform"
+    if np.all(np.abs(p - at_one) <= gap):
+        return "unchanged"
+    return "other"
 
 
 @dataclass(frozen=True)

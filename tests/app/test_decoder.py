@@ -433,3 +433,19 @@ def test_the_query_list_shows_the_tokens_as_they_read():
     at = open_decoder(step="1")
     options = at.selectbox(key="_choice_query").options
     assert "." in options and not any("\\" in o for o in options)
+
+
+def test_the_last_token_question_is_the_models_mean_row_and_the_first_token_leads_it():
+    labels, attention = smollm.decoder_attention(dv.LESSON, model())
+    last = len(labels) - 1
+    total = np.zeros(len(labels))
+    for layer in attention:  # every layer and head's row of the last token, added up
+        for head in layer:
+            total += head[last]
+    row = total / (attention.shape[0] * attention.shape[1])
+    truth = dv.ASK_LAST.truth()
+    np.testing.assert_allclose([truth.weights[str(j)] for j in range(len(labels))], row, atol=1e-6)
+    assert labels[last] == "." and labels[0] == "The"  # the question's "last one, “.”"
+    assert truth.right == {"0"} and int(np.argmax(row)) == 0  # the sink: the first token
+    options = dv.ASK_LAST.labelled(Translator("en"))
+    assert [o.label for o in options] == [label.strip() for label in labels]

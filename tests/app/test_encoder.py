@@ -24,6 +24,10 @@ from tests.app.conftest import (
 from ui.i18n import Translator, catalog
 from ui.safe import plain
 from ui.views.encoder import (
+    ASK_IT,
+    ASK_IT_HEAD,
+    ASK_IT_ZH,
+    ASK_ZH_HEAD,
     E5,
     LESSON,
     MINILM,
@@ -891,3 +895,34 @@ def test_the_note_on_the_word_start_mark_is_what_the_tokenizer_does(page):
         note = texts(page(PAGE, lang=lang, model="e5"))
         assert example in note
         assert "appears only at the start." not in note and "所以它只出现在句首" not in note
+
+
+def assert_pronoun_question(question, head: tuple[int, int], text: str, words: tuple[str, str]):
+    """A pronoun question's truth is the model's own row of the pronoun in ``head``, straight
+    from the model package, and ``head`` is the one that links the pronoun to the lesson's
+    word most (head search's first: the head the page opens on), named in the question."""
+    tokens, attention = (e5_reference if question is ASK_IT_ZH else reference)(text)
+    it, animal = (tokens.index(w) for w in words)
+    links = attention[:, :, it, animal]  # (L, h) every head's weight from the pronoun to it
+    best = np.unravel_index(int(np.argmax(links)), links.shape)
+    assert head == (int(best[0]), int(best[1]))
+    truth = question.truth()
+    row = [truth.weights[str(j)] for j in range(len(tokens))]
+    np.testing.assert_allclose(row, attention[head[0], head[1], it], atol=1e-6)
+    assert truth.right == {str(animal)}  # the lesson's word leads the row
+    labels = [o.label for o in question.labelled(Translator("en"))]
+    assert (labels[it], labels[animal]) == words
+    for lang in ("en", "zh"):
+        assert f"L{head[0]}H{head[1]}" in question.text(Translator(lang))
+
+
+def test_the_it_question_is_minilms_row_of_it_in_l3h1_and_it_leads_to_animal():
+    assert ASK_IT_HEAD == (3, 1)  # the head the lessons name
+    assert_pronoun_question(ASK_IT, ASK_IT_HEAD, LESSON, ("it", "animal"))
+
+
+def test_the_chinese_it_question_is_e5s_row_of_it_in_its_own_best_head():
+    # multilingual-e5-small's L3H1 does not make the link: the Chinese page opens on L8H8
+    tokens, attention = e5_reference(ZH_TIRED)
+    assert attention[3, 1, tokens.index("它")].argmax() != tokens.index("动物")
+    assert_pronoun_question(ASK_IT_ZH, ASK_ZH_HEAD, ZH_TIRED, ("它", "动物"))

@@ -269,3 +269,20 @@ def test_sessions_asking_at_once_for_the_check_and_the_pass_it_reads_all_finish(
         wait_until(lambda: line.waiting(), "a pass waits in the line", 600, 0.01)
     wait_until(lambda: not any(w.is_alive() for w in workers), "every call finishes", 600)
     assert len(done) == len(calls)
+
+
+def test_the_smaller_cache_question_counts_the_cached_numbers_by_a_loop():
+    config = smollm.load_config()
+    assert (config.n_heads, config.n_kv_heads) == (gv.ASK_HEADS, gv.ASK_KV_HEADS) == (9, 3)
+
+    def cached_numbers(kv_heads: int) -> int:  # one token's cache, layer by layer
+        count = 0
+        for _layer in range(config.n_layers):
+            for _head in range(kv_heads):
+                count += 2 * config.d_head  # its key and its value
+        return count
+
+    ratio = cached_numbers(config.n_heads) / cached_numbers(config.n_kv_heads)
+    truth = gv.ASK_SMALLER.truth()
+    assert truth.number == ratio == 3
+    assert truth.is_right("3") and not truth.is_right("9") and not truth.is_right("1/3")

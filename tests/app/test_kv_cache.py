@@ -7,6 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import chart_tables, keys, order, texts, visible_of
 from ui.i18n import Translator
+from ui.views import kv_cache as view
 
 PAGE = "pages/8_kv_cache.py"
 N_LESSON = 6
@@ -214,3 +215,20 @@ def test_a_student_sees_title_step_bar_chart_then_the_text(page):
     seen = order(page(PAGE, step=COST))
     assert seen.index("chart") < seen.index(tr("kv_cache.s2_title"))
     assert tr("kv_cache.intro") not in seen
+
+
+def test_the_projections_question_counts_projections_by_a_plain_decoding_loop():
+    n = view.ASK_TOKENS
+    with_cache = without = 0
+    cache: list[int] = []
+    for token in range(n):  # one decoding step per token
+        cache.append(token)  # with the cache: only the new token's K and V are projected
+        with_cache += 1
+        without += len(cache)  # without it: every token so far, again
+    truth = view.ASK_PROJECTIONS.truth()
+    assert truth.number == without / with_cache == 5
+    assert truth.is_right("5") and not truth.is_right("4.5") and not truth.is_right("4")
+    for lang in ("en", "zh"):  # the text names the count and the why states the sums
+        t = Translator(lang)
+        assert str(n) in view.ASK_PROJECTIONS.text(t)
+        assert all(f"{x}" in view.ASK_PROJECTIONS.why(t) for x in (n, without, 5))

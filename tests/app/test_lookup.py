@@ -9,6 +9,7 @@ from core.lookup import CAPITALS, capital_table, polar_query, soft_lookup
 from tests.app.conftest import texts, visible
 from ui import charts
 from ui.i18n import Translator
+from ui.views import lookup as view
 
 PAGE = "pages/1_lookup.py"
 STEPS = ("1", "2", "3")  # the table, hard vs soft, the temperature sweep
@@ -274,3 +275,13 @@ def test_students_steer_the_query_in_the_sidebar_a_slide_above_the_step(page, st
     assert not slide.sidebar.slider
     on_slide = {getattr(e, "key", None) for e in visible(slide.main)}
     assert QUERY_SLIDERS | {"_choice_aim"} <= on_slide
+
+
+def test_the_best_match_question_is_the_key_at_the_smallest_angle_to_the_query():
+    angles = {row[0]: row[1] for row in CAPITALS}  # each country's key, in degrees
+    assert (angles["russia"], angles["egypt"]) == (35.0, 80.0)  # as the question says
+    gap = {c: abs((a - view.ASK_ANGLE + 180) % 360 - 180) for c, a in angles.items()}
+    nearest = min(gap, key=gap.__getitem__)
+    truth = view.ASK_BEST.truth()
+    assert truth.right == {nearest}
+    assert truth.is_right(nearest) and not truth.is_right("egypt")

@@ -5,8 +5,11 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import tokenize
 from tests.app.conftest import STEP_BAR, chart_tables, keys, texts, visible, visible_of
 from ui.i18n import Translator
+from ui.sentence import LESSON_TEXT, NATIVE_TEXT
+from ui.views import masking as view
 
 PAGE = "pages/6_masking.py"
 N_LESSON = 6  # "The cat sat on the mat"
@@ -381,3 +384,17 @@ def test_students_find_every_control_of_the_step_in_the_sidebar(page, lang):
             assert MASKS.issubset(folds[tr("masking.masks_fold")])
         shown = keys(slide.main)
         assert own <= shown or step == "1", step  # steps 2 and 3: above the chart
+
+
+def test_the_visible_keys_question_counts_the_keys_up_to_the_query_by_a_loop():
+    n = len(tokenize(LESSON_TEXT))
+    assert n == len(tokenize(NATIVE_TEXT["zh"])) == 6  # "a 6-token sentence", both
+    query = view.ASK_QUERY
+    seen = 0
+    for key in range(n):  # causal: a key at or before the query's position
+        if key <= query:
+            seen += 1
+    truth = view.ASK_VISIBLE.truth()
+    assert truth.number == seen == 4
+    assert truth.is_right("4") and not truth.is_right("3") and not truth.is_right("5")
+    assert f"position {query}" in view.ASK_VISIBLE.text(Translator("en"))

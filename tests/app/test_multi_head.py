@@ -9,10 +9,14 @@ import numpy as np
 import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
+from core import embed_tokens, tokenize
+from core.multihead import init_multihead
 from tests.app.conftest import STEP_BAR, chart_extent, open_page, texts, visible, visible_of
 from tests.conftest import optional_module
 from ui import charts
 from ui.i18n import Translator
+from ui.sentence import LESSON_TEXT, NATIVE_TEXT
+from ui.views import multi_head as view
 
 PAGE = "pages/7_multi_head.py"
 LONG_TEXT = " ".join(f"w{i}" for i in range(32))  # the 32-token maximum
@@ -382,3 +386,31 @@ def test_students_find_every_control_in_the_sidebar_a_slide_above_its_step(lang)
         assert heads(slide) in slide.main.segmented_control
         assert slide.main.slider(key="d_model").value == 8  # in the closed settings expander
         assert Translator(lang)("multi_head.settings") in [e.label for e in slide.main.expander]
+
+
+def favourite_keys(x: np.ndarray, h: int, seed: int) -> np.ndarray:
+    """Each head's favourite key from each query, head by head by hand: head i scores with
+    its own columns of W_Q and W_K (softmax keeps the order, so the scores decide).
+
+    Shapes: ``x`` ``(n, d_model)`` -> ``(h, n)``.
+    """
+    w_q, w_k, _, _ = init_multihead(x.shape[1], h, seed)
+    d_k = x.shape[1] // h
+    picks = []
+    for i in range(h):
+        cols = slice(i * d_k, (i + 1) * d_k)
+        q, k = x @ w_q[:, cols], x @ w_k[:, cols]
+        picks.append([int(np.argmax(q[j] @ k.T)) for j in range(len(x))])
+    return np.array(picks)
+
+
+def test_the_agree_question_compares_each_heads_favourite_key_computed_head_by_head():
+    assert view.DEFAULT_HEADS == 2  # as the question says, with d_model 8 and seed 42
+    x = embed_tokens(tokenize(LESSON_TEXT), 8, "lesson", 42)
+    # the lesson's embeddings depend on the position only: the Chinese opening sentence
+    # (which a Chinese class sees) gives the same heads
+    np.testing.assert_array_equal(x, embed_tokens(tokenize(NATIVE_TEXT["zh"]), 8, "lesson", 42))
+    picks = favourite_keys(x, 2, 42)
+    same = picks[0] == picks[1]  # (n,) queries where both heads pick the same key
+    expected = "all" if same.all() else "some" if same.any() else "none"
+    assert view.ASK_AGREE.truth().right == {expected}

@@ -231,3 +231,31 @@ def test_step_4_s_forward_pass_waits_for_its_turn():
     ids = tuple(smollm.encode(loaded.smollm2(), "Rotations wait for their turn."))
     lq = assert_waits_for_its_turn(lambda: rv.queries(ids), 600)
     assert len(lq) == cfg().n_layers
+
+
+def score_by_hand(q: np.ndarray, k: np.ndarray, m: int, n: int, base: float) -> float:
+    """q turned to position m and k to n, pair by pair with a 2 × 2 rotation, then q·k."""
+    d = len(q)
+    total = 0.0
+    for i in range(d // 2):
+        theta = base ** (-2 * i / d)
+        a, b = m * theta, n * theta
+        qx = q[2 * i] * np.cos(a) - q[2 * i + 1] * np.sin(a)
+        qy = q[2 * i] * np.sin(a) + q[2 * i + 1] * np.cos(a)
+        kx = k[2 * i] * np.cos(b) - k[2 * i + 1] * np.sin(b)
+        ky = k[2 * i] * np.sin(b) + k[2 * i + 1] * np.cos(b)
+        total += qx * kx + qy * ky
+    return float(total)
+
+
+def test_the_depends_question_is_the_offset_by_a_rotation_written_out_by_hand():
+    base, m, n, shift = float(rv.BASE.default), rv.M.default, rv.N.default, rv.SHIFT.default
+    assert (base, shift) == (10_000, 100)  # as the question and its why say
+    q, k = toy_qk(rv.TOY_D, rv.SEED.default)
+    here, shifted, further = (
+        score_by_hand(q, k, m, n, base),
+        score_by_hand(q, k, m + shift, n + shift, base),
+        score_by_hand(q, k, m, n + 1, base),
+    )
+    assert abs(here - shifted) < 1e-9 < abs(here - further)  # the offset, not the positions
+    assert rv.ASK_DEPENDS.truth().right == {"offset"}

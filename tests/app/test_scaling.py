@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import embed_tokens, init_projections, tokenize
 from core.experiments import compare_scaling
-from core.findings.scaling import summarize_rows
+from core.findings.scaling import PEAKED, SURER, summarize_rows
 from tests.app.conftest import open_exports, texts, visible, visible_of
 from ui import charts
 from ui.charts import fmt
@@ -295,3 +295,27 @@ def test_students_find_the_controls_of_the_step_on_screen_in_the_sidebar(page, s
     slide = page(PAGE, lang="en", step=step, present="1")
     assert not {getattr(e, "key", None) for e in visible(slide.sidebar)} & keys
     assert in_sidebar <= {getattr(e, "key", None) for e in visible(slide.main)}
+
+
+def literal_top_weight(d_k: int, rows: int, n_keys: int, seed: int) -> float:
+    """The mean top weight of unscaled softmax rows of ``n_keys`` literal dot products of
+    random N(0, 1) vectors of width ``d_k`` (not the page's shortcut through χ² draws)."""
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((rows, 1, d_k))
+    k = rng.standard_normal((rows, n_keys, d_k))
+    s = (q * k).sum(axis=-1)  # (rows, n_keys)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return float((e / e.sum(axis=-1, keepdims=True)).max(axis=-1).mean())
+
+
+def test_the_saturation_question_is_answered_by_literal_random_dot_products():
+    n_keys = view.N_KEYS.default
+    assert (view.D_KS[0], view.D_KS[-1], n_keys) == (1, 512, 8)  # as the question says
+    narrow, wide = (literal_top_weight(d, 2000, n_keys, seed=7) for d in (1, 512))
+    expected = (
+        "peakier" if wide - narrow >= SURER else "flatter" if narrow - wide >= SURER else "same"
+    )
+    assert view.ASK_SATURATION.truth().right == {expected} == {"peakier"}
+    # the why: the largest score takes almost all the weight (on the page's own curve too)
+    raw, _ = view.saturation_data(n_keys, view.EXP_SEED.default)
+    assert wide > PEAKED and raw.max_weight[-1] > PEAKED

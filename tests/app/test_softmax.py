@@ -8,6 +8,7 @@ import pytest
 from core.softmax_numerics import EXP_UNDERFLOW, softmax
 from tests.app.conftest import STEP_BAR, keys, noticed, open_exports, texts, visible, visible_of
 from ui.i18n import Translator
+from ui.views import softmax as view
 from ui.views.softmax import MAX_ENTRIES, Problem, parse_logits
 
 PAGE = "pages/4_softmax.py"
@@ -315,3 +316,17 @@ def test_students_find_every_control_of_the_step_in_the_sidebar(page, lang):
         box = next(e for e in slide.main.expander if e.label == tr("softmax.settings"))
         assert shared <= keys(box)
         assert own[step] <= keys(slide.main), step
+
+
+def test_the_cold_question_is_one_hot_by_a_softmax_written_out_by_hand():
+    t = view.TEMPERATURE.lo
+    logits = [float(x) for x in view.LOGITS_A.default.split(",")]
+    for lang in ("en", "zh"):  # the question names the logits and the temperature it uses
+        text = view.ASK_COLD.text(Translator(lang))
+        assert "[2.0, 1.0, 0.1]" in text and f"T = {t:g}" in text
+    assert logits == [2.0, 1.0, 0.1]
+    e = [math.exp((x - max(logits)) / t) for x in logits]
+    p = [x / sum(e) for x in e]
+    assert p[0] > 0.999 and p[1] + p[2] < 1e-3  # one-hot as the page prints it
+    truth = view.ASK_COLD.truth()
+    assert truth.right == {"one_hot"} and not truth.is_right("uniform")

@@ -21,7 +21,7 @@ import core.findings.decoder as found
 import core.llama as llama
 from core.masks import future_blank
 from models import smollm
-from ui import charts, loaded
+from ui import charts, loaded, questions
 from ui import prompt as typed
 from ui.blocks import folded
 from ui.context import PageContext
@@ -961,3 +961,26 @@ def cache_step(v: View) -> None:
             folded(v.ctx, t("decoder.cache_table"), "cache_table", table, icon=":material/table:")
     typed.weights_note(v.ctx, v.notes)  # the 4-bit copy
     v.links("kv_cache")
+
+
+# ---- Ask the class ------------------------------------------------------------------------
+# The lesson's prompt (the page's default): where does its last token look, averaged over
+# every layer and head? The model's own mean row (:func:`core.findings.decoder.mean_row`).
+
+
+def _ask_last_words() -> list[str]:
+    """The lesson prompt's tokens as a student reads them (no leading space)."""
+    return [label.strip() or label for label in tokenize(LESSON).labels]
+
+
+def _ask_last_truth() -> questions.Truth:
+    ids = tokenize(LESSON).ids
+    row = found.mean_row(run(ids).attention, len(ids) - 1)  # (n,)
+    weights = {str(j): float(w) for j, w in enumerate(row)}
+    return questions.Truth(right=frozenset({str(int(np.argmax(row)))}), weights=weights)
+
+
+ASK_LAST = questions.Question(
+    "decoder.last", "token", _ask_last_truth, questions.tokens(_ask_last_words)
+)
+QUESTIONS = (ASK_LAST,)

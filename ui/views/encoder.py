@@ -31,7 +31,7 @@ from core.findings.encoder import (
 )
 from models import minilm
 from models import multilingual_e5 as e5
-from ui import charts, loaded
+from ui import charts, loaded, questions
 from ui.context import PageContext
 from ui.i18n import Translator
 from ui.params import (
@@ -1332,3 +1332,53 @@ def explain_step(v: View) -> None:
     v.chart(explain_chart, t, a.tokens, ex.scores, ex.weights, ex.parts, query, v.presenter)
     noted(v, explain_notice(v.ctx, a, ex, asked(c)))
     v.links("multi_head", "softmax")
+
+
+# ---- Ask the class ------------------------------------------------------------------------
+# Where the pronoun looks in one head: the model's own row of it (the page's default query)
+# over every token of the sentence. The lesson's English sentence on MiniLM in L3H1, the head
+# the English page opens on (head search's first for it → animal); the Chinese sentence on
+# multilingual-e5-small in L8H8, the head the Chinese page opens on (for 它 → 动物). Layers
+# and heads count from 0, as the page shows them (L3H1).
+ASK_IT_HEAD = (3, 1)
+ASK_ZH_HEAD = (8, 8)
+
+
+def pronoun_row(model: str, text_: str, head: tuple[int, int]) -> np.ndarray:
+    """The row of ``text_``'s pronoun (the page's default query) in ``head`` (layer, head) of
+    ``model``: its weights over every token, special tokens included.
+
+    Shapes: -> ``(n,)``, summing to 1.
+    """
+    a = analyse(text_, model)
+    pronoun = question(a.tokens, model == E5).pronoun
+    if pronoun is None:
+        raise ValueError(f"no pronoun in {text_!r}")
+    return a.attention[head[0], head[1], pronoun.index]
+
+
+def row_truth(row: np.ndarray) -> questions.Truth:
+    """A token question's truth: the attention row over the token positions, and its
+    largest weight's position."""
+    weights = {str(j): float(w) for j, w in enumerate(row)}
+    return questions.Truth(right=frozenset({str(int(np.argmax(row)))}), weights=weights)
+
+
+def _ask_it_truth() -> questions.Truth:
+    return row_truth(pronoun_row(MINILM, LESSON, ASK_IT_HEAD))
+
+
+def _ask_it_zh_truth() -> questions.Truth:
+    return row_truth(pronoun_row(E5, ZH_TIRED, ASK_ZH_HEAD))
+
+
+ASK_IT = questions.Question(
+    "encoder.it", "token", _ask_it_truth, questions.tokens(lambda: analyse(LESSON, MINILM).tokens)
+)
+ASK_IT_ZH = questions.Question(
+    "encoder.it_zh",
+    "token",
+    _ask_it_zh_truth,
+    questions.tokens(lambda: analyse(ZH_TIRED, E5).tokens),
+)
+QUESTIONS = (ASK_IT, ASK_IT_ZH)

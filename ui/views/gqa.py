@@ -38,6 +38,7 @@ from ui.i18n import Translator
 from ui.notes import grouped, num, sci
 from ui.optional import torch as _torch
 from ui.params import Choice, Int, Text, number, select, slider, text
+from ui.questions import Question, Truth
 from ui.sentence import more_box
 from ui.steps import Controls, Got, View
 from ui.turns import model_turn
@@ -785,3 +786,19 @@ def model_notice(
         t("gqa.notice_rows", **sizes(cfg)),
         t(key, layer=layer, groupings=GROUPINGS, **shown),
     ]
+
+
+# Ask the class -----------------------------------------------------------------------------
+# SmolLM2's heads as the question names them (its file says the same: a test checks): how
+# many times smaller is the cache of ASK_KV_HEADS K/V heads than of one per query head?
+ASK_HEADS, ASK_KV_HEADS = 9, 3
+
+
+def _ask_smaller_truth() -> Truth:
+    mha_over_gqa, _ = cache_ratios(kv_variants(ASK_HEADS, ASK_KV_HEADS))
+    # a ratio of two head counts, exactly 3: only 3 is right
+    return Truth(number=mha_over_gqa, tolerance=0.0)
+
+
+ASK_SMALLER = Question("gqa.smaller", "number", _ask_smaller_truth)
+QUESTIONS = (ASK_SMALLER,)

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 import core
-from core.findings.kv_cache import step_vs_full_diff, step_work
+from core.findings.kv_cache import projections, step_vs_full_diff, step_work
 from core.kv_cache import (
     CostCurve,
     CostSummary,
@@ -27,6 +27,7 @@ from ui.exports import export_panel
 from ui.i18n import Translator
 from ui.notes import power_of_ten, significant, untrained
 from ui.params import Flag, Int, index_slider, number, slider, toggle
+from ui.questions import Question, Truth
 from ui.safe import plain
 from ui.sentence import Sentence, sentence_controls
 from ui.steps import Controls, Got, View
@@ -398,3 +399,20 @@ def cost_step(v: View) -> None:
             export_panel(ctx, "kv_cache_cost", chart)
             link(ctx, "masking")
             link(ctx, "multi_head")
+
+
+# Ask the class -----------------------------------------------------------------------------
+# Decoding ASK_TOKENS tokens one at a time: how many times more key/value projections without
+# the cache than with it?
+ASK_TOKENS = 9
+
+
+def _ask_projections_truth() -> Truth:
+    # (n + 1) / 2 = 5 exactly for 9 tokens, and a class answers in whole numbers: ±0.25 takes
+    # 5 (or 5.0, 5.2) but not the near misses 4.5 (n / 2) or 4 (each step re-projecting only
+    # the tokens before the new one, 0 + 1 + … + 8 = 36, over 9)
+    return Truth(number=projections(ASK_TOKENS).ratio, tolerance=0.25)
+
+
+ASK_PROJECTIONS = Question("kv_cache.projections", "number", _ask_projections_truth)
+QUESTIONS = (ASK_PROJECTIONS,)

@@ -11,7 +11,13 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 import core
-from core.findings.masking import FillComparison, compare_fills, lookahead, mask_findings
+from core.findings.masking import (
+    FillComparison,
+    compare_fills,
+    lookahead,
+    mask_findings,
+    visible_keys,
+)
 from core.masks import (
     LARGE_NEGATIVE,
     MASK_FILL,
@@ -29,8 +35,9 @@ from ui.exports import export_panel
 from ui.i18n import Translator
 from ui.notes import significant, untrained
 from ui.params import Choice, Flag, Float, Int, index_slider, select, slider, toggle
+from ui.questions import Question, Truth
 from ui.safe import plain
-from ui.sentence import Sentence, sentence_controls
+from ui.sentence import LESSON_TEXT, Sentence, sentence_controls
 from ui.steps import Controls, Got, View
 
 PAD = "[PAD]"
@@ -514,3 +521,19 @@ def fill_step(v: View) -> None:
     with after, st.container(horizontal=True):
         link(ctx, "softmax")
         link(ctx, "kv_cache")
+
+
+# Ask the class -----------------------------------------------------------------------------
+# The lesson's sentence (6 tokens, as the Chinese page's opening one) with the causal mask and
+# no [PAD]: how many keys may the query at position ASK_QUERY (counted from 0) see?
+ASK_QUERY = 3
+
+
+def _ask_visible_truth() -> Truth:
+    mask = combine_masks(len(core.tokenize(LESSON_TEXT)), causal=True)  # (n, n), no padding
+    # a count: only the exact number is right
+    return Truth(number=float(visible_keys(mask, ASK_QUERY)), tolerance=0.0)
+
+
+ASK_VISIBLE = Question("masking.visible", "number", _ask_visible_truth)
+QUESTIONS = (ASK_VISIBLE,)

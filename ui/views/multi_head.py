@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core.findings.multi_head import head_picks
+from core.findings.multi_head import head_agreement, head_picks
 from core.multihead import (
     MultiHeadTrace,
     average_heads,
@@ -26,6 +26,7 @@ from core.multihead import (
     torch_layout,
 )
 from core.textplot import text_heatmap
+from core.tokens import embed_tokens, tokenize
 from ui import charts
 from ui.blocks import link
 from ui.context import PageContext
@@ -34,7 +35,17 @@ from ui.i18n import Translator
 from ui.notes import sci, untrained
 from ui.optional import torch as _torch
 from ui.params import divisor_choice, select
-from ui.sentence import Sentence, current_d_model, sentence_controls
+from ui.questions import Question, Truth, choices
+from ui.sentence import (
+    D_MODEL,
+    EMBED,
+    LESSON_TEXT,
+    POSITIONS,
+    SEED,
+    Sentence,
+    current_d_model,
+    sentence_controls,
+)
 from ui.steps import Controls, Got, View
 
 HEADS_KEY = "heads"
@@ -493,3 +504,23 @@ def check_step(v: View) -> None:
             st.caption(t("multi_head.torch_version", version=check.version))
         link(ctx, "masking")
         link(ctx, "kv_cache")
+
+
+# Ask the class -----------------------------------------------------------------------------
+# The page's opening settings (h = 2, d_model = 8, seed 42, the lesson's embeddings, which
+# depend on a token's position only, so both languages' six-token opening sentences give the
+# same heads): does each query's favourite key agree between the heads?
+AGREE_OPTIONS = ("all", "some", "none")
+
+
+def _ask_agree_truth() -> Truth:
+    tokens = tokenize(LESSON_TEXT)
+    x = embed_tokens(tokens, D_MODEL.default, EMBED.default, SEED.default, POSITIONS.default)
+    view = compute(x, D_MODEL.default, DEFAULT_HEADS, SEED.default)
+    return Truth(right=frozenset({head_agreement(view.trace.weights)}))
+
+
+ASK_AGREE = Question(
+    "multi_head.agree", "choice", _ask_agree_truth, choices("multi_head.ask.agree", AGREE_OPTIONS)
+)
+QUESTIONS = (ASK_AGREE,)

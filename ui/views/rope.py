@@ -15,7 +15,7 @@ import numpy as np
 import streamlit as st
 
 import core.llama as llama
-from core.findings.rope import PairTurn, Rotation, diagonal_spread, pair_turn
+from core.findings.rope import PairTurn, Rotation, diagonal_spread, pair_turn, score_depends_on
 from core.findings.rope import rotation as rope_rotation
 from core.rope import (
     absolute_score_grid,
@@ -31,6 +31,7 @@ from ui.context import PageContext
 from ui.i18n import Translator
 from ui.notes import grouped, num, power_of_ten, sci
 from ui.params import Choice, Int, Text, number, select, slider, text
+from ui.questions import Question, Truth, choices
 from ui.sentence import more_box
 from ui.steps import Controls, Got, View
 from ui.turns import model_turn
@@ -721,3 +722,21 @@ def model_notice(ctx: PageContext, cfg: llama.LlamaConfig, r: Rotation, n: int) 
             d=cfg.d_head,
         ),
     ]
+
+
+# Ask the class -----------------------------------------------------------------------------
+# Step 1's opening settings (the toy q and k, base 10 000, q at 5, k at 2, both shifted by
+# 100): does the score depend on the positions themselves or only on how far apart they are?
+DEPENDS_OPTIONS = ("offset", "absolute", "neither")
+
+
+def _ask_depends_truth() -> Truth:
+    toy = Toy(float(BASE.default), SEED.default)
+    turn = pair_view(toy, PAIR.default, M.default, N.default, SHIFT.default)
+    return Truth(right=frozenset({score_depends_on(turn)}))
+
+
+ASK_DEPENDS = Question(
+    "rope.depends", "choice", _ask_depends_truth, choices("rope.ask.depends", DEPENDS_OPTIONS)
+)
+QUESTIONS = (ASK_DEPENDS,)

@@ -23,6 +23,7 @@ from core.experiments import (
 from core.findings.scaling import (
     RowSummary,
     gradient_finding,
+    saturation_trend,
     score_finding,
     summarize_rows,
     variance_finding,
@@ -34,6 +35,7 @@ from ui.exports import export_panel
 from ui.i18n import Translator
 from ui.notes import untrained
 from ui.params import Choice, Flag, Int, number, options_of, select, slider, toggle
+from ui.questions import Question, Truth, choices
 from ui.sentence import Sentence, sentence_controls
 from ui.steps import Controls, Got, View
 
@@ -542,3 +544,24 @@ def gradient(v: View) -> None:
         )
     v.notice(gradient_notices(t, raw, scaled, cfg.n_keys, v.presenter))
     v.export("scaling_gradient", shown, arrays=curve_arrays(raw, scaled, "jacobian_norm"))
+
+
+# Ask the class -----------------------------------------------------------------------------
+# Without ÷√d_k, what does a softmax row of the page's N_KEYS random scores do as d_k grows
+# from D_KS[0] to D_KS[-1]? Asked on the experiments' default seed and row length (the
+# saturation curves of step 3), whatever the sliders show.
+SATURATION_OPTIONS = ("same", "flatter", "peakier")
+
+
+def _ask_saturation_truth() -> Truth:
+    raw, _ = saturation_data(N_KEYS.default, EXP_SEED.default)
+    return Truth(right=frozenset({saturation_trend(raw)}))
+
+
+ASK_SATURATION = Question(
+    "scaling.saturation",
+    "choice",
+    _ask_saturation_truth,
+    choices("scaling.ask.saturation", SATURATION_OPTIONS),
+)
+QUESTIONS = (ASK_SATURATION,)

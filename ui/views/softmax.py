@@ -17,7 +17,13 @@ import pandas as pd
 import streamlit as st
 
 import core
-from core.findings.softmax import NaiveBreak, mask_effect, naive_break, temperature_effect
+from core.findings.softmax import (
+    NaiveBreak,
+    mask_effect,
+    naive_break,
+    row_shape,
+    temperature_effect,
+)
 from core.masks import row_sums
 from core.softmax_numerics import (
     EXP_OVERFLOW,
@@ -33,6 +39,7 @@ from ui.context import PageContext
 from ui.i18n import Translator
 from ui.notes import untrained
 from ui.params import Choice, Float, Int, Text, select, slider, text
+from ui.questions import Question, Truth, choices
 from ui.safe import plain
 from ui.sentence import LESSON_TEXT
 from ui.steps import Controls, Got, View
@@ -722,3 +729,20 @@ def stability_notices(t: Translator, sweep: dict[str, object], stable_p: np.ndar
             limit=charts.fmt(EXP_UNDERFLOW, 2),
         )
     return [broke, t("softmax.notice_stable", s=num(total(stable_p)), nan=t("softmax.nan"))]
+
+
+# Ask the class -----------------------------------------------------------------------------
+# Cool logits A (their default) to the slider's lowest temperature: what is left of the row?
+COLD_OPTIONS = ("one_hot", "uniform", "unchanged", "zero")
+
+
+def _ask_cold_truth() -> Truth:
+    logits = np.asarray(parse_logits(LOGITS_A.default), dtype=float)
+    cold = core.softmax(logits, temperature=TEMPERATURE.lo)
+    return Truth(right=frozenset({row_shape(cold, core.softmax(logits))}))
+
+
+ASK_COLD = Question(
+    "softmax.cold", "choice", _ask_cold_truth, choices("softmax.ask.cold", COLD_OPTIONS)
+)
+QUESTIONS = (ASK_COLD,)

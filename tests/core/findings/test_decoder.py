@@ -86,3 +86,13 @@ def test_growth_expected_and_measured():
     assert g.expected == pytest.approx(1.2) and g.grew == pytest.approx(1.2) and g.seen
     assert not found.growth(10, [100.0, 105.0]).seen  # 1.05 < GREW
     assert found.growth(10, [100.0]) is None
+
+
+def test_mean_row_averages_a_querys_row_over_every_layer_and_head():
+    w = causal_weights(3, 2, 5)
+    row = found.mean_row(w, 3)
+    by_hand = sum(w[layer, head, 3] for layer in range(3) for head in range(2)) / 6
+    np.testing.assert_allclose(row, by_hand, atol=1e-15)
+    assert row.sum() == pytest.approx(1.0) and np.all(row[4:] == 0)  # causal: none after
+    assert row.dtype == np.float64
+    assert found.mean_row(w.astype(np.float32), 3).dtype == np.float64

@@ -3,7 +3,7 @@
 import numpy as np
 
 from core import causal_mask, decode_trace, scaled_dot_product_attention
-from core.findings.kv_cache import step_vs_full_diff, step_work
+from core.findings.kv_cache import projections, step_vs_full_diff, step_work
 from core.kv_cache import decode_costs
 
 
@@ -26,3 +26,21 @@ def test_step_work_by_hand_saves_nothing_on_the_first_step():
     assert not first.saves and first.ratio == 1.0
     assert (last.with_cache, last.without_cache, last.cache_floats) == (12, 30, 6)
     assert last.saves and last.ratio == 2.5
+
+
+def test_projections_once_per_token_with_the_cache_the_whole_prefix_without():
+    p = projections(9)
+    assert (p.with_cache, p.without_cache) == (9, 45)
+    assert p.ratio == 5.0
+    assert projections(1).ratio == 1.0  # one token: nothing to reuse
+
+
+def test_projections_are_the_projection_work_decode_costs_counts():
+    n, d_model, d_k, d_v = 12, 16, 4, 3
+    costs, p = decode_costs(n, d_model, d_k, d_v), projections(n)
+    prefix = np.arange(1, n + 1)
+    per_token = d_model * (2 * d_k + d_v)
+    with_ = costs.with_cache - prefix * (d_k + d_v)  # minus scoring and mixing
+    without = costs.without_cache - prefix * (prefix + 1) // 2 * (d_k + d_v)
+    assert with_.sum() == p.with_cache * per_token
+    assert without.sum() == p.without_cache * per_token

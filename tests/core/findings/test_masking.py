@@ -14,6 +14,7 @@ from core.findings.masking import (
     masked_weight_max,
     max_row_spread,
     vector_norms,
+    visible_keys,
 )
 from core.masks import (
     LARGE_NEGATIVE,
@@ -105,3 +106,11 @@ def test_compare_fills_in_float64_parts_the_uniform_row_from_the_zero_row():
     np.testing.assert_array_equal(fv.blank_weight, [0.0, 0.25])
     np.testing.assert_allclose(fv.blank_out, [0.0, math.sqrt(2)])
     assert fv.agree  # nothing masked: both fills give the same weights
+
+
+def test_visible_keys_counts_what_a_query_may_attend_to():
+    causal = causal_mask(6)
+    assert [visible_keys(causal, i) for i in range(6)] == [1, 2, 3, 4, 5, 6]
+    padded = combine_masks(6, True, padded_valid(4, 2, "right"))
+    assert [visible_keys(padded, i) for i in range(6)] == [1, 2, 3, 4, 4, 4]
+    assert visible_keys(np.ones((3, 3), dtype=bool), 0) == 3

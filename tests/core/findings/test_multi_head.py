@@ -3,7 +3,7 @@ most, against their average."""
 
 import numpy as np
 
-from core.findings.multi_head import head_focus, head_picks, most_disputed_query
+from core.findings.multi_head import head_agreement, head_focus, head_picks, most_disputed_query
 
 
 def test_head_focus_reports_each_heads_top_key_and_weight():
@@ -45,3 +45,21 @@ def test_head_picks_of_even_heads_agree_and_are_flat():
     found = head_picks(np.full((3, 4, 4), 0.25))
     assert found.query == 0 and found.agree and found.flat
     assert found.best == 0.25 and found.average_key == 0
+
+
+def rows_on(keys: list[list[int]], n: int = 3) -> np.ndarray:
+    """Weights ``(h, n_q, n)`` whose favourite keys are ``keys[head][query]``."""
+    w = np.full((len(keys), len(keys[0]), n), 0.1)
+    for h, row in enumerate(keys):
+        for q, k in enumerate(row):
+            w[h, q, k] = 0.8
+    return w
+
+
+def test_head_agreement_counts_the_queries_where_every_head_picks_the_same_key():
+    assert head_agreement(rows_on([[0, 1, 2], [0, 1, 2]])) == "all"
+    assert head_agreement(rows_on([[0, 1, 2], [0, 2, 1]])) == "some"
+    assert head_agreement(rows_on([[0, 1, 2], [1, 2, 0]])) == "none"
+    # three heads: two agreeing is not every head
+    assert head_agreement(rows_on([[0, 1], [0, 1], [2, 1]])) == "some"
+    assert head_agreement(rows_on([[0, 1, 2]])) == "all"  # one head agrees with itself

@@ -1,12 +1,20 @@
 """core/findings/rope.py: the spread of a score grid's diagonals (none with rotary
 positions, some with absolute ones), one pair turning, and a model's rotation checked."""
 
+from dataclasses import replace
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import rope_angles, rope_rotate
-from core.findings.rope import diagonal_spread, pair_shift, pair_turn, rotation
+from core.findings.rope import (
+    diagonal_spread,
+    pair_shift,
+    pair_turn,
+    rotation,
+    score_depends_on,
+)
 from core.rope import (
     absolute_score_grid,
     pair_scores,
@@ -73,3 +81,16 @@ def test_rotation_of_queries_turned_by_core_is_exact():
     assert np.allclose(r.shift, pair_shift(before, after)) and (r.shift[0] == 0).all()
     assert np.allclose(r.turns, rope_turns(8, 100.0, 6))
     assert r.slow == rope_slow_pairs(8, 100.0, 6)
+
+
+def test_score_depends_on_the_offset_under_rope():
+    q, k = toy_qk(64, 42)
+    assert score_depends_on(pair_turn(q, k, 0, 5, 2, 100, 1e4)) == "offset"
+    assert score_depends_on(pair_turn(q, k, 3, 40, 7, 333, 100.0)) == "offset"
+
+
+def test_score_depends_on_reads_the_shift_and_the_step():
+    turn = pair_turn(*toy_qk(8, 1), 0, 5, 2, 100, 1e4)
+    assert score_depends_on(replace(turn, scores=(1.0, 1.5, 2.0))) == "absolute"
+    assert score_depends_on(replace(turn, scores=(1.0, 1.0, 1.0))) == "neither"
+    assert score_depends_on(replace(turn, scores=(1.0, 1.0 + 1e-12, 2.0))) == "offset"

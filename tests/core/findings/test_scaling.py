@@ -8,12 +8,14 @@ from core.experiments import (
     ScoreComparison,
     compare_scaling,
     even_row_norms,
+    saturation_curves,
     variance_experiment,
 )
 from core.findings.scaling import (
     RowSummary,
     gradient_finding,
     peaked_rows,
+    saturation_trend,
     score_finding,
     summarize_rows,
     variance_finding,
@@ -93,3 +95,24 @@ def test_gradient_finding_is_weak_below_a_quarter_and_compares_with_an_even_row(
     assert found.weak and found.even == even and found.above_even
     mild = gradient_finding(_curve([0.3, 0.2]), _curve([0.3, 0.3]), 8)
     assert not mild.weak and not mild.above_even
+
+
+def curve_of(top: list[float]) -> SaturationCurve:
+    """A saturation curve whose mean top weight is ``top`` (the rest does not matter here)."""
+    d = np.arange(1, len(top) + 1)
+    zeros = np.zeros(len(top))
+    return SaturationCurve(d, np.array(top), zeros, zeros)
+
+
+def test_saturation_trend_names_where_the_top_weight_goes_by_the_margin():
+    assert saturation_trend(curve_of([0.3, 0.6, 0.95])) == "peakier"
+    assert saturation_trend(curve_of([0.9, 0.5, 0.4])) == "flatter"
+    assert saturation_trend(curve_of([0.30, 0.9, 0.35])) == "same"  # the ends decide
+    assert saturation_trend(curve_of([0.30, 0.40]), margin=0.1) == "peakier"
+    assert saturation_trend(curve_of([0.30, 0.39]), margin=0.1) == "same"
+
+
+def test_saturation_trend_of_the_real_curves_unscaled_peaks_scaled_stays():
+    raw, scaled = saturation_curves([1, 8, 64, 512], n_keys=8, n_trials=200, seed=0)
+    assert saturation_trend(raw) == "peakier"
+    assert saturation_trend(scaled) == "same"

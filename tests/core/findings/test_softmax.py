@@ -4,7 +4,13 @@ naive softmax first breaks."""
 import numpy as np
 import pytest
 
-from core.findings.softmax import first_nonfinite_row, mask_effect, naive_break, temperature_effect
+from core.findings.softmax import (
+    first_nonfinite_row,
+    mask_effect,
+    naive_break,
+    row_shape,
+    temperature_effect,
+)
 from core.softmax_numerics import EXP_OVERFLOW, EXP_UNDERFLOW, mask_last, softmax
 
 
@@ -79,3 +85,21 @@ def test_naive_break_of_very_negative_logits_is_an_underflow():
 def test_naive_break_of_small_logits_never_happens():
     found = naive_break([0.5, 0.1], np.arange(1, 11))
     assert found == found.__class__(-1, 0.0, 0.0, False)
+
+
+def test_row_shape_names_what_a_temperature_left_of_a_row():
+    x = np.array([2.0, 1.0, 0.1])
+    at_one = softmax(x)
+    assert row_shape(softmax(x, temperature=0.05), at_one) == "one_hot"
+    assert row_shape(softmax(x, temperature=1e4), at_one) == "uniform"
+    assert row_shape(softmax(x, temperature=1.0), at_one) == "unchanged"
+    assert row_shape(softmax(x, temperature=2.0), at_one) == "other"
+    masked = np.full(3, -np.inf)
+    assert row_shape(softmax(masked), softmax(masked)) == "zero"  # a fully masked row
+
+
+def test_row_shape_needs_a_row_within_the_gap():
+    at_one = np.array([0.5, 0.3, 0.2])
+    assert row_shape(np.array([0.9995, 0.0005, 0.0]), at_one) == "one_hot"
+    assert row_shape(np.array([0.99, 0.01, 0.0]), at_one) == "other"
+    assert row_shape(np.array([0.99, 0.01, 0.0]), at_one, gap=0.02) == "one_hot"
