@@ -482,7 +482,7 @@ def _revealed(
         st.warning(t("ask.no_model"), icon=":material/error:")
         return
     spec = results_chart(t, question, options, rounds, truth, big=ctx.presenter)
-    room = charts.Room(1100, 560) if ctx.presenter else charts.Room(360, 640)
+    room = charts.Room(1500, 640) if ctx.presenter else charts.Room(360, 640)
     charts.show(ctx, spec, space=room)
     st.markdown(_truth_line(t, question, options, truth))
     if mine is not None:
@@ -544,9 +544,8 @@ def results_chart(
         series.append(name)
         for o in options:
             weight = float(truth.weights.get(o.id, 0.0))
-            rows.append(
-                {"series": name, "label": shown[o.id], "share": weight, "text": f"{weight:.0%}"}
-            )
+            text = f"{weight:.0%}" if weight >= 0.005 else ""  # no "0%" down the chart
+            rows.append({"series": name, "label": shown[o.id], "share": weight, "text": text})
     order = [*shown.values(), *([other] if any(r["label"] == other for r in rows) else [])]
     colors = [OTHER_COLOR, RIGHT_COLOR, "#123c45"][: len(rounds)] + [MODEL_COLOR] * bool(
         truth.weights

@@ -73,6 +73,10 @@ header[data-testid="stHeader"] [data-testid="stStatusWidget"] { display: none; }
   > [data-testid="stLayoutWrapper"] { flex-basis: 30rem; }
 [data-testid="stElementContainer"]:has(> [data-testid="stHtml"] .lab-slide-box) {
   display: none; }
+/* the lecturer's Ask the class (ui.ask) waits in the top right corner, beside the header's
+   empty space: it takes no room from the slide */
+[class*="st-key-ask_open_"] { position: fixed; top: 0.35rem; right: 1.2rem; z-index: 999990;
+  width: auto !important; }
 </style>
 """
 SLIDE = (1920, 1080)  # px: the projector a presenter step is laid out for
