@@ -194,8 +194,18 @@ class Database:
                 raise _mapped(error) from error
             return conn
         try:
+            # A server that stops answering (a hung host, a lost network) must not hold a
+            # student's screen: every statement ends within the timeout, and TCP keepalives
+            # find a dead peer within about 10 s; both surface as StoreUnavailable.
             return psycopg.connect(
-                self._url, connect_timeout=max(1, round(self._timeout)), autocommit=False
+                self._url,
+                connect_timeout=max(1, round(self._timeout)),
+                autocommit=False,
+                options=f"-c statement_timeout={round(self._timeout * 1000)}",
+                keepalives=1,
+                keepalives_idle=5,
+                keepalives_interval=2,
+                keepalives_count=3,
             )
         except psycopg.Error as error:
             raise _mapped(error) from error

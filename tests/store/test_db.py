@@ -183,6 +183,34 @@ def test_a_stopped_postgresql_is_unavailable_and_the_same_store_works_once_it_is
     store.disconnect()
 
 
+def test_a_postgresql_that_stops_answering_is_unavailable_within_the_timeout(
+    pg_server: PgServer,
+) -> None:
+    """A statement that waits (here on a lock another session holds, as on a hung server)
+    ends at the store's timeout as StoreUnavailable: a student's screen never hangs on it."""
+    import psycopg
+
+    pg_url = pg_server.new_database()
+    store = open_store(pg_url, timeout=1)
+    code = store.open_round("lecture", "q", ["a", "b"]).code
+    with psycopg.connect(pg_url) as holder:
+        holder.execute("LOCK TABLE answers IN ACCESS EXCLUSIVE MODE")  # held until the end
+        finished = threading.Event()
+
+        def answer() -> None:
+            with pytest.raises(StoreUnavailable):
+                store.answer(code, "s1", "a")
+            finished.set()
+
+        worker = threading.Thread(target=answer)
+        worker.start()
+        assert finished.wait(10), "the answer waited past ten times the timeout"
+        worker.join()
+        holder.rollback()
+    assert store.answer(code, "s1", "a").answer == "a"  # the lock gone: the store works
+    store.disconnect()
+
+
 def test_a_postgresql_that_is_not_running_is_unavailable_at_open(own_pg: PgServer) -> None:
     url = own_pg.new_database()
     own_pg.stop()
