@@ -166,7 +166,7 @@ def claim(ctx: PageContext) -> None:
     if hmac.compare_digest(raw.encode(), key.encode()):
         st.session_state["_lecturer"] = True
         _set_cookie(LECTURER_COOKIE, _token(key), days=30)
-        ctx.notices.success(ctx.t("ask.lecturer_on"), icon=":material/how_to_vote:")
+        st.toast(ctx.t("ask.lecturer_on"), icon=":material/how_to_vote:")
     else:
         ctx.warn(ctx.t("ask.bad_key"))
 
@@ -251,13 +251,16 @@ def join_address(ctx: PageContext) -> str:
     public = setup().public_url
     if public:
         return f"{public}/join"
-    host = st.context.headers.get("Host", "") or ""
+    headers = st.context.headers
+    host = headers.get("Host", "") or ""
+    forwarded = headers.get("X-Forwarded-Proto", "")
+    scheme = forwarded if forwarded in ("http", "https") else "http"  # nginx says which
     name, _, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
     if not _loopback(name):
-        return f"http://{host}/join"
+        return f"{scheme}://{host}/join"
     lan = _lan_address()
     port = port or str(st.get_option("server.port"))
-    return f"http://{lan or name or '127.0.0.1'}:{port}/join"
+    return f"{scheme}://{lan or name or '127.0.0.1'}:{port}/join"
 
 
 def _loopback(name: str) -> bool:
@@ -302,7 +305,12 @@ def on_step(ctx: PageContext, question: Question, place: DeltaGenerator) -> bool
     if not ctx.presenter or not is_lecturer():
         return False
     with place:
-        info = _asked(question) if st.session_state.get("_ask_shown") == question.id else None
+        # this session's choice; None before any: a round of this question that takes
+        # answers comes back by itself (the lecturer's page reloaded, a new replica)
+        shown = st.session_state.get("_ask_shown")
+        info = _asked(question) if shown in (None, question.id) else None
+        if info is not None and shown is None and not info[2].is_open:
+            info = None
         if info is None:
             st.button(
                 ctx.t("ask.ask"),
@@ -340,7 +348,6 @@ def _asked(question: Question) -> tuple[Store, str, RoundInfo] | None:
         st.session_state["_ask_failed"] = "unavailable"
         return None
     if info is None or info.question != question.id:
-        st.session_state.pop("_ask_shown", None)
         return None
     return store, code, info
 
@@ -349,7 +356,7 @@ def _lecturer_act(action: str, question: Question) -> None:
     """A lecturer's button: *Ask* (open the question's last round, or round 1; its answers
     are kept), *Vote again*, *Reveal*, or *Back to the chart* (the round stays as it is)."""
     if action == "back":
-        st.session_state.pop("_ask_shown", None)
+        st.session_state["_ask_shown"] = ""  # chosen: the chart, until Ask again
         return
     store = _store_quietly()
     try:

@@ -11,7 +11,7 @@ import socket
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -52,20 +52,25 @@ def _free_port() -> int:
 
 
 class Server:
-    """A headless Streamlit server for the app, on a free loopback port."""
+    """A headless Streamlit server for the app, on a free loopback port (or ``port``: a
+    restart on the same address), with ``env`` added to its environment (e.g. the class's
+    data directory, ``ATTENTION_LAB_DATA``)."""
 
-    def __init__(self) -> None:
-        self.port = _free_port()
+    def __init__(self, env: Mapping[str, str] | None = None, port: int | None = None) -> None:
+        self.port = port or _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         # The server's log goes to a file: a pipe that nobody reads fills up (64 KB) and then
         # blocks the server on its next log line, and every later page load times out.
         LOGS.mkdir(parents=True, exist_ok=True)
         self.log = LOGS / f"streamlit-{self.port}.log"
-        with self.log.open("wb") as log:
+        with self.log.open("ab" if port else "wb") as log:  # a restart adds to its log
             options = ["--server.port", str(self.port), "--server.address", "127.0.0.1"]
             options += ["--server.headless", "true", "--browser.gatherUsageStats", "false"]
             command = [sys.executable, "-m", "streamlit", "run", "dashboard.py", *options]
-            self.proc = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+            environ = None if env is None else os.environ | dict(env)
+            self.proc = subprocess.Popen(
+                command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=environ
+            )
         # Imported here: bench scripts import this file, and tests/conftest.py pins BLAS to
         # one thread on import (their servers would inherit it).
         from tests.conftest import wait_until
