@@ -621,8 +621,8 @@ def join(ctx: PageContext) -> None:
     """The student's page: the join code (typed, or from the QR code's address), then the
     question the lecturer has open, live."""
     st.html(JOIN_CSS)
-    st.title(ctx.t("ask.title"))
-    st.markdown(ctx.t("ask.intro"))
+    st.title(ctx.t("join.title"))
+    st.markdown(ctx.t("join.intro"))
     store = the_store(ctx)
     if store is None:
         return

@@ -77,7 +77,7 @@ def test_a_student_joins_by_typing_the_code_in_their_language(store: Store, lang
     t = Translator(lang)
     at = open_page(JOIN, lang=lang)
     assert not at.exception
-    assert at.title[0].value == t("ask.title")
+    assert at.title[0].value == t("join.title")
     at.text_input(key="ask_code_box").set_value(code.lower())
     at.button[0].click().run()
     assert not at.exception
