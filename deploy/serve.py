@@ -10,6 +10,16 @@
     deploy/serve --role proxy --port 80 --address 0.0.0.0 \\
         --upstream 10.0.0.2:8601,10.0.0.2:8602,10.0.0.3:8601,10.0.0.3:8602
 
+The class's answers (Ask the class) go to the store every replica opens: SQLite in the data
+directory (``--data-dir``) or PostgreSQL (``--store postgresql://…``, or
+``$ATTENTION_LAB_STORE``: a password on a command line is visible to every user of the
+machine). deploy/serve checks the store with ``python -m store check`` before it starts
+anything, hands ``--data-dir``, ``--store`` and ``--public-url`` to every replica in its
+environment (``ATTENTION_LAB_DATA``, ``ATTENTION_LAB_STORE``, ``ATTENTION_LAB_PUBLIC_URL``),
+and once all are healthy prints where the data lives (a URL without its password) and the
+lecturer's link. A detached supervisor gets the store URL in its environment, never on
+its command line.
+
 Each replica is ``streamlit run dashboard.py`` from the project's ``.venv`` on
 ``--replica-address`` (loopback unless told) and ports ``--port`` + 1, + 2, ... nginx (the
 Debian package) listens on ``--address:--port`` with a config made from
@@ -40,8 +50,9 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -58,6 +69,10 @@ TICK = 0.2  # how often the supervisor looks at its processes (s)
 # then tried again. Short, so a restarted replica gets its new students back soon; a
 # refused connection costs nothing, and a silent host at most proxy_connect_timeout.
 HEALTH = "max_fails=2 fail_timeout=5s"
+# What the app reads, in every replica's environment (store/datadir.py, store/__main__.py).
+DATA_ENV = "ATTENTION_LAB_DATA"
+STORE_ENV = "ATTENTION_LAB_STORE"
+PUBLIC_ENV = "ATTENTION_LAB_PUBLIC_URL"
 
 
 @dataclass(frozen=True)
@@ -404,6 +419,8 @@ class Supervisor:
     url: str
     remote: list[str]
     stopping: threading.Event = field(default_factory=threading.Event)
+    where: list[str] = field(default_factory=list)  # where the class's answers live
+    key: str = ""  # the lecturer key (roles all and replicas)
 
     def spawn(self, child: Child) -> None:
         with child.log.open("ab") as out:
@@ -524,6 +541,44 @@ class Supervisor:
                 c.down_since = None
 
 
+def check_store(python: str, env: Mapping[str, str]) -> tuple[list[str], str]:
+    """Open (and create) the class's store as the replicas will, with their environment,
+    and read the lecturer key: (``python -m store check``'s lines, the key). Stops with the
+    store's one-line reason if it cannot be used (nothing is started yet)."""
+    said = []
+    for action in ("check", "key"):
+        try:
+            done = subprocess.run(
+                [python, "-m", "store", action],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        except subprocess.TimeoutExpired:
+            message = f"the store did not answer within 60 s (python -m store {action})"
+            raise SystemExit(message) from None
+        if done.returncode:
+            last = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+            raise SystemExit(f"the store cannot be used: {last[0]}")
+        said.append(done.stdout.strip())
+    return said[0].splitlines(), said[1]
+
+
+def lecturer_line(args: argparse.Namespace, url: str, key: str) -> str:
+    """What the lecturer opens once to present (and becomes the lecturer): the link on the
+    front (``--public-url`` if given, else nginx's address), the key alone on an app host
+    (``--role replicas``: the front's address is not known here), the link without its key
+    on the front of several hosts (``--role proxy``: the key is kept on the app hosts)."""
+    base = args.public_url.rstrip("/") + "/" if args.public_url else url
+    if args.role == "replicas":
+        return f"lecturer key: {key}  (the lecturer opens <the front>/?present=1&key=<key> once)"
+    if args.role == "proxy":
+        return f"lecturer: {base}?present=1&key=<the key: python -m store key on an app host>"
+    return f"lecturer: {base}?present=1&key={urllib.parse.quote(key, safe='')}"
+
+
 def plan(args: argparse.Namespace, run_dir: Path) -> Supervisor:
     """Check the ports and tools, write nginx's config; the supervisor that will run it."""
     first = args.replica_port or args.port + 1
@@ -539,6 +594,8 @@ def plan(args: argparse.Namespace, run_dir: Path) -> Supervisor:
     python = args.python or str(ROOT / ".venv" / "bin" / "python")
     if not os.access(python, os.X_OK):
         raise SystemExit(f"{python} not found: run the README's set-up command first")
+    env = replica_env(args)
+    where, key = check_store(python, env) if args.role != "proxy" else ([], "")
     make_run_dir(run_dir)
     children = []
     for i, port in enumerate(ports, 1):
@@ -570,21 +627,34 @@ def plan(args: argparse.Namespace, run_dir: Path) -> Supervisor:
             args.address if args.address not in ("0.0.0.0", "::") else "<this machine's address>"
         )
         url = f"http://{f'[{shown}]' if ':' in shown else shown}:{args.port}/"
-    # One cookie secret for all replicas (and all their restarts), so a session that fails
-    # over keeps a valid XSRF cookie: random per start, or the environment's (the same on
-    # every host of a multi-host class). Only in the children's environment, never on a
-    # command line or on disk. One BLAS thread per replica: the replicas are the
-    # parallelism, and a multi-threaded OpenBLAS shared by a class's concurrent reruns
-    # fights itself for the cores (measured with the real-model pages on this 2-core
-    # machine: a 16-token SmolLM2 forward took 3.8 s of CPU with default threads under
-    # load vs 0.16 s with one).
+    return Supervisor(args, run_dir, children, env, url, remote, where=where, key=key)
+
+
+def replica_env(args: argparse.Namespace) -> dict[str, str]:
+    """The replicas' environment: this one, the store settings, one cookie secret, one
+    BLAS thread.
+
+    One cookie secret for all replicas (and all their restarts), so a session that fails
+    over keeps a valid XSRF cookie: random per start, or the environment's (the same on
+    every host of a multi-host class). It and the store URL (which may hold a password)
+    are only in the children's environment, never on a command line or on disk. One BLAS
+    thread per replica: the replicas are the parallelism, and a multi-threaded OpenBLAS
+    shared by a class's concurrent reruns fights itself for the cores (measured with the
+    real-model pages on this 2-core machine: a 16-token SmolLM2 forward took 3.8 s of CPU
+    with default threads under load vs 0.16 s with one).
+    """
     env = os.environ | {
         "STREAMLIT_SERVER_COOKIE_SECRET": os.environ.get("STREAMLIT_SERVER_COOKIE_SECRET")
         or secrets.token_hex(32),
         "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1"),
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+        STORE_ENV: args.store or "",
     }
-    return Supervisor(args, run_dir, children, env, url, remote)
+    if args.data_dir:
+        env[DATA_ENV] = str(args.data_dir)
+    if args.public_url:
+        env[PUBLIC_ENV] = args.public_url
+    return env
 
 
 def identify(args: argparse.Namespace) -> str:
@@ -609,7 +679,7 @@ def start(args: argparse.Namespace, run_dir: Path, argv: Sequence[str]) -> int:
             f"already running ({run_dir}); stop it first: deploy/serve stop {identify(args)}"
         )
     if not args.foreground:
-        return launch_detached(argv)
+        return launch_detached(argv, args)
     supervisor = plan(args, run_dir)
 
     def ready() -> None:
@@ -629,6 +699,15 @@ def start(args: argparse.Namespace, run_dir: Path, argv: Sequence[str]) -> int:
                 f"run dir {run_dir})",
                 flush=True,
             )
+        for line in supervisor.where:  # from python -m store check: no password in it
+            print(line, flush=True)
+        print(lecturer_line(args, supervisor.url, supervisor.key), flush=True)
+        if args.role == "replicas":
+            print(
+                "every app host behind one front needs the same --store postgresql://… "
+                "and the same lecturer.key in its data directory",
+                flush=True,
+            )
         if args.detached:
             print(f"stop with: deploy/serve stop {identify(args)}", flush=True)
             print(f"the supervisor (pid {os.getpid()}) logs to {run_dir / 'serve.log'}", flush=True)
@@ -644,12 +723,18 @@ def start(args: argparse.Namespace, run_dir: Path, argv: Sequence[str]) -> int:
     return supervisor.start(ready)
 
 
-def launch_detached(argv: Sequence[str]) -> int:
+def launch_detached(argv: Sequence[str], args: argparse.Namespace) -> int:
     """Run the supervisor in a session of its own (it outlives this command and the
-    terminal); echo what it says until it is ready or gives up."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), *argv, "--foreground", "--detached"]
+    terminal); echo what it says until it is ready or gives up. The store URL and the data
+    directory (made absolute: the supervisor runs in the repository) go to it in its
+    environment, not on its command line (``ps`` shows that to everyone)."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), *without_store(argv)]
+    cmd += ["--foreground", "--detached"]
     streams = {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
-    child = subprocess.Popen(cmd, cwd=ROOT, **streams, text=True, start_new_session=True)
+    env = os.environ | {STORE_ENV: args.store or ""}
+    if args.data_dir:
+        env[DATA_ENV] = str(args.data_dir)
+    child = subprocess.Popen(cmd, cwd=ROOT, env=env, **streams, text=True, start_new_session=True)
     ready = False
     try:
         assert child.stdout is not None
@@ -663,6 +748,22 @@ def launch_detached(argv: Sequence[str]) -> int:
         child.terminate()
         child.wait(timeout=60)
         return 130
+
+
+def without_store(argv: Sequence[str]) -> list[str]:
+    """``argv`` without ``--store`` and ``--data-dir`` and their values (``--store URL``,
+    ``--store=URL``, or an abbreviation argparse accepts: ``--st``, ``--da`` up)."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        name, eq, _ = arg.partition("=")
+        if len(name) >= 4 and ("--store".startswith(name) or "--data-dir".startswith(name)):
+            skip = not eq
+            continue
+        out.append(arg)
+    return out
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -702,6 +803,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--timeout", type=float, default=120.0, help="seconds to become healthy (%(default)s)"
     )
+    data_help = (
+        "the data directory: the SQLite store and the lecturer key (default: "
+        "$ATTENTION_LAB_DATA or ~/.local/share/attention-lab)"
+    )
+    p.add_argument("--data-dir", type=Path, default=None, help=data_help)
+    store_help = (
+        "the store: postgresql://… (default: $ATTENTION_LAB_STORE, better for a password; "
+        "unset: SQLite in the data directory)"
+    )
+    p.add_argument("--store", default=None, metavar="URL", help=store_help)
+    public_help = "the address students type, e.g. http://10.0.0.5:8080 (the app shows it)"
+    p.add_argument("--public-url", default=None, metavar="URL", help=public_help)
     p.add_argument("--foreground", action="store_true", help="stay; Ctrl-C stops everything")
     p.add_argument("--detached", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -715,6 +828,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         p.error("--role proxy needs the replicas' addresses: --upstream ADDR:PORT[,...]")
     if args.role == "replicas" and args.upstream:
         p.error("--upstream is for nginx: not with --role replicas")
+    args.store = (os.environ.get(STORE_ENV, "") if args.store is None else args.store).strip()
+    args.store = args.store or None
+    if args.data_dir:
+        args.data_dir = args.data_dir.expanduser().absolute()
+    args.public_url = args.public_url or os.environ.get(PUBLIC_ENV) or None
+    if args.public_url:
+        public = urllib.parse.urlsplit(args.public_url)
+        if public.scheme not in ("http", "https") or not public.hostname:
+            p.error(
+                f"--public-url: an address such as http://10.0.0.5:8080, not {args.public_url!r}"
+            )
     return args
 
 

@@ -7,9 +7,13 @@ included, reached one replica, and that Streamlit's own JS came from nginx itsel
 whose replica is SIGKILLed comes back, in Chromium, with its controls and answers them
 again (the supervisor restarts the replica). Two "hosts" on loopback (127.0.0.2 and
 127.0.0.3, replicas only) behind an nginx-only deploy/serve share a class and one takes
-over when the other is lost. Every address is checked to be in 127.0.0.0/8 before any
-traffic goes to it. nginx is Debian's package; without it the tests are skipped locally
-and fail under CI.
+over when the other is lost. The class's store: one that cannot be used (a data directory
+that cannot be written, a PostgreSQL that cannot be reached) stops the start with one line
+before anything starts; the replicas get the data directory, the store URL and the public
+address in their environment, the lecturer a link (a key on an app host), and a store
+URL's password is in no output, file or command line. Every address is checked to be in
+127.0.0.0/8 before any traffic goes to it. nginx is Debian's package; without it the tests
+are skipped locally and fail under CI.
 """
 
 import argparse
@@ -32,8 +36,10 @@ from pathlib import Path
 import pytest
 from websockets.sync.client import connect as ws_connect
 
+from store import STORE_FILE, lecturer_key
 from tests.conftest import wait_until
 from tests.e2e.conftest import ROOT, no_error_on_screen, wait_idle
+from tests.store.conftest import start_pg_server
 from ui.i18n import Translator
 
 SERVE = ROOT / "deploy" / "serve"
@@ -510,3 +516,110 @@ def test_two_hosts_share_a_class_and_one_takes_over_when_the_other_is_lost(tmp_p
             _serve("stop", "--run-dir", str(run_dir))
     assert not _listening(port), "stop ends nginx"
     assert not any(_listening(replica_port, h) for h in hosts), "and every replica"
+
+
+# -- the class's store: checked before anything starts, handed to every replica ----------
+
+
+def _environ(pid: int) -> dict[str, str]:
+    """The environment process ``pid`` was started with."""
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(entry.decode().split("=", 1) for entry in raw if b"=" in entry)
+
+
+def test_a_store_that_cannot_be_used_stops_the_start_with_one_line(tmp_path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    port = _free_ports(2)
+    run_dir = tmp_path / "deploy"
+    common = ["--replicas", "1", "--port", str(port), "--run-dir", str(run_dir)]
+    common += ["--python", sys.executable]
+    unwritable = str(tmp_path / "file" / "lab")  # under a regular file: not even root writes
+    closed = _closed_port()
+    for option, value, reason in (
+        ("--data-dir", unwritable, unwritable),
+        ("--store", f"postgresql://lab:hunter2@127.0.0.1:{closed}/lab", "PostgreSQL"),
+    ):
+        failed = _serve(*common, option, value)
+        said = failed.stdout + failed.stderr
+        assert failed.returncode == 1, said
+        assert len(said.strip().splitlines()) == 1, said
+        assert said.startswith("the store cannot be used: ") and reason in said
+        assert "hunter2" not in said and "Traceback" not in said
+        assert not run_dir.exists(), "nothing started, not even its run directory"
+        assert not any(_listening(p) for p in (port, port + 1))
+
+
+def test_the_replicas_get_the_data_directory_and_the_lecturer_a_link(tmp_path) -> None:
+    nginx = _nginx()
+    port = _free_ports(2)
+    data = tmp_path / "data"
+    common = ["--port", str(port), "--run-dir", str(tmp_path / "deploy")]
+    public = "http://10.0.0.5:8080"  # only printed and handed over: nothing is sent there
+    try:
+        tools = ["--nginx", nginx, "--python", sys.executable]
+        started = _serve(
+            "--replicas", "1", *common, *tools, "--data-dir", str(data), "--public-url", public
+        )
+        assert started.returncode == 0, started.stdout + started.stderr
+        lines = started.stdout.splitlines()
+        assert lines[0].startswith(f"ready: http://127.0.0.1:{port}/")
+        assert lines[1:4] == [
+            f"data directory: {data}",
+            f"store: SQLite {data / STORE_FILE} (schema version 1)",
+            f"lecturer: {public}/?present=1&key={lecturer_key(data)}",
+        ]
+        assert (data / STORE_FILE).is_file(), "the store was made before the replicas started"
+        env = _environ(_replicas(tmp_path / "deploy")[0]["pid"])
+        assert env["ATTENTION_LAB_DATA"] == str(data)
+        assert env["ATTENTION_LAB_PUBLIC_URL"] == public
+        assert env["ATTENTION_LAB_STORE"] == "", "no URL: SQLite in the data directory"
+        assert serve.healthy(f"http://{_loopback('127.0.0.1')}:{port}/_stcore/health")
+    finally:
+        stopped = _serve("stop", *common)
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+
+
+def test_a_store_url_reaches_the_replicas_but_its_password_is_never_shown(tmp_path) -> None:
+    nginx = _nginx()
+    pg = start_pg_server()  # trusts loopback: any password gets in
+    host = "127.0.0.2"
+    replica_port, port = _free_ports(1, (host,)), _free_ports(1)
+    url = pg.new_database().replace("postgresql://lab@", "postgresql://lab:hunter2@")
+    dirs = {name: tmp_path / name for name in ("host", "front")}
+    data = tmp_path / "data"
+    try:
+        only = ["--role", "replicas", "--replicas", "1", "--replica-address", _loopback(host)]
+        only += ["--replica-port", str(replica_port), "--run-dir", str(dirs["host"])]
+        store = ["--data-dir", str(data), "--store", url]
+        app_host = _serve(*only, "--python", sys.executable, *store)
+        said = app_host.stdout + app_host.stderr
+        assert app_host.returncode == 0, said
+        assert "hunter2" not in said
+        shown = url.replace(":hunter2@", ":***@")
+        assert f"store: PostgreSQL {shown} (schema version 1)" in said
+        assert f"lecturer key: {lecturer_key(data)}  (" in said, "the key, not a link"
+        state = json.loads((dirs["host"] / "state.json").read_text())
+        replica = _replicas(dirs["host"])[0]
+        assert _environ(replica["pid"])["ATTENTION_LAB_STORE"] == url, "the replica has it all"
+        for pid in (state["supervisor"], replica["pid"]):
+            assert b"hunter2" not in Path(f"/proc/{pid}/cmdline").read_bytes(), "not in ps"
+        for written in dirs["host"].iterdir():
+            if written.is_file():
+                assert "hunter2" not in written.read_text(errors="replace"), written
+
+        proxy = ["--role", "proxy", "--port", str(port), "--upstream", f"{host}:{replica_port}"]
+        tools = ["--nginx", nginx, "--python", sys.executable]
+        front = _serve(*proxy, "--run-dir", str(dirs["front"]), *tools)
+        assert front.returncode == 0, front.stdout + front.stderr
+        link = f"lecturer: http://127.0.0.1:{port}/?present=1&key=<the key: python -m store key"
+        assert link in front.stdout, "the front knows no key: the link's base"
+        assert "data directory" not in front.stdout, "the front has no store"
+        assert _get(f"http://{_loopback('127.0.0.1')}:{port}/_stcore/health")[0] == (
+            f"{host}:{replica_port}"
+        )
+    finally:
+        for run_dir in dirs.values():
+            _serve("stop", "--run-dir", str(run_dir))
+        pg.remove()
+    assert not _listening(port), "stop ends nginx"
+    assert not _listening(replica_port, host), "and the replica"
