@@ -15,7 +15,7 @@ student's join page (/join), on the store of :mod:`store` (SQLite or PostgreSQL)
   day, on every replica and after a restart.
 - **The student.** /join?code=… in their own language; an anonymous random id in a cookie
   (a reload keeps it); the question, their answer and, after the reveal, the class's
-  answers follow the store with a fragment that looks every :data:`POLL` s. Nothing a
+  answers follow the store with a fragment that looks every :data:`STUDENT_POLL` s. Nothing a
   student's session calls returns a count before the reveal (:mod:`store` refuses it).
 """
 
@@ -71,8 +71,12 @@ STORE_ENV = "ATTENTION_LAB_STORE"  # a postgresql:// URL (unset: SQLite in the d
 PUBLIC_ENV = "ATTENTION_LAB_PUBLIC_URL"  # the address students type (unset: guessed)
 STUDENT_COOKIE = "attention_lab_student"  # the student's anonymous id
 LECTURER_COOKIE = "attention_lab_lecturer"  # a token made from the lecturer key
-POLL = 1.0  # s between a live screen's looks at the store (a new question in sight < 2 s)
-SHARED_LOOK = 0.5  # s a process shares one look at a round among its students
+LECTURER_POLL = 1.0  # s between the lecturer's count's looks at the store
+# s between a student's screen's looks: every look reruns the screen's fragment, and at 1 s
+# 300 students needed 300 reruns a second where two replicas on two cores managed 160-200
+# (bench/load_votes.py: the count fell minutes behind); at 2 s both stores met the budget
+STUDENT_POLL = 2.0
+SHARED_LOOK = 0.25  # s a process shares one look at a round among its students
 CODE_TRIES = 6  # wrong join codes a session may type ...
 CODE_PAUSE = 60.0  # ... within this many seconds before it must wait
 STUDENT_ID = re.compile(r"[0-9a-f]{32}")
@@ -426,7 +430,7 @@ def _panel(ctx: PageContext, question: Question, store: Store, code: str, info: 
         st.image(qr_png(f"{address}?code={code}"), width=340)
 
 
-@st.fragment(run_every=POLL)
+@st.fragment(run_every=LECTURER_POLL)
 def _live_count(ctx: PageContext, store: Store, code: str) -> None:
     """The count of answers in the current round, as they arrive (not the distribution)."""
     with st.container(key="ask_count"):
@@ -687,9 +691,10 @@ def _shared_look(_store: Store, code: str, tick: int) -> RoundInfo | None:
     return _store.current(code)
 
 
-@st.fragment(run_every=POLL)
+@st.fragment(run_every=STUDENT_POLL)
 def _live(ctx: PageContext, store: Store, code: str, sid: str) -> None:
-    """The student's screen, following the store: waiting, the open question to answer,
+    """The student's screen, following the store (a new question is on it within
+    :data:`STUDENT_POLL` + :data:`SHARED_LOOK` s): waiting, the open question to answer,
     the closed round, or the revealed answers."""
     t = ctx.t
     try:
