@@ -147,3 +147,32 @@ def median_times(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
         wall.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
     return statistics.median(wall), statistics.median(cpu)
+
+
+def client_state(
+    tab: object,
+    widgets: Iterable[object],
+    fragment_id: str = "",
+    auto: bool = False,
+) -> object:
+    """A rerun request as Streamlit 1.67's frontend sends it, for a browser-less ``tab``
+    (its ``base`` URL, ``page`` name, ``query`` string and ``page_hash``, "" before the first
+    run names the page): the ``widgets``' states, a ``fragment_id`` for a fragment's rerun,
+    ``auto`` for one a ``run_every`` timer asked for."""
+    from streamlit.proto.ClientState_pb2 import ClientState
+
+    cs = ClientState()
+    cs.query_string = tab.query
+    cs.page_script_hash = tab.page_hash
+    if not tab.page_hash:
+        cs.page_name = tab.page
+    cs.widget_states.SetInParent()
+    cs.widget_states.widgets.extend(widgets)
+    if fragment_id:
+        cs.fragment_id = fragment_id
+    cs.is_auto_rerun = auto
+    ci = cs.context_info
+    ci.timezone, ci.timezone_offset, ci.locale = "UTC", 0, "en-US"
+    ci.url = f"{tab.base}/{tab.page}?{tab.query}"
+    ci.is_embedded, ci.color_scheme = False, "light"
+    return cs

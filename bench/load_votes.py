@@ -79,6 +79,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+import common
 import psycopg
 import websockets
 from load_class import SERVE, cpu_s, machine_busy_s
@@ -265,21 +266,8 @@ class Tab:
     def _state(
         self, fragment_id: str = "", extra: Sequence[WidgetState] = (), auto: bool = False
     ) -> ClientState:
-        cs = ClientState()
-        cs.query_string = self.query
-        cs.page_script_hash = self.page_hash
-        if not self.page_hash:
-            cs.page_name = self.page
-        cs.widget_states.SetInParent()
-        cs.widget_states.widgets.extend([*self.widgets.values(), *extra])
-        if fragment_id:
-            cs.fragment_id = fragment_id
-        cs.is_auto_rerun = auto
-        ci = cs.context_info
-        ci.timezone, ci.timezone_offset, ci.locale = "UTC", 0, "en-US"
-        ci.url = f"{self.base}/{self.page}?{self.query}"
-        ci.is_embedded, ci.color_scheme = False, "light"
-        return cs
+        widgets = [*self.widgets.values(), *extra]
+        return common.client_state(self, widgets, fragment_id, auto)
 
     async def send(self, cs: ClientState) -> bool:
         """Send one rerun request; False if the websocket is down (the browser drops it)."""

@@ -182,20 +182,7 @@ class Student:
     # -- script runs ---------------------------------------------------------------------
 
     def _state(self, widgets: Sequence[WidgetState], fragment_id: str = "") -> ClientState:
-        cs = ClientState()
-        cs.query_string = self.query
-        cs.page_script_hash = self.page_hash
-        if not self.page_hash:
-            cs.page_name = self.page
-        cs.widget_states.SetInParent()
-        cs.widget_states.widgets.extend(widgets)
-        if fragment_id:
-            cs.fragment_id = fragment_id
-        ci = cs.context_info
-        ci.timezone, ci.timezone_offset, ci.locale = "UTC", 0, "en-US"
-        ci.url = f"{self.base}/{self.page}?{self.query}"
-        ci.is_embedded, ci.color_scheme = False, "light"
-        return cs
+        return common.client_state(self, widgets, fragment_id)
 
     def _widgets(self) -> list[WidgetState]:
         out = []
