@@ -316,6 +316,11 @@ class Deployment:
     port: int
     run_dir: Path
     data: Path
+    store_url: str | None = None  # PostgreSQL's; None: SQLite in ``data``
+
+    def store(self) -> Store:
+        """A store of the test's own on the replicas' database."""
+        return open_store(self.store_url, self.data)
 
     def replicas(self) -> list[dict]:
         """deploy/serve's replicas now (state.json): name, pid, address, port, ..."""
@@ -330,26 +335,33 @@ def _serve(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture
-def deployment(chromium_path: Path, tmp_path: Path) -> Iterator[Deployment]:
+def deployment(
+    chromium_path: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Deployment]:
     """deploy/serve with two replicas behind nginx on 127.0.0.1, SQLite in the test's own
-    data directory (``ATTENTION_LAB_DATA``, inherited by the replicas); stopped at the end."""
+    data directory (``ATTENTION_LAB_DATA``, inherited by the replicas), or (indirect
+    parameter ``"postgres"``) a PostgreSQL server of the test's own; stopped at the end."""
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.access(nginx, os.X_OK):
         if os.environ.get("CI"):
             pytest.fail("nginx not found (apt-get install nginx)")
         pytest.skip("nginx not found (apt-get install nginx)")
+    pg = start_pg_server() if getattr(request, "param", "sqlite") == "postgres" else None
+    url = pg.new_database() if pg else None
     port = _free_ports(3)
     run_dir, data = tmp_path / "deploy", tmp_path / "data"
-    env = os.environ | {"ATTENTION_LAB_DATA": str(data), "ATTENTION_LAB_STORE": ""}
+    env = os.environ | {"ATTENTION_LAB_DATA": str(data), "ATTENTION_LAB_STORE": url or ""}
     env.pop("ATTENTION_LAB_PUBLIC_URL", None)
     common = ["--port", str(port), "--run-dir", str(run_dir)]
     try:
         tools = ["--nginx", nginx, "--python", sys.executable]
         started = _serve(env, "--replicas", "2", *common, *tools)
         assert started.returncode == 0, started.stdout + started.stderr
-        yield Deployment(f"http://{_loopback('127.0.0.1')}:{port}", port, run_dir, data)
+        yield Deployment(f"http://{_loopback('127.0.0.1')}:{port}", port, run_dir, data, url)
     finally:
         stopped = _serve(env, "stop", *common)
+        if pg:
+            pg.remove()
         assert stopped.returncode == 0, stopped.stdout + stopped.stderr
     assert not any(_listening(p) for p in (port, port + 1, port + 2)), "stop ends all"
 
@@ -376,7 +388,7 @@ def test_a_class_answers_votes_again_and_sees_the_revealed_answers_through_nginx
         student_joins(people, base, code, "en_phone", "en", route="r2", **PHONE),
     ]
     assert [_route(p) for p in (lecturer, *students)] == ["r1", "r2", "r1", "r2"]
-    with open_store(None, deployment.data) as store:
+    with deployment.store() as store:
         assert todays_code(store) == code, "the slide shows today's lecture's code"
     shot(lecturer.page, "ask_lecturer_en_asked")
 
@@ -386,7 +398,7 @@ def test_a_class_answers_votes_again_and_sees_the_revealed_answers_through_nginx
     for s in students:
         answer(s, round_1[s.name])
     expect_count(lecturer, 3, 1, timeout=5)
-    with open_store(None, deployment.data) as store:
+    with deployment.store() as store:
         assert store.counts(code) == tally(round_1), "exactly the students' last answers"
         assert store.answer_count(code) == 3
     for s in students:
@@ -406,7 +418,7 @@ def test_a_class_answers_votes_again_and_sees_the_revealed_answers_through_nginx
         answer(s, round_2[s.name])
     assert_chinese(students[1], code)  # the question, the options, the note on the answer
     expect_count(lecturer, 3, 2, timeout=5)
-    with open_store(None, deployment.data) as store:
+    with deployment.store() as store:
         assert store.counts(code) == tally(round_2)
         assert store.counts(code, round_no=1) == tally(round_1), "round 1 as it was"
     assert_no_counts_before_the_reveal(students)
@@ -414,7 +426,7 @@ def test_a_class_answers_votes_again_and_sees_the_revealed_answers_through_nginx
     lecturer_mark = lecturer.frames.mark()
 
     lecturer.page.get_by_role("button", name=EN("ask.reveal")).click()
-    with open_store(None, deployment.data) as store:
+    with deployment.store() as store:
         revealed = wait_until(
             lambda: _revealed_or_none(store, code), "the store says the round is revealed", 10
         )
@@ -568,6 +580,7 @@ def test_behind_nginx_the_join_address_on_the_slide_is_nginx_s(
 # -- 2. a student's replica lost mid-round ---------------------------------------------
 
 
+@pytest.mark.parametrize("deployment", ["sqlite", "postgres"], indirect=True)
 def test_a_student_whose_replica_is_killed_mid_round_is_back_with_their_answer(
     deployment: Deployment, people
 ) -> None:
@@ -606,14 +619,14 @@ def test_a_student_whose_replica_is_killed_mid_round_is_back_with_their_answer(
     assert now["pid"] != victim["pid"], "the route cookie names a live replica"
     no_error_on_screen(student.page)
     shot(student.page, "ask_student_en_laptop_after_replica_loss")
-    with open_store(None, deployment.data) as store:
+    with deployment.store() as store:
         assert store.counts(code) == counted(**{WRONG[2]: 1}), "counted exactly once"
         assert store.answer_count(code) == 1
 
     # The page works on its new replica: a changed answer replaces the first one.
     answer(student, RIGHT)
     expect_count(lecturer, 1, 1, timeout=5)
-    with open_store(None, deployment.data) as store:
+    with deployment.store() as store:
         assert store.counts(code) == counted(**{RIGHT: 1})
 
 
