@@ -33,6 +33,7 @@ import secrets
 import socket
 import sys
 import time
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -80,6 +81,7 @@ SHARED_LOOK = 0.25  # s a process shares one look at a round among its students
 CODE_TRIES = 6  # wrong join codes a session may type ...
 CODE_PAUSE = 60.0  # ... within this many seconds before it must wait
 STUDENT_ID = re.compile(r"[0-9a-f]{32}")
+HOST = re.compile(r"[A-Za-z0-9.\-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?")
 RIGHT_COLOR = KEY_COLOR
 OTHER_COLOR = "#9aa5b1"
 MODEL_COLOR = ACCENT
@@ -257,14 +259,15 @@ def join_address(ctx: PageContext) -> str:
         return f"{public}/join"
     headers = st.context.headers
     host = headers.get("Host", "") or ""
+    if not HOST.fullmatch(host):  # shown as Markdown and put in the QR code: a name only
+        host = ""
     forwarded = headers.get("X-Forwarded-Proto", "")
     scheme = forwarded if forwarded in ("http", "https") else "http"  # nginx says which
-    name, _, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
-    if not _loopback(name):
+    split = urllib.parse.urlsplit(f"//{host}")
+    if not _loopback(split.hostname or ""):
         return f"{scheme}://{host}/join"
-    lan = _lan_address()
-    port = port or str(st.get_option("server.port"))
-    return f"{scheme}://{lan or name or '127.0.0.1'}:{port}/join"
+    port = split.port or st.get_option("server.port")
+    return f"{scheme}://{_lan_address() or '127.0.0.1'}:{port}/join"
 
 
 def _loopback(name: str) -> bool:

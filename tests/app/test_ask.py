@@ -252,6 +252,10 @@ def test_an_unreachable_postgresql_is_a_translated_retry_message(
 def test_the_join_address_is_the_public_one_or_this_machines() -> None:
     assert ask._loopback("127.0.0.1") and ask._loopback("localhost") and ask._loopback("[::1]")
     assert not ask._loopback("10.0.0.5") and not ask._loopback("lab.example.edu")
+    for host in ("10.0.0.5:8080", "lab.example.edu", "[::1]:8501", "127.0.0.1"):
+        assert ask.HOST.fullmatch(host), host
+    for host in ("evil](javascript:alert(1))", "a b", "x.org/join?code=1", "<b>x</b>"):
+        assert not ask.HOST.fullmatch(host), "a Host header that is no host name is not shown"
 
 
 def test_the_revealed_chart_marks_the_truth_and_speaks_the_language() -> None:
