@@ -316,8 +316,11 @@ def on_step(ctx: PageContext, question: Question, place: DeltaGenerator) -> bool
         # answers comes back by itself (the lecturer's page reloaded, a new replica)
         shown = st.session_state.get("_ask_shown")
         info = _asked(question) if shown in (None, question.id) else None
-        if info is not None and shown is None and not info[2].is_open:
-            info = None
+        if info is not None and shown is None:
+            if info[2].is_open:
+                st.session_state["_ask_shown"] = question.id  # shown from now on
+            else:
+                info = None
         if info is None:
             st.button(
                 ctx.t("ask.ask"),
@@ -375,7 +378,6 @@ def _lecturer_act(action: str, question: Question) -> None:
             asked = [r.round_no for r in store.results(name) if r.question == question.id]
             ids = [o.id for o in question.labelled(Translator("en"))] or None
             store.open_round(name, question.id, ids, round_no=max(asked, default=1))
-            st.session_state["_ask_shown"] = question.id
         elif action == "again":
             store.vote_again(code)
         elif action == "reveal":
@@ -386,6 +388,7 @@ def _lecturer_act(action: str, question: Question) -> None:
     except MODEL_ERRORS:  # the question's options need a model that cannot be loaded
         st.session_state["_ask_failed"] = "no_model"
         return
+    st.session_state["_ask_shown"] = question.id  # the panel stays, whatever the round's state
     st.session_state.pop("_ask_failed", None)
 
 

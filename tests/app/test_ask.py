@@ -275,3 +275,17 @@ def test_the_revealed_chart_marks_the_truth_and_speaks_the_language() -> None:
         t("ask.tip_answer"),
         t("ask.tip_count"),
     ]
+
+
+def test_a_lecturer_page_opened_mid_round_shows_the_round_and_keeps_it_through_the_reveal(
+    store: Store, data_dir: Path
+) -> None:
+    code = _ask(store)  # asked from another tab, or before a reload
+    t = Translator("en")
+    at = open_page(LOOKUP, lang="en", present="1", step="2", key=lecturer_key(data_dir))
+    assert code in " ".join(h.proto.body for h in at.get("html")), "the open round's panel"
+    assert not [b for b in at.button if b.key == f"ask_open_{BEST}"]
+    at.button(key="ask_reveal").click().run()
+    assert store.current(code).revealed
+    assert set(chart_tables(at, 0)[0]["series"]) == {t("ask.round", round=1, n=0)}
+    assert not [b for b in at.button if b.key == f"ask_open_{BEST}"], "the panel stays"
