@@ -45,6 +45,14 @@ class Truth:
     number: float | None = None  # the right number (a number question)
     tolerance: float = 0.0  # a number answer this close to ``number`` counts as right
 
+    @staticmethod
+    def of_row(row: Sequence[float]) -> Truth:
+        """A token question's truth: a model's attention ``row`` over the token positions
+        (the option ids "0", "1", …) and its largest weight's position (ties: the first)."""
+        weights = {str(j): float(w) for j, w in enumerate(row)}
+        top = max(range(len(weights)), key=lambda j: weights[str(j)])
+        return Truth(right=frozenset({str(top)}), weights=weights)
+
     def is_right(self, answer: str) -> bool:
         """Whether ``answer`` (as the store keeps it) is right."""
         if self.number is None:

@@ -230,3 +230,10 @@ def test_attached_reads_the_questions_a_page_script_puts_on_its_steps(tmp_path):
     )
     assert attached(script) == ["ASK_A", "other.ASK_C"]
     assert imports_its_view(script, "page") and not imports_its_view(script, "lookup")
+
+
+def test_a_token_truth_is_the_model_row_and_its_largest_weight() -> None:
+    truth = Truth.of_row([0.1, 0.6, 0.3])
+    assert truth.right == frozenset({"1"})
+    assert dict(truth.weights) == {"0": 0.1, "1": 0.6, "2": 0.3}
+    assert Truth.of_row([0.5, 0.5]).right == frozenset({"0"}), "ties: the first, as argmax"

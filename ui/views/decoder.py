@@ -975,9 +975,7 @@ def _ask_last_words() -> list[str]:
 
 def _ask_last_truth() -> questions.Truth:
     ids = tokenize(LESSON).ids
-    row = found.mean_row(run(ids).attention, len(ids) - 1)  # (n,)
-    weights = {str(j): float(w) for j, w in enumerate(row)}
-    return questions.Truth(right=frozenset({str(int(np.argmax(row)))}), weights=weights)
+    return questions.Truth.of_row(found.mean_row(run(ids).attention, len(ids) - 1))  # (n,)
 
 
 ASK_LAST = questions.Question(

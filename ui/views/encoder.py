@@ -1357,19 +1357,12 @@ def pronoun_row(model: str, text_: str, head: tuple[int, int]) -> np.ndarray:
     return a.attention[head[0], head[1], pronoun.index]
 
 
-def row_truth(row: np.ndarray) -> questions.Truth:
-    """A token question's truth: the attention row over the token positions, and its
-    largest weight's position."""
-    weights = {str(j): float(w) for j, w in enumerate(row)}
-    return questions.Truth(right=frozenset({str(int(np.argmax(row)))}), weights=weights)
-
-
 def _ask_it_truth() -> questions.Truth:
-    return row_truth(pronoun_row(MINILM, LESSON, ASK_IT_HEAD))
+    return questions.Truth.of_row(pronoun_row(MINILM, LESSON, ASK_IT_HEAD))
 
 
 def _ask_it_zh_truth() -> questions.Truth:
-    return row_truth(pronoun_row(E5, ZH_TIRED, ASK_ZH_HEAD))
+    return questions.Truth.of_row(pronoun_row(E5, ZH_TIRED, ASK_ZH_HEAD))
 
 
 ASK_IT = questions.Question(
