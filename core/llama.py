@@ -26,6 +26,7 @@ from core.kv_cache import KVCache, gqa_decode_step, grouped_query_attention
 from core.masks import causal_mask
 from core.multihead import merge_heads, split_heads
 from core.rope import apply_rope, rope_angles
+from core.sampling import GREEDY, Sampling, generator, pick
 from core.softmax_numerics import log_softmax, softmax
 
 
@@ -111,6 +112,7 @@ class Forward:
     hidden: np.ndarray  # (L + 1, n, d_model) residual stream: embeddings, after each block
     attention: np.ndarray  # (L, h, n, n) causal attention weights
     logits: np.ndarray  # (n, vocab), or (1, vocab) for the last token only
+    caches: tuple[KVCache, ...]  # every layer's rotated keys and values: a generation goes on
 
 
 def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
@@ -176,17 +178,17 @@ def finish_block(
 
 def block(
     x: np.ndarray, layer: LayerWeights, config: LlamaConfig, mask: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, KVCache]:
     """One decoder block over a whole sequence, with the causal mask unless ``mask`` is given.
 
     Shapes: ``x`` ``(n, d_model)``, ``mask`` bool ``(n, n)`` (True = may attend) ->
-    ``(x (n, d_model), weights (h, n, n))``.
+    ``(x (n, d_model), weights (h, n, n), the block's keys and values (h_kv, n, d_head))``.
     """
     n = x.shape[0]
     mask = causal_mask(n) if mask is None else mask
     q, k, v = rotated_qkv(x, layer, config, np.arange(n))
     mixed, weights = grouped_query_attention(q, k, v, mask)  # (h, n, d), (h, n, n)
-    return finish_block(x, mixed, layer, config), weights
+    return finish_block(x, mixed, layer, config), weights, KVCache(k, v)
 
 
 def output_logits(x: np.ndarray, weights: LlamaWeights) -> np.ndarray:
@@ -203,7 +205,8 @@ def forward(
     all_logits: bool = True,
     mask: np.ndarray | None = None,
 ) -> Forward:
-    """The full forward pass, keeping every layer's attention and residual stream.
+    """The full forward pass, keeping every layer's attention, residual stream and keys and
+    values (under the causal mask, a generation goes on from them: :func:`decode`).
 
     Shapes: ``ids`` ``(n,)`` integers, ``mask`` bool ``(n, n)`` (True = may attend; default
     the causal mask, e.g. :func:`core.masks.sliding_window_mask` instead) -> :class:`Forward`
@@ -211,13 +214,14 @@ def forward(
     ``(n, vocab)`` (``(1, vocab)``, the last token's, with ``all_logits=False``).
     """
     x = weights.embed[np.asarray(ids)]  # (n, d_model)
-    hidden, attention = [x], []
+    hidden, attention, caches = [x], [], []
     for layer in weights.layers:
-        x, w = block(x, layer, weights.config, mask)
+        x, w, cache = block(x, layer, weights.config, mask)
         hidden.append(x)
         attention.append(w)
+        caches.append(cache)
     logits = output_logits(x if all_logits else x[-1:], weights)
-    return Forward(np.stack(hidden), np.stack(attention), logits)
+    return Forward(np.stack(hidden), np.stack(attention), logits, tuple(caches))
 
 
 def lean_forward(
@@ -233,7 +237,7 @@ def lean_forward(
     x = weights.embed[np.asarray(ids)]  # (n, d_model)
     shares = []
     for layer in weights.layers:
-        x, w = block(x, layer, weights.config, mask)  # (n, d_model), (h, n, n)
+        x, w, _ = block(x, layer, weights.config, mask)  # (n, d_model), (h, n, n)
         shares.append(first_token_share(w[None])[0])  # (h,)
     return output_logits(x[-rows:], weights), np.stack(shares)  # (rows, vocab), (L, h)
 
@@ -266,18 +270,6 @@ def decode(
     return output_logits(x, weights), np.stack(attention), tuple(new_caches)
 
 
-def next_token(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
-    """Pick the next token: the most likely one at ``temperature`` 0, else a sample from
-    ``softmax(logits / temperature)``.
-
-    Shapes: ``logits`` ``(vocab,)`` -> a token id.
-    """
-    if temperature <= 0:
-        return int(np.argmax(logits))
-    p = softmax(logits.astype(np.float64), temperature=temperature)  # (vocab,)
-    return int(rng.choice(p.shape[0], p=p))
-
-
 @dataclass(frozen=True)
 class GenStep:
     """One generated token and the state after it."""
@@ -294,17 +286,18 @@ def generate_steps(
     n_tokens: int,
     *,
     use_cache: bool = True,
-    temperature: float = 0.0,
-    seed: int = 0,
+    sampling: Sampling = GREEDY,
     stop: int | None = None,
 ) -> Iterator[GenStep]:
-    """Generate up to ``n_tokens`` tokens after the prompt ``ids``, one step at a time.
+    """Generate up to ``n_tokens`` tokens after the prompt ``ids``, one step at a time: one
+    generation on its own, the reference :mod:`core.batching` must equal.
 
     With the cache: prefill the prompt once, then project only the newest token. Without:
     run the full forward on the whole sequence for every token. Both pick the same tokens
-    (greedy at ``temperature`` 0; with a seed otherwise). Stops after emitting ``stop``.
+    (:func:`core.sampling.pick`: greedy, or drawn with the sampling's seed). Stops after
+    emitting ``stop``.
     """
-    rng = np.random.default_rng(seed)
+    rng = generator(sampling)
     seq = list(ids)
     caches, feed = empty_caches(weights.config), list(ids)
     for _ in range(n_tokens):
@@ -314,7 +307,7 @@ def generate_steps(
             held = sum(c.nbytes for c in caches)
         else:
             last, cache_len, held = forward(weights, seq, all_logits=False).logits[-1], 0, 0
-        token = next_token(last, temperature, rng)
+        token = pick(last, sampling, rng)
         yield GenStep(token, last, cache_len, held)
         if token == stop:
             return

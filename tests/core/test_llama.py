@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import core.llama as llama
 from core.masks import causal_mask, sliding_window_mask
 from core.multihead import split_heads
+from core.sampling import Sampling
 
 CFG = llama.LlamaConfig(
     n_layers=3, d_model=24, n_heads=6, n_kv_heads=2, d_ff=40, vocab=50, eps=1e-5, rope_base=1e4
@@ -157,7 +158,7 @@ def test_prefill_then_one_token_at_a_time_equals_the_full_forward():
 
 
 def test_greedy_generation_is_the_same_with_and_without_the_cache():
-    kw = {"n_tokens": 6, "temperature": 0.0}
+    kw = {"n_tokens": 6}  # greedy: the default sampling
     on = list(llama.generate_steps(tiny(), IDS[:4], use_cache=True, **kw))
     off = list(llama.generate_steps(tiny(), IDS[:4], use_cache=False, **kw))
     assert [s.token for s in on] == [s.token for s in off]
@@ -172,7 +173,8 @@ def test_greedy_generation_is_the_same_with_and_without_the_cache():
 
 def test_sampling_is_reproducible_with_a_seed_and_stops_at_the_stop_token():
     def tokens(seed: int, stop: int | None = None) -> list[int]:
-        steps = llama.generate_steps(tiny(), IDS[:4], 12, temperature=2.0, seed=seed, stop=stop)
+        hot = Sampling(2.0, seed=seed)
+        steps = llama.generate_steps(tiny(), IDS[:4], 12, sampling=hot, stop=stop)
         return [s.token for s in steps]
 
     assert tokens(7) == tokens(7)
@@ -180,11 +182,6 @@ def test_sampling_is_reproducible_with_a_seed_and_stops_at_the_stop_token():
     first = tokens(7)
     stopped = tokens(7, stop=first[2])
     assert stopped == first[: first.index(first[2]) + 1]
-
-
-def test_next_token_is_the_argmax_at_temperature_zero():
-    logits = np.array([0.1, 2.0, -1.0, 1.9])
-    assert llama.next_token(logits, 0.0, np.random.default_rng(0)) == 1
 
 
 def test_top_tokens_are_sorted_probabilities_of_the_tempered_softmax():
@@ -245,3 +242,14 @@ def test_parameter_count_counts_every_array_once():
 
 def test_mha_cache_bytes_is_h_over_h_kv_times_the_grouped_cache():
     assert llama.mha_cache_bytes(1024, CFG) == 1024 * 3  # 6 query heads share 2 kv heads
+
+
+def test_the_forward_pass_keeps_the_keys_and_values_a_generation_goes_on_from():
+    full = llama.forward(tiny(), IDS)
+    _, _, decoded = llama.decode(tiny(), IDS[:-1], llama.empty_caches(CFG))
+    for kept, made in zip(llama.forward(tiny(), IDS[:-1]).caches, decoded, strict=True):
+        np.testing.assert_allclose(kept.k, made.k, atol=1e-12)
+        np.testing.assert_allclose(kept.v, made.v, atol=1e-12)
+    resumed = llama.forward(tiny(), IDS[:-1]).caches
+    logits, _, _ = llama.decode(tiny(), IDS[-1:], resumed)
+    np.testing.assert_allclose(logits[0], full.logits[-1], atol=1e-10)
