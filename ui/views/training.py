@@ -50,7 +50,11 @@ RUN = Choice("run", "0", ("0", "1"))  # 1: the link shows the finished run
 AT = "at"  # the snapshot step on screen (student mode), in the URL
 PLAY = "_training_play"
 UPDATES = 30  # live redraws per run (and snapshots per run)
-FRAME_S = 0.08  # a live run takes at least UPDATES × FRAME_S seconds, so the class sees it
+FRAME_S = 0.1  # a live run takes at least UPDATES × FRAME_S seconds, so the class sees it
+# After every frame the run pauses at least this long: the server sends the frame then,
+# even when a frame's training takes longer than FRAME_S on a busy machine (else the
+# frames leave in bursts and a browser shows only some of them)
+GAP_S = 0.03
 PLAY_S = 0.6  # seconds per snapshot while playing
 WHY_D_KS = (256, 16)
 SNAPSHOTS = 3  # snapshot steps before the last one (start, early, a third of the way)
@@ -426,7 +430,7 @@ def train_live_view(
         if all(h.done for h in latest):
             break
         latest = [h if h.done else next(g) for h, g in zip(latest, live, strict=True)]
-        time.sleep(max(0.0, FRAME_S - (time.perf_counter() - tick)))
+        time.sleep(max(GAP_S, FRAME_S - (time.perf_counter() - tick)))
     bar.empty()
     return tuple(finished(c, _live=h) for c, h in zip(cfgs, latest, strict=True))
 
