@@ -181,5 +181,5 @@ class Batcher:
             g.take(row, len(batch))
 
     def pending(self) -> int:
-        """Generations waiting or running."""
-        return len(self.waiting) + len(self.running)
+        """Generations waiting or running that are not done."""
+        return sum(not g.done for g in self.waiting + self.running)

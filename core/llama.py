@@ -98,6 +98,17 @@ def parameter_count(weights: LlamaWeights) -> int:
     return count + sum(a.size for layer in weights.layers for a in vars(layer).values())
 
 
+def weight_bytes(weights: LlamaWeights) -> int:
+    """The memory of every weight as the model computes with it: what one decoding step
+    reads, whether it decodes one generation or a batch (:mod:`core.batching`)."""
+    arrays = [
+        weights.embed,
+        weights.out_norm,
+        *(a for w in weights.layers for a in vars(w).values()),
+    ]
+    return sum(a.nbytes for a in arrays)
+
+
 def mha_cache_bytes(cache_bytes: int, config: LlamaConfig) -> int:
     """The key/value cache's memory as it would be with one key/value head per query head
     (multi-head attention) instead of the model's ``h_kv`` shared ones: ``h / h_kv`` times

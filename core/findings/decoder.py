@@ -175,3 +175,36 @@ def growth(prompt_len: int, off_ms: Sequence[float]) -> Growth | None:
         last,
         last / max(first, 1e-9),
     )
+
+
+@dataclass(frozen=True)
+class Batched:
+    """What a decoding step cost for batches of several sizes, timed on the server."""
+
+    sizes: tuple[int, ...]  # generations per step, smallest first
+    step_ms: tuple[float, ...]  # one step of the whole batch
+    token_ms: tuple[float, ...]  # the same, per generation (step_ms / size)
+    speedup: float  # the largest batch: its tokens alone one at a time / together
+    weight_mb: float  # the weights one step reads, MB
+    shared_mb: float  # the same per generation of the largest batch
+
+    @property
+    def cheaper(self) -> bool:
+        """Whether a token costs less in the largest batch than alone (what the step says)."""
+        return self.token_ms[-1] < self.token_ms[0]
+
+
+def batched(sizes: Sequence[int], step_ms: Sequence[float], weight_bytes: int) -> Batched:
+    """Step times (ms) of batches of ``sizes`` generations, per generation and against
+    decoding the largest batch's generations one at a time (the first size must be 1)."""
+    per = tuple(float(ms) / b for ms, b in zip(step_ms, sizes, strict=True))
+    alone = float(step_ms[0]) * sizes[-1]  # the largest batch's tokens, one step each
+    mb = weight_bytes / 1e6
+    return Batched(
+        tuple(sizes),
+        tuple(float(ms) for ms in step_ms),
+        per,
+        alone / max(float(step_ms[-1]), 1e-9),
+        mb,
+        mb / sizes[-1],
+    )

@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import core.llama as llama
+from core.sampling import GREEDY
 from models import smollm
 from tests.app.conftest import (
     assert_waits_for_its_turn,
@@ -257,7 +258,7 @@ def test_two_sentences_differ_in_the_adjective_before_the_full_stop():
 
 
 def fake_run(step_ms: list[float], cache: bool, n_prompt: int = 13) -> dv.Generation:
-    settings = dv.Settings(tuple(range(n_prompt)), len(step_ms), 0.0, 0)
+    settings = dv.Settings(tuple(range(n_prompt)), len(step_ms), GREEDY)
     k = len(step_ms)
     return dv.Generation(
         settings,
@@ -269,6 +270,7 @@ def fake_run(step_ms: list[float], cache: bool, n_prompt: int = 13) -> dv.Genera
         step_ms=step_ms,
         cache_len=[n_prompt + i for i in range(k)],
         cache_bytes=[1024 * (n_prompt + i) for i in range(k)],
+        batch=[0] + [1] * (k - 1),
         stopped=False,
     )
 
@@ -365,8 +367,9 @@ STEP_CONTROLS = {  # each step's own controls (widget keys, or button labels)
     "1": {"layer", "head", "_choice_query"},
     "2": {"adj_layer", "adj_head"},
     "3": {"sink_prompt"},
-    "4": {"temp", "n_gen", "sample", "cache", "seed", "Generate"},
+    "4": {"temp", "n_gen", "sample", "cache", "top_k", "top_p", "seed", "Generate"},
     "5": {"Generate with and without the cache"},
+    "6": {"Measure batching"},
 }
 
 
@@ -390,7 +393,7 @@ def test_every_step_shows_title_step_bar_chart_then_text_like_the_other_pages(la
     t = Translator(lang)
     sz = dv.sizes(model())
     intro = t("decoder.intro", **sz)
-    for step in range(1, 6):
+    for step in range(1, 7):
         seen = order(open_decoder(lang=lang, step=str(step)))
         first = seen.index("chart")
         assert seen.index("Title") + 1 == seen.index("PageLink" if step == 1 else "Button")
@@ -414,7 +417,7 @@ def test_step_5_keeps_the_timing_chart_in_view_before_the_first_run():
 def test_generation_times_each_step_and_stops_at_the_end_of_text_token():
     m = model()
     ids = tuple(smollm.encode(m, "Hello"))
-    g = dv.generate(m, dv.Settings(ids, 20, 0.0, 0), True, lambda spans: None)
+    g = dv.generate(m, dv.Settings(ids, 20, GREEDY), True, lambda spans: None)
     expected = [s.token for s in llama.generate_steps(m.weights, list(ids), 20, stop=m.eos_id)]
     assert g.tokens == expected
     assert len(g.step_ms) == len(g.tokens) and all(ms > 0 for ms in g.step_ms)

@@ -253,3 +253,7 @@ def test_the_forward_pass_keeps_the_keys_and_values_a_generation_goes_on_from():
     resumed = llama.forward(tiny(), IDS[:-1]).caches
     logits, _, _ = llama.decode(tiny(), IDS[-1:], resumed)
     np.testing.assert_allclose(logits[0], full.logits[-1], atol=1e-10)
+
+
+def test_weight_bytes_count_every_parameter_once_at_its_width():
+    assert llama.weight_bytes(tiny()) == llama.parameter_count(tiny()) * 8  # float64

@@ -10,7 +10,7 @@ take turns, one token at a time (:mod:`ui.turns`). Every number comes from
 
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import closing, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,10 +19,14 @@ import streamlit as st
 
 import core.findings.decoder as found
 import core.llama as llama
+from core import batching
+from core.kv_cache import KVCache
 from core.masks import future_blank
+from core.sampling import GREEDY, Sampling, distribution
 from models import smollm
 from ui import charts, loaded, questions
 from ui import prompt as typed
+from ui.batching import COST_SIZES, engine
 from ui.blocks import folded
 from ui.context import PageContext
 from ui.i18n import Translator
@@ -30,19 +34,21 @@ from ui.params import Choice, Flag, Float, Int, Text, number, select, slider, te
 from ui.safe import one_line, plain
 from ui.sentence import more_box
 from ui.steps import Controls, Got, View
-from ui.turns import model_turn, turns
+from ui.turns import turns
 
 LESSON = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
 OTHER_START = "Yesterday, the animal didn't cross the street because it was too tired."
 PROMPT = Text("prompt", LESSON, max_len=400)
 SINK_PROMPT = Text("sink_prompt", OTHER_START, max_len=400)
-TEMPERATURE = Float("temp", 1.0, 0.1, 3.0)
+TEMPERATURE = Float("temp", 1.0, 0.0, 3.0)  # 0: greedy (as vLLM and llama.cpp read it)
 N_TOKENS = Int("n_gen", 12, 1, 20)
 SAMPLE = Flag("sample", False)
+TOP_K = Int("top_k", 0, 0, 200)  # 0: every token
+TOP_P = Float("top_p", 1.0, 0.0, 1.0)  # 1: every token; 0: the most likely one only
 SEED = Int("seed", 0, 0, 999_999)
 USE_CACHE = Flag("cache", True)
-TOP_K = 10
+BARS = 10  # next tokens in step 4's chart
 WHY = ("it", "animal", "street")  # the lesson's question: what does "it" refer to?
 RUNS_KEY = "_decoder_runs"
 
@@ -118,21 +124,28 @@ def tokenize(text_: str) -> Prompt:
 
 @dataclass(frozen=True)
 class Run:
-    """One forward pass: every layer's attention and the next-token logits."""
+    """The model's read of a prompt: every layer's attention, the next-token logits, and
+    every layer's keys and values, which a generation goes on from."""
 
     attention: np.ndarray  # (L, h, n, n)
     logits: np.ndarray  # (vocab,) after the last token
+    caches: tuple[KVCache, ...]  # (h_kv, n, d_head) per layer
+    ms: float  # how long the pass took
+
+    @property
+    def read(self) -> batching.Read:
+        """What Generate goes on from."""
+        return batching.Read(self.caches, self.logits, None)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def run(ids: tuple[int, ...]) -> Run:
-    """The full forward pass on ``ids`` (cached per prompt). It takes its turn with every
-    model pass of the process, as a generation's first step that reads ``ids``
-    (:mod:`ui.turns`)."""
-    weights = loaded.smollm2().weights
-    with model_turn(len(ids)):
-        out = llama.forward(weights, list(ids), all_logits=False)
-    return Run(out.attention, out.logits[-1])
+    """The model's read of ``ids`` (cached per prompt): once for the charts and for
+    Generate. Read by the process's engine with the prompts other sessions wait to read at
+    the same moment, in its turn as a pass that reads a text (:mod:`ui.batching`)."""
+    loaded.smollm2()  # loaded before the engine is made (never inside a turn)
+    read, ms = engine().read(ids)
+    return Run(read.attention, read.logits, read.caches, ms)
 
 
 def prompt_input(ctx: PageContext, spec: Text, label: str) -> Prompt:
@@ -462,17 +475,37 @@ def sink_notice(ctx: PageContext, shares: list[tuple[Prompt, np.ndarray]]) -> li
 
 
 def next_controls(ctx: PageContext, got: Got) -> float:
-    """Step 4's temperature of the next-token softmax (a sampled generation's too)."""
+    """Step 4's temperature of the next-token softmax (a sampled generation's too; 0 is
+    greedy)."""
     return float(
         slider(ctx, TEMPERATURE, ctx.t("decoder.temp"), step=0.05, help=ctx.t("decoder.temp_help"))
     )
 
 
-def next_frame(m: smollm.SmolLM, logits: np.ndarray, temperature: float) -> pd.DataFrame:
-    """The top-10 next tokens at ``temperature`` (readable token text, probability)."""
-    ids, probs = llama.top_tokens(logits, temperature, TOP_K)
+def next_frame(
+    t: Translator, m: smollm.SmolLM, logits: np.ndarray, temperature: float, s: Sampling
+) -> pd.DataFrame:
+    """The top-10 next tokens at ``temperature`` (readable token text, probability) and
+    whether the generation's setting ``s`` keeps each (:func:`kept`)."""
+    p = distribution(logits, Sampling(temperature))  # (vocab,) 1 on the top token at 0
+    ids = np.argsort(-p, kind="stable")[:BARS]  # (10,)
     labels = charts.unique_labels(smollm.token_labels(m, [int(i) for i in ids]))
-    return pd.DataFrame({"token": [_axis(lab) for lab in labels], "p": probs})
+    keep = kept(logits, s)[ids]
+    return pd.DataFrame(
+        {
+            "token": [_axis(lab) for lab in labels],
+            "p": p[ids],
+            "kept": [t("decoder.kept" if k else "decoder.dropped") for k in keep],
+        }
+    )
+
+
+def kept(logits: np.ndarray, s: Sampling) -> np.ndarray:
+    """Which tokens a generation with ``s`` can pick (greedy: the most likely only).
+
+    Shapes: ``logits`` ``(vocab,)`` -> bool ``(vocab,)``.
+    """
+    return distribution(logits, s) > 0
 
 
 def _axis(label: str) -> str:
@@ -481,12 +514,16 @@ def _axis(label: str) -> str:
 
 
 def next_chart(t: Translator, frame: pd.DataFrame) -> dict:
-    """Bars of the top-10 probabilities, most likely first."""
+    """Bars of the top-10 probabilities, most likely first, coloured by whether the
+    generation's setting keeps the token."""
     return charts.bars(
         frame,
         "token",
         "p",
         sort=list(frame["token"]),
+        color="kept",
+        color_domain=[t("decoder.kept"), t("decoder.dropped")],
+        colors=[charts.KEY_COLOR, "#c9ccd3"],
         y_domain=(0, 1),
         x_title=t("decoder.next_axis"),
         y_title=t("decoder.prob_axis"),
@@ -500,9 +537,10 @@ def next_notice(
 ) -> list[str]:
     """What the temperature did to the distribution."""
     f = found.next_token(frame["p"].to_numpy())
+    key = "decoder.notice_next" if temperature > 0 else "decoder.notice_next_zero"
     return [
         ctx.t(
-            "decoder.notice_next",
+            key,
             tok=_code(str(frame["token"].iloc[f.top])),
             p=f"{f.p:.3f}",
             mass=f"{f.mass:.3f}",
@@ -512,14 +550,30 @@ def next_notice(
     ]
 
 
+def sampling_notice(ctx: PageContext, logits: np.ndarray, s: Sampling, vocab: int) -> list[str]:
+    """One sentence per sampling control, with what it keeps here (counted live)."""
+    t = ctx.t
+    if s.greedy:
+        return [t("decoder.notice_greedy")]
+    count = int(kept(logits, s).sum())
+    k = t("decoder.top_k_off", vocab=vocab) if not 0 < s.top_k < vocab else str(s.top_k)
+    items = [
+        t("decoder.notice_top_k", k=k),
+        t("decoder.notice_top_p", p=f"{s.top_p:.2f}"),
+        t("decoder.notice_kept", n=count, vocab=vocab),
+    ]
+    if s.top_p <= 0:
+        items.append(t("decoder.notice_top_p_zero"))
+    return items
+
+
 @dataclass(frozen=True)
 class Settings:
     """What a generation run depends on."""
 
     ids: tuple[int, ...]
     n_tokens: int
-    temperature: float  # 0 = greedy
-    seed: int
+    sampling: Sampling  # GREEDY when not sampling (its other values do not matter then)
 
 
 @dataclass(frozen=True)
@@ -535,6 +589,7 @@ class Generation:
     step_ms: list[float]
     cache_len: list[int]
     cache_bytes: list[int]
+    batch: list[int]  # how many generations the step of each token decoded (0: the prompt's read)
     stopped: bool  # the model wrote its end-of-text token
 
     @property
@@ -544,12 +599,12 @@ class Generation:
 
 
 def gen_controls(ctx: PageContext, got: Got) -> tuple[Settings, bool]:
-    """Step 4's number of tokens, greedy or sampled, seed, with or without the cache (step 5
-    generates with them too). In the sidebar the seed (used only when sampling) and the
-    cache switch (step 5 is about it) are folded."""
+    """Step 4's number of tokens, greedy or sampled, top-k, top-p, seed, with or without the
+    cache (step 5 generates with them too). In the sidebar the sampling's details (used
+    only when sampling) and the cache switch (step 5 is about it) are folded."""
     t, p, temperature = ctx.t, got[SETTINGS], got[NEXT]
     n = slider(ctx, N_TOKENS, t("decoder.n_tokens"))
-    if ctx.presenter:  # the toggles beside the seed
+    if ctx.presenter:  # the toggles beside the sampling's details
         left, right = st.columns(2, vertical_alignment="bottom")
     else:
         left = right = nullcontext()
@@ -558,51 +613,81 @@ def gen_controls(ctx: PageContext, got: Got) -> tuple[Settings, bool]:
     with left if ctx.presenter else more_box(ctx, t("decoder.more")):
         cache = toggle(ctx, USE_CACHE, t("decoder.use_cache"), help=t("decoder.use_cache_help"))
         with right:
-            seed = number(ctx, SEED, t("decoder.seed"), disabled=not sample)
-    return Settings(p.ids, int(n), temperature if sample else 0.0, int(seed)), bool(cache)
+            off = not sample
+            k = slider(ctx, TOP_K, t("decoder.top_k"), help=t("decoder.top_k_help"), disabled=off)
+            top_p = slider(
+                ctx,
+                TOP_P,
+                t("decoder.top_p"),
+                step=0.01,
+                help=t("decoder.top_p_help"),
+                disabled=off,
+            )
+            seed = number(ctx, SEED, t("decoder.seed"), disabled=off)
+    s = Sampling(temperature, int(k), float(top_p), int(seed)) if sample else GREEDY
+    return Settings(p.ids, int(n), s if not s.greedy else GREEDY), bool(cache)
 
 
 def generate(
     m: smollm.SmolLM, s: Settings, use_cache: bool, show: Callable[[list[str]], None]
 ) -> Generation:
-    """Generate token by token, calling ``show`` with the text so far after every step.
-    Each step waits for its turn (:class:`ui.turns.Turns`); its time is that of the step itself."""
-    steps = llama.generate_steps(
-        m.weights,
-        list(s.ids),
-        s.n_tokens,
-        use_cache=use_cache,
-        temperature=s.temperature,
-        seed=s.seed,
-        stop=m.eos_id,
-    )
-    line = turns()
-    tokens, ms, lens, sizes = [], [], [], []
-    for k in range(s.n_tokens):  # generate_steps yields n_tokens steps, or stops at eos_id
-        with line.turn(first=k == 0, prompt=len(s.ids)):
-            start = time.perf_counter()
-            step = next(steps)
-            ms.append((time.perf_counter() - start) * 1000)
-        tokens.append(step.token)
-        lens.append(step.cache_len)
-        sizes.append(step.cache_bytes)
-        show(smollm.text_spans(m, tokens))
-        if step.token == m.eos_id:
-            break
+    """Generate token by token, calling ``show`` with the text so far after every token.
+    With the cache it goes on from the page's read of the prompt (:func:`run`: the first
+    token costs no pass) in the process's batch (:mod:`ui.batching`); without, every step
+    reads the whole text again, in its turn. Each token's time is that of its pass."""
+    tokens, ms, batch = [], [], []
+    if use_cache:
+        r = run(s.ids)
+        progress = engine().generate(r.read, s.n_tokens, s.sampling, m.eos_id)
+        with closing(progress):  # stopped early (a new click): leaves the batch
+            for got in progress:
+                tokens = list(got.tokens)
+                ms.append(got.ms if got.batch else r.ms)  # the first: the prompt's read
+                batch.append(got.batch)
+                show(smollm.text_spans(m, tokens))
+        lens = [len(s.ids) + k for k in range(len(tokens))]
+        per_token = sum(c.nbytes for c in r.caches) // len(s.ids)
+        held = [n * per_token for n in lens]
+    else:
+        tokens, lens, held = without_cache(m, s, show, ms)
+        batch = [1] * len(tokens)
     stopped = bool(tokens) and tokens[-1] == m.eos_id
-    kept = tokens[:-1] if stopped else tokens
+    kept_ = tokens[:-1] if stopped else tokens
     return Generation(
         s,
         use_cache,
         tokens,
         smollm.token_labels(m, tokens),
         smollm.text_spans(m, tokens),
-        smollm.decode(m, kept),
+        smollm.decode(m, kept_),
         ms,
         lens,
-        sizes,
+        held,
+        batch,
         stopped,
     )
+
+
+def without_cache(
+    m: smollm.SmolLM, s: Settings, show: Callable[[list[str]], None], ms: list[float]
+) -> tuple[list[int], list[int], list[int]]:
+    """The generation without the cache: every step reads the prompt and the tokens so far,
+    one at a time in its turn; appends each step's time to ``ms``. Returns the tokens and
+    (all 0) the cache's length and bytes."""
+    steps = llama.generate_steps(
+        m.weights, list(s.ids), s.n_tokens, use_cache=False, sampling=s.sampling, stop=m.eos_id
+    )
+    line, tokens = turns(), []
+    for k in range(s.n_tokens):  # generate_steps yields n_tokens steps, or stops at eos_id
+        with line.turn(first=k == 0, prompt=len(s.ids)):
+            start = time.perf_counter()
+            step = next(steps)
+            ms.append((time.perf_counter() - start) * 1000)
+        tokens.append(step.token)
+        show(smollm.text_spans(m, tokens))
+        if step.token == m.eos_id:
+            break
+    return tokens, [0] * len(tokens), [0] * len(tokens)
 
 
 def remember(g: Generation) -> None:
@@ -662,13 +747,19 @@ def timed_runs(
 
 
 def generation_notice(ctx: PageContext, g: Generation) -> list[str]:
-    """Speed and mode of the run on screen."""
-    t = ctx.t
+    """Speed, mode and sampling of the run on screen, and whom its steps were shared with."""
+    t, sm = ctx.t, g.settings.sampling
     mode = t("decoder.mode_cache") if g.use_cache else t("decoder.mode_full")
     how = (
         t("decoder.greedy")
-        if g.settings.temperature == 0
-        else t("decoder.sampled", temp=f"{g.settings.temperature:.2f}", seed=g.settings.seed)
+        if sm.greedy
+        else t(
+            "decoder.sampled",
+            temp=f"{sm.temperature:.2f}",
+            k=sm.top_k,
+            p=f"{sm.top_p:.2f}",
+            seed=sm.seed,
+        )
     )
     items = [
         t(
@@ -680,6 +771,11 @@ def generation_notice(ctx: PageContext, g: Generation) -> list[str]:
             per=f"{g.later_ms:.0f}",
         )
     ]
+    if g.use_cache and len(g.batch) > 1:  # the first token came from the prompt's read
+        most = max(g.batch[1:])
+        items.append(
+            t("decoder.notice_batch", most=most) if most > 1 else t("decoder.notice_alone")
+        )
     if g.stopped:
         items.append(t("decoder.notice_eos"))
     return items
@@ -714,16 +810,20 @@ def timing_chart(t: Translator, frame: pd.DataFrame) -> dict:
         height=240,
     )
     chart["encoding"]["x"]["axis"] = {"tickMinStep": 1, "format": "d"}  # whole steps, not 1.1
-    if len(frame):
-        return chart
+    return chart if len(frame) else with_hint(chart, t("decoder.timing_empty"))
+
+
+def with_hint(chart: dict, hint: str) -> dict:
+    """An empty chart with ``hint`` in its middle: its axes say what will be there, the
+    hint how to fill them."""
     middle = {"x": {"expr": "width / 2"}, "y": {"expr": "height / 2"}}
-    hint = {
-        "datasets": {"hint": [{"hint": t("decoder.timing_empty")}]},
+    text = {
+        "datasets": {"hint": [{"hint": hint}]},
         "data": {"name": "hint"},
         "mark": {"type": "text", **middle, "color": "#808495"},
         "encoding": {"text": {"field": "hint", "type": "nominal"}},
     }
-    return charts.layer([chart, hint])
+    return charts.layer([chart, text])
 
 
 def cache_box(ctx: PageContext, m: smollm.SmolLM, g: Generation) -> None:
@@ -841,6 +941,11 @@ def compare_button(ctx: PageContext, got: Got) -> bool:
     return st.button(ctx.t("decoder.compare"), icon=":material/timer:")
 
 
+def measure_button(ctx: PageContext, got: Got) -> bool:
+    """Step 6's Measure."""
+    return st.button(ctx.t("decoder.measure"), icon=":material/speed:")
+
+
 SETTINGS = Controls(prompt_controls, box="decoder.controls")
 HEAD = Controls(head_controls, slide="notes")  # read by step 2 too
 ADJECTIVE = Controls(adjective_controls)  # a slide: in the step's text, above the chart
@@ -849,6 +954,7 @@ NEXT = Controls(next_controls, slide="above")  # read by step 5 too
 GENERATION = Controls(gen_controls, slide="notes")  # read by step 5 too
 GENERATE = Controls(generate_button, slide="notes", keep=False)
 COMPARE = Controls(compare_button, keep=False)
+MEASURE = Controls(measure_button, keep=False)
 
 
 # ---- the steps ----------------------------------------------------------------------------
@@ -923,19 +1029,22 @@ def sink_step(v: View) -> None:
 
 
 def next_step(v: View) -> None:
-    """Step 4: the next token's probabilities at the temperature, and a generation."""
+    """Step 4: the next token's probabilities at the temperature (the tokens the generation
+    setting keeps in colour), and a generation."""
     t, p, m = v.t, v[SETTINGS], loaded.smollm2()
     temperature = v[NEXT]
     settings, use_cache = v[GENERATION]
     lead(v, p, 4)
     step_text(v, 4, **v.words)
-    top = next_frame(m, run(p.ids).logits, temperature)
+    logits = run(p.ids).logits
+    top = next_frame(t, m, logits, temperature, settings.sampling)
     v.chart(next_chart, t, top)
     with v.notes if v.presenter else v.below:  # students: the text below the chart
         made = generation(v.ctx, m, p, settings, use_cache, v[GENERATE])
     if made is not None:
         v.notice(generation_notice(v.ctx, made))
     v.notice(next_notice(v.ctx, top, temperature, v.words))
+    v.notice(sampling_notice(v.ctx, logits, settings.sampling, m.config.vocab))
     typed.weights_note(v.ctx, v.notes)  # the 4-bit copy
     v.links(("softmax", t("decoder.softmax_link")))
 
@@ -960,6 +1069,110 @@ def cache_step(v: View) -> None:
             table = lambda: cache_box(v.ctx, m, on)  # noqa: E731
             folded(v.ctx, t("decoder.cache_table"), "cache_table", table, icon=":material/table:")
     typed.weights_note(v.ctx, v.notes)  # the 4-bit copy
+    v.links("kv_cache")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Step 6's measurement: one decoding step for batches of several sizes."""
+
+    ids: tuple[int, ...]
+    sizes: tuple[int, ...]
+    step_ms: tuple[float, ...]
+
+
+COST_KEY = "_decoder_cost"
+
+
+def measured_cost(ctx: PageContext, p: Prompt, pressed: bool) -> Cost | None:
+    """Step 6's timing: made now on the server when ``pressed`` (behind a spinner), else this
+    session's last one for this prompt."""
+    if pressed:
+        with st.spinner(ctx.t("decoder.measuring")):
+            times = engine().cost(run(p.ids).read, COST_SIZES)
+        st.session_state[COST_KEY] = Cost(p.ids, COST_SIZES, tuple(times))
+    c = st.session_state.get(COST_KEY)
+    return c if c is not None and c.ids == p.ids else None
+
+
+def cost_frame(t: Translator, f: found.Batched | None) -> pd.DataFrame:
+    """Two bars per batch size: the whole step and its share per generation (ms); no rows
+    before a measurement."""
+    rows = []
+    for b, step, one in zip(f.sizes, f.step_ms, f.token_ms, strict=True) if f else ():
+        size = t("decoder.batch_of", b=b)
+        rows.append({"size": size, "ms": step, "what": t("decoder.cost_step")})
+        rows.append({"size": size, "ms": one, "what": t("decoder.cost_token")})
+    return pd.DataFrame(rows, columns=["size", "ms", "what"])
+
+
+def cost_chart(t: Translator, frame: pd.DataFrame) -> dict:
+    """The step's time and the time per generation, side by side for each batch size;
+    before a measurement, empty axes that say how to fill them."""
+    sizes = [t("decoder.batch_of", b=b) for b in COST_SIZES]
+    what = [t("decoder.cost_step"), t("decoder.cost_token")]
+    chart = charts.bars(
+        frame,
+        "size",
+        "ms",
+        sort=sizes,
+        color="what",
+        color_domain=what,
+        colors=[charts.QUERY_COLOR, charts.KEY_COLOR],
+        x_title=t("decoder.batch_axis"),
+        y_title=t("decoder.cost_axis"),
+        width=560,
+        height=260,
+    )
+    for part in chart["layer"]:  # the bars and their labels: grouped by size
+        part["encoding"]["xOffset"] = {"field": "what", "sort": what}
+        part["encoding"]["x"]["scale"] = {"domain": sizes}  # the sizes before any bar
+        if "text" in part["encoding"]:
+            part["encoding"]["text"]["format"] = ".0f"  # whole milliseconds
+    return chart if len(frame) else with_hint(chart, t("decoder.cost_empty"))
+
+
+def cost_notice(ctx: PageContext, f: found.Batched, params: str) -> list[str]:
+    """What the timer measured, and why (the weights read once per step)."""
+    t, big = ctx.t, f.sizes[-1]
+    items = [
+        t(
+            "decoder.notice_cost",
+            b=big,
+            one=f"{f.step_ms[0]:.0f}",
+            alone=f"{f.step_ms[0] * big:.0f}",
+            batch=f"{f.step_ms[-1]:.0f}",
+            x=f"{f.speedup:.1f}",
+        ),
+        t(
+            "decoder.notice_weights",
+            params=params,
+            mb=f"{f.weight_mb:.0f}",
+            b=big,
+            share=f"{f.shared_mb:.0f}",
+        ),
+    ]
+    if not f.cheaper:
+        items.append(t("decoder.notice_cost_noisy"))
+    items.append(t("decoder.notice_cost_attention"))
+    return items
+
+
+def batch_step(v: View) -> None:
+    """Step 6: what one decoding step costs for 1, 4 and 16 generations at once, measured on
+    the server: the weights are read once per step, whoever it decodes for."""
+    t, p, m = v.t, v[SETTINGS], loaded.smollm2()
+    lead(v, p, 6)
+    step_text(v, 6, **v.words)
+    with v.lead if v.presenter else v.figure:
+        c = measured_cost(v.ctx, p, v[MEASURE])
+    v.lead.caption(t("decoder.under_way", n=engine().under_way()))
+    f = None if c is None else found.batched(c.sizes, c.step_ms, llama.weight_bytes(m.weights))
+    v.chart(cost_chart, t, cost_frame(t, f))
+    if f is None:
+        v.lead.caption(t("decoder.cost_hint"))
+    else:
+        v.notice(cost_notice(v.ctx, f, v.words["params"]))
     v.links("kv_cache")
 
 
