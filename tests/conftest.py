@@ -100,6 +100,41 @@ def smollm2():
     return smollm.load()
 
 
+TINY_IDS = [3, 17, 4, 4, 42, 9, 0, 21]  # a prompt for tiny_llama()
+
+
+@cache
+def tiny_llama():
+    """A random Llama-style model in float64 (3 layers, 6 query heads sharing 2 key/value
+    heads, a vocabulary of 50), so checks of ``core.llama`` and ``core.batching`` are tight
+    and quick. Its config is ``tiny_llama().config``."""
+    import numpy as np  # here: NumPy loads after the BLAS setting above
+
+    import core.llama as llama
+
+    cfg = llama.LlamaConfig(
+        n_layers=3, d_model=24, n_heads=6, n_kv_heads=2, d_ff=40, vocab=50, eps=1e-5, rope_base=1e4
+    )
+    rng = np.random.default_rng(0)
+    d, f, hd = cfg.d_model, cfg.d_ff, cfg.d_head
+
+    def w(*shape: int) -> np.ndarray:
+        return rng.normal(0, 0.3, shape)
+
+    layers = tuple(
+        llama.LayerWeights.of(
+            attn_norm=1 + w(d) * 0.1,
+            qkv=(w(d, cfg.n_heads * hd), w(d, cfg.n_kv_heads * hd), w(d, cfg.n_kv_heads * hd)),
+            w_o=w(cfg.n_heads * hd, d),
+            ffn_norm=1 + w(d) * 0.1,
+            gate_up=(w(d, f), w(d, f)),
+            w_down=w(f, d),
+        )
+        for _ in range(cfg.n_layers)
+    )
+    return llama.LlamaWeights(cfg, w(cfg.vocab, d), layers, 1 + w(d) * 0.1)
+
+
 def wait_until(
     condition: Callable[[], T],
     what: str,

@@ -1,7 +1,7 @@
 """The process's engine with real threads, as the sessions of a class use it: generations
 started together are decoded in one batch with the tokens of one generation at a time; a
 late one joins the running batch; prompts waiting together are read in one pass; a session
-that stops leaves. On a small random model (tests/core/test_llama.py) and on SmolLM2."""
+that stops leaves. On a small random model (tests/conftest.py) and on SmolLM2."""
 
 import threading
 from collections.abc import Callable
@@ -10,8 +10,9 @@ import core.llama as llama
 from core import batching
 from core.sampling import GREEDY, Sampling
 from models import smollm
+from tests.conftest import TINY_IDS as IDS
 from tests.conftest import smollm2, wait_until
-from tests.core.test_llama import IDS, tiny
+from tests.conftest import tiny_llama as tiny
 from ui.batching import COST_SIZES, Engine
 from ui.turns import Turns
 

@@ -6,8 +6,10 @@ import numpy as np
 import core.llama as llama
 from core import batching
 from core.sampling import Sampling
-from tests.core.test_llama import CFG, IDS, tiny
+from tests.conftest import TINY_IDS as IDS
+from tests.conftest import tiny_llama as tiny
 
+CFG = tiny().config
 PROMPTS = [IDS, IDS[:3], [7], IDS[2:7]]  # different lengths, one of a single token
 
 

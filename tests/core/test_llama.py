@@ -2,8 +2,6 @@
 grouped-query attention, the cached decoder and generation. The real model is checked
 against transformers in tests/models/test_smollm.py."""
 
-from functools import cache
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,36 +11,10 @@ import core.llama as llama
 from core.masks import causal_mask, sliding_window_mask
 from core.multihead import split_heads
 from core.sampling import Sampling
+from tests.conftest import TINY_IDS as IDS
+from tests.conftest import tiny_llama as tiny
 
-CFG = llama.LlamaConfig(
-    n_layers=3, d_model=24, n_heads=6, n_kv_heads=2, d_ff=40, vocab=50, eps=1e-5, rope_base=1e4
-)
-
-
-@cache
-def tiny() -> llama.LlamaWeights:
-    """A random model in float64 (so the checks below are tight)."""
-    rng = np.random.default_rng(0)
-    d, f, hd = CFG.d_model, CFG.d_ff, CFG.d_head
-
-    def w(*shape: int) -> np.ndarray:
-        return rng.normal(0, 0.3, shape)
-
-    layers = tuple(
-        llama.LayerWeights.of(
-            attn_norm=1 + w(d) * 0.1,
-            qkv=(w(d, CFG.n_heads * hd), w(d, CFG.n_kv_heads * hd), w(d, CFG.n_kv_heads * hd)),
-            w_o=w(CFG.n_heads * hd, d),
-            ffn_norm=1 + w(d) * 0.1,
-            gate_up=(w(d, f), w(d, f)),
-            w_down=w(f, d),
-        )
-        for _ in range(CFG.n_layers)
-    )
-    return llama.LlamaWeights(CFG, w(CFG.vocab, d), layers, 1 + w(d) * 0.1)
-
-
-IDS = [3, 17, 4, 4, 42, 9, 0, 21]
+CFG = tiny().config
 
 
 def test_rms_norm_hand_case():
