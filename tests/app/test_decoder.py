@@ -6,11 +6,12 @@ import re
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import core.llama as llama
-from core.sampling import GREEDY
+from core.sampling import GREEDY, Sampling, distribution
 from models import smollm
 from tests.app.conftest import (
     assert_waits_for_its_turn,
@@ -452,3 +453,77 @@ def test_the_last_token_question_is_the_models_mean_row_and_the_first_token_lead
     assert truth.right == {"0"} and int(np.argmax(row)) == 0  # the sink: the first token
     options = dv.ASK_LAST.labelled(Translator("en"))
     assert [o.label for o in options] == [label.strip() for label in labels]
+
+
+def next_bars(at: AppTest) -> pd.DataFrame:
+    """Step 4's bars: token, probability, and whether the setting keeps it."""
+    (frame,) = [f for f in chart_tables(at, 0) if "kept" in f]
+    return frame
+
+
+def test_top_k_colours_the_k_most_likely_bars_and_says_how_many_tokens_stay():
+    at = open_decoder(step="4", sample="true", top_k="3")
+    assert not at.exception
+    frame = next_bars(at)
+    picked = Translator("en")("decoder.kept")
+    assert frame["kept"].tolist() == [picked] * 3 + [Translator("en")("decoder.dropped")] * 7
+    body = texts(at)
+    assert "Top-k 3: only the 3 most likely tokens stay in the draw." in body
+    assert "With this setting 3 of the 49 152 tokens can be written" in body
+
+
+def test_top_p_keeps_the_fewest_tokens_that_reach_it_counted_on_the_real_scores():
+    at = open_decoder(step="4", sample="true", top_p="0.3", temp="1.0", lang="zh")
+    assert not at.exception
+    ids = smollm.encode(model(), dv.LESSON)
+    p = np.sort(distribution(dv.run(tuple(ids)).logits, Sampling(1.0)))[::-1]
+    n = int(np.searchsorted(np.cumsum(p), 0.3) + 1)  # the fewest that reach 0.3
+    assert f"有 {n} 个可能被写出" in texts(at)
+    assert (next_bars(at)["kept"] == Translator("zh")("decoder.kept")).sum() == n
+
+
+def test_top_p_zero_and_temperature_zero_are_greedy_by_a_stated_rule():
+    zero_p = open_decoder(step="4", sample="true", top_p="0")
+    assert not zero_p.exception
+    assert (next_bars(zero_p)["kept"] == "can be picked").sum() == 1
+    assert Translator("en")("decoder.notice_top_p_zero") in texts(zero_p)
+    cold = open_decoder(step="4", sample="true", temp="0")
+    assert not cold.exception
+    assert next_bars(cold)["p"].iloc[0] == 1.0  # all the probability on the top token
+    assert "At temperature 0 the most likely next token" in texts(cold)
+    assert Translator("en")("decoder.notice_greedy") in texts(cold)
+
+
+@pytest.mark.parametrize("params", [{"top_k": "100000"}, {"temp": "1e6"}, {"top_p": "-0.5"}])
+def test_sampling_values_out_of_range_in_the_link_warn_and_fall_back(params):
+    at = open_decoder(step="4", sample="true", **params)
+    assert not at.exception
+    (key,) = params
+    assert f"`{key}`" in warnings(at)
+    assert "Top-k is off (0)" in texts(at) and "Top-p is 1" in texts(at)  # the defaults
+
+
+def test_a_sampled_generation_in_the_batch_writes_what_one_at_a_time_writes():
+    m = model()
+    ids = tuple(smollm.encode(m, dv.LESSON))
+    hot = Sampling(0.9, top_k=40, top_p=0.9, seed=3)
+    g = dv.generate(m, dv.Settings(ids, 8, hot), True, lambda spans: None)
+    ref = llama.generate_steps(m.weights, list(ids), 8, sampling=hot, stop=m.eos_id)
+    assert g.tokens == [s.token for s in ref]
+    assert g.batch[0] == 0 and all(b >= 1 for b in g.batch[1:])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_measuring_batching_draws_both_bars_for_each_size_and_says_what_they_show(lang):
+    t = Translator(lang)
+    before = open_decoder(step="6", lang=lang)
+    assert t("decoder.cost_hint") in texts(before)
+    at = press(before, t("decoder.measure"))
+    assert not at.exception
+    (frame,) = [f for f in chart_tables(at, 0) if "what" in f]
+    assert len(frame) == 6 and (frame["ms"] > 0).all()
+    step = frame[frame["what"] == t("decoder.cost_step")]["ms"].tolist()
+    body = texts(at)
+    assert f"{step[0]:.0f}" in body and f"{step[-1]:.0f}" in body  # the notice quotes the bars
+    mb = f"{llama.weight_bytes(model().weights) / 1e6:.0f} MB"
+    assert mb in body

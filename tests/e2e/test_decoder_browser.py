@@ -100,3 +100,46 @@ def test_title_step_bar_chart_then_text_like_every_other_page(shared_context, se
         shot(page, f"decoder_{lang}_anatomy")
     finally:
         page.close()
+
+
+def test_two_students_generating_at_once_share_the_servers_steps(shared_context, server) -> None:
+    """Two students press Generate together: the server decodes their generations in one
+    batch, and the notice under each says so (or, for one that ran alone, that too)."""
+    t = Translator("en")
+    pages = [open_decoder(shared_context, server, "lang=en&n_gen=20&step=4") for _ in range(2)]
+    try:
+        buttons = [p.get_by_role("button", name=t("decoder.generate"), exact=True) for p in pages]
+        for b in buttons:
+            b.scroll_into_view_if_needed()
+        for b in buttons:  # one right after the other: the second joins the running batch
+            b.click()
+        shared = t("decoder.notice_batch", most=2)
+        alone = t("decoder.notice_alone")
+        seen = []
+        for p in pages:
+            p.get_by_text(re.compile("20 tokens with KV cache")).wait_for(timeout=LOAD_TIMEOUT)
+            seen.append(p.locator('[data-testid="stMain"]').inner_text())
+        assert any(shared in body for body in seen), seen
+        assert all(shared in body or alone in body for body in seen)
+        shot(pages[0], "decoder_generated_together")
+    finally:
+        for p in pages:
+            p.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_measuring_batching_on_the_server_draws_the_bars(shared_context, server, lang) -> None:
+    t = Translator(lang)
+    page = open_decoder(shared_context, server, f"lang={lang}&step=6")
+    try:
+        assert page.get_by_text(t("decoder.cost_hint")).is_visible()
+        page.get_by_role("button", name=t("decoder.measure"), exact=True).click()
+        first = t("decoder.notice_weights", params="", mb="", b=16, share="").split("{")[0][:12]
+        page.get_by_text(re.compile(re.escape(first))).first.wait_for(timeout=LOAD_TIMEOUT)
+        page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT)
+        body = page.locator('[data-testid="stMain"]').inner_text()
+        assert "Traceback" not in body and not re.search(r"\b(nan|inf)\b", body)
+        assert page.locator('[data-testid="stVegaLiteChart"]:visible').count() == 1
+        shot(page, f"decoder_batching_{lang}")
+    finally:
+        page.close()

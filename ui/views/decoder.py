@@ -550,17 +550,20 @@ def next_notice(
     ]
 
 
-def sampling_notice(ctx: PageContext, logits: np.ndarray, s: Sampling, vocab: int) -> list[str]:
+def sampling_notice(ctx: PageContext, logits: np.ndarray, s: Sampling, vocab: str) -> list[str]:
     """One sentence per sampling control, with what it keeps here (counted live)."""
     t = ctx.t
     if s.greedy:
         return [t("decoder.notice_greedy")]
-    count = int(kept(logits, s).sum())
-    k = t("decoder.top_k_off", vocab=vocab) if not 0 < s.top_k < vocab else str(s.top_k)
+    every = len(logits)
     items = [
-        t("decoder.notice_top_k", k=k),
-        t("decoder.notice_top_p", p=f"{s.top_p:.2f}"),
-        t("decoder.notice_kept", n=count, vocab=vocab),
+        t("decoder.notice_top_k", k=s.top_k)
+        if 0 < s.top_k < every
+        else t("decoder.notice_top_k_off", vocab=vocab),
+        t("decoder.notice_top_p", p=f"{s.top_p:.2f}")
+        if s.top_p < 1
+        else t("decoder.notice_top_p_off"),
+        t("decoder.notice_kept", n=int(kept(logits, s).sum()), vocab=vocab),
     ]
     if s.top_p <= 0:
         items.append(t("decoder.notice_top_p_zero"))
@@ -1041,10 +1044,9 @@ def next_step(v: View) -> None:
     v.chart(next_chart, t, top)
     with v.notes if v.presenter else v.below:  # students: the text below the chart
         made = generation(v.ctx, m, p, settings, use_cache, v[GENERATE])
-    if made is not None:
-        v.notice(generation_notice(v.ctx, made))
-    v.notice(next_notice(v.ctx, top, temperature, v.words))
-    v.notice(sampling_notice(v.ctx, logits, settings.sampling, m.config.vocab))
+    items = [] if made is None else generation_notice(v.ctx, made)
+    items += next_notice(v.ctx, top, temperature, v.words)
+    v.notice(items + sampling_notice(v.ctx, logits, settings.sampling, v.words["vocab"]))
     typed.weights_note(v.ctx, v.notes)  # the 4-bit copy
     v.links(("softmax", t("decoder.softmax_link")))
 
@@ -1127,6 +1129,7 @@ def cost_chart(t: Translator, frame: pd.DataFrame) -> dict:
     for part in chart["layer"]:  # the bars and their labels: grouped by size
         part["encoding"]["xOffset"] = {"field": "what", "sort": what}
         part["encoding"]["x"]["scale"] = {"domain": sizes}  # the sizes before any bar
+        part["encoding"]["y"]["axis"] = {"format": "d"}  # whole milliseconds
         if "text" in part["encoding"]:
             part["encoding"]["text"]["format"] = ".0f"  # whole milliseconds
     return chart if len(frame) else with_hint(chart, t("decoder.cost_empty"))

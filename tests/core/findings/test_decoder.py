@@ -96,3 +96,12 @@ def test_mean_row_averages_a_querys_row_over_every_layer_and_head():
     assert row.sum() == pytest.approx(1.0) and np.all(row[4:] == 0)  # causal: none after
     assert row.dtype == np.float64
     assert found.mean_row(w.astype(np.float32), 3).dtype == np.float64
+
+
+def test_batched_costs_per_generation_and_the_throughput_against_one_at_a_time():
+    f = found.batched([1, 4, 16], [40.0, 100.0, 160.0], weight_bytes=538_000_000)
+    assert f.token_ms == (40.0, 25.0, 10.0)
+    assert f.speedup == 16 * 40.0 / 160.0  # 16 tokens one step each, against one step
+    assert f.weight_mb == 538.0 and f.shared_mb == 538.0 / 16
+    assert f.cheaper
+    assert not found.batched([1, 16], [40.0, 700.0], weight_bytes=1).cheaper  # a noisy run
