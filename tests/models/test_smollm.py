@@ -368,3 +368,19 @@ def test_a_short_window_hurts_and_keeping_the_first_token_as_a_sink_recovers_mos
 def test_window_run_refuses_to_score_more_tokens_than_can_be_predicted():
     with pytest.raises(ValueError, match="score"):
         smollm.window_run(model(), paragraph_ids()[:5], None, 0, 5)
+
+
+def test_interpret_trace_lens_and_ablating_nothing_are_the_forward_pass():
+    """core/interpret.py on the real model (checked tightly on the tiny float64 one in
+    tests/core/test_interpret.py): the trace's residual stream is the forward's, the logit
+    lens's last row and the unablated logits are the model's own."""
+    from core import interpret
+
+    w, ids = model().weights, smollm.encode(model(), LESSON)
+    hidden = llama.forward(w, ids).hidden
+    t = interpret.trace(w, ids)
+    rel = np.abs(t.resid - hidden).max(axis=(-1, -2)) / np.abs(hidden).max(axis=(-1, -2))
+    assert rel.max() <= HIDDEN_REL_TOL, rel
+    last = llama.forward(w, ids, all_logits=False).logits[-1]
+    np.testing.assert_array_equal(interpret.logit_lens(w, t.resid[:, -1])[-1], last)
+    np.testing.assert_array_equal(interpret.ablated_logits(w, ids, [], "zero"), last)
