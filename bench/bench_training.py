@@ -84,7 +84,7 @@ def bench_scrub(repeats: int = 15) -> None:
     at = AppTest.from_file(str(ROOT / "dashboard.py"), default_timeout=120)
     at.query_params["lang"] = "en"
     at.query_params["run"] = "1"
-    at.switch_page("pages/15_training.py")
+    at.switch_page("pages/16_training.py")
     at.run()
     slider = next(s for s in at.slider if s.key == "at")
     times = []

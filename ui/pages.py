@@ -50,6 +50,7 @@ PAGES = (
     PageInfo("kv_cache", "practice", ":material/memory:"),
     PageInfo("encoder", "models", ":material/travel_explore:"),
     PageInfo("decoder", "models", ":material/edit_note:"),
+    PageInfo("block", "models", ":material/account_tree:"),
     PageInfo("rope", "today", ":material/rotate_right:"),
     PageInfo("gqa", "today", ":material/group_work:"),
     PageInfo("flash", "today", ":material/bolt:"),

@@ -94,7 +94,24 @@ class Flag:
         return {"true": True, "false": False}.get(raw.lower())
 
 
-Spec = Int | Float | Choice | Text | Flag
+@dataclass(frozen=True)
+class Many:
+    """Any number of a fixed set of raw tokens (none too); the URL holds them joined by
+    ``.`` in the options' order (``?off=2.5``)."""
+
+    key: str
+    options: tuple[str, ...]
+    default: tuple[str, ...] = ()
+
+    def parse(self, raw: str) -> tuple[str, ...] | None:
+        """The options ``raw`` names, in the options' order, or None if it names another."""
+        picked = [x for x in raw.split(".") if x] if raw else []
+        if any(x not in self.options for x in picked):
+            return None
+        return tuple(o for o in self.options if o in picked)
+
+
+Spec = Int | Float | Choice | Text | Flag | Many
 _OWNED = "_control_keys"  # session state: the keys of every control this session has drawn
 
 
@@ -246,6 +263,50 @@ def select(
     else:
         st.selectbox(label, spec.options, **common)
     _write_choice(spec, value)
+    return value
+
+
+def _many_changed(spec: Many) -> None:
+    picked = st.session_state.get(_choice_widget_key_of(spec.key)) or []
+    _write_many(spec, tuple(o for o in spec.options if o in picked))
+
+
+def _write_many(spec: Many, value: tuple[str, ...]) -> None:
+    """Put the picked tokens in the URL (dropped when they are the default)."""
+    if value == spec.default:
+        st.query_params.pop(spec.key, None)
+    elif st.query_params.get(spec.key) != ".".join(value):
+        st.query_params[spec.key] = ".".join(value)
+
+
+def pick_many(
+    ctx: PageContext,
+    spec: Many,
+    label: str,
+    format_func: Callable[[str], str] = str,
+    default_label: str | None = None,
+    **kw: object,
+) -> tuple[str, ...]:
+    """A URL-synced choice of any number of raw tokens, as pills (the URL holds the raw
+    tokens in every language, as :func:`select`'s does); a bad link warns, naming
+    ``default_label`` as what is shown instead."""
+    check_url(ctx, spec, default_label)
+    value = spec.parse(st.query_params.get(spec.key, ".".join(spec.default)))
+    value = spec.default if value is None else value
+    key = _choice_widget_key_of(spec.key)
+    _owned(spec.key)
+    st.session_state[key] = list(value)
+    st.pills(
+        label,
+        spec.options,
+        selection_mode="multi",
+        format_func=format_func,
+        key=key,
+        on_change=_many_changed,
+        args=(spec,),
+        **kw,
+    )
+    _write_many(spec, value)
     return value
 
 

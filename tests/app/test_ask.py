@@ -18,7 +18,7 @@ from ui.pages import PAGES
 from ui.questions import find, page_questions
 from ui.safe import plain
 
-JOIN = "pages/17_join.py"
+JOIN = "pages/18_join.py"
 LOOKUP = "pages/1_lookup.py"
 BEST = "lookup.best"
 

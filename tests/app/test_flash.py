@@ -19,7 +19,7 @@ from tests.app.conftest import (
 from ui.i18n import Translator
 from ui.views import flash as fv
 
-PAGE = "pages/13_flash.py"
+PAGE = "pages/14_flash.py"
 EN, ZH = Translator("en"), Translator("zh")
 STEPS = ("1", "2", "3")
 TOY = {"keys", "block", "causal", "seed"}

@@ -27,7 +27,7 @@ from ui.i18n import Translator
 from ui.turns import turns
 from ui.views import gqa as gv
 
-PAGE = "pages/12_gqa.py"
+PAGE = "pages/13_gqa.py"
 EN, ZH = Translator("en"), Translator("zh")
 STEPS = ("1", "2", "3", "4")
 LESSON = "The animal didn't cross the street because it was too tired."

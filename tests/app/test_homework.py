@@ -21,7 +21,7 @@ from ui.safe import plain
 from ui.uploads import MAX_BYTES, parse_upload
 from ui.views import homework as hv
 
-PAGE = "pages/16_homework.py"
+PAGE = "pages/17_homework.py"
 
 
 def npz(**arrays: np.ndarray) -> bytes:

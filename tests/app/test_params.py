@@ -2,7 +2,7 @@
 
 import pytest
 
-from ui.params import Choice, Flag, Float, Int, Text, divisor_choice
+from ui.params import Choice, Flag, Float, Int, Many, Text, divisor_choice
 
 
 @pytest.mark.parametrize(
@@ -22,6 +22,10 @@ from ui.params import Choice, Flag, Float, Int, Text, divisor_choice
         (Text("s", "x", 5), "toolong", None),
         (Flag("f", False), "true", True),
         (Flag("f", False), "yes", None),
+        (Many("off", ("0", "1", "2")), "2.0", ("0", "2")),  # the options' order
+        (Many("off", ("0", "1", "2")), "", ()),
+        (Many("off", ("0", "1", "2")), "1..1", ("1",)),
+        (Many("off", ("0", "1", "2")), "1.9", None),
     ],
 )
 def test_url_specs_accept_only_valid_values(spec, raw, value) -> None:

@@ -17,10 +17,10 @@ def test_decoder_without_the_model_says_how_to_install_it_and_stops(no_model, la
 
 
 def test_sinks_without_the_model_keeps_its_toy_step_and_says_so_on_the_model_steps(no_model):
-    toy = open_page("pages/14_sinks.py", lang="zh", step="1")
+    toy = open_page("pages/15_sinks.py", lang="zh", step="1")
     assert not toy.exception and not toy.error and toy.get("vega_lite_chart")
     for step in ("2", "3"):
-        at = open_page("pages/14_sinks.py", lang="zh", step=step)
+        at = open_page("pages/15_sinks.py", lang="zh", step=step)
         assert not at.exception
         assert [e.value for e in at.error] == [Translator("zh")("sinks.missing")]
 
@@ -34,12 +34,12 @@ def test_the_smollm2_pages_name_the_4_bit_copy_they_run_with_the_files_shares(la
     t = Translator(lang)
     for page, step in (
         ("pages/10_decoder.py", "1"),
-        ("pages/11_rope.py", "4"),
-        ("pages/12_gqa.py", "4"),
-        ("pages/12_gqa.py", "3"),
+        ("pages/12_rope.py", "4"),
+        ("pages/13_gqa.py", "4"),
+        ("pages/13_gqa.py", "3"),
     ):
         captions = [c.value for c in open_page(page, lang=lang, step=step).caption]
         note = [c for c in captions if c.startswith(t("app.smollm_weights").split("{")[0])]
         assert len(note) == 1 and share in note[0] and "Q4_1" in note[0], (page, step)
-    slide = open_page("pages/11_rope.py", lang=lang, step="4", present="1")
+    slide = open_page("pages/12_rope.py", lang=lang, step="4", present="1")
     assert not any("Q4_1" in c.value for c in slide.caption)  # a slide keeps its room

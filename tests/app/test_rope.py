@@ -34,7 +34,7 @@ from ui import loaded
 from ui.i18n import Translator
 from ui.views import rope as rv
 
-PAGE = "pages/11_rope.py"
+PAGE = "pages/12_rope.py"
 EN, ZH = Translator("en"), Translator("zh")
 STEPS = ("1", "2", "3", "4")
 LESSON = "The animal didn't cross the street because it was too tired."

@@ -26,7 +26,7 @@ from ui import loaded
 from ui.i18n import Translator
 from ui.views import sinks as sv
 
-PAGE = "pages/14_sinks.py"
+PAGE = "pages/15_sinks.py"
 EN, ZH = Translator("en"), Translator("zh")
 STEPS = ("1", "2", "3")
 OWN = {

@@ -53,13 +53,13 @@ def test_groups_marked_row_share_one_row_at_their_place_on_a_slide():
 def test_row_groups_of_different_steps_meet_in_the_row_of_the_step_on_screen():
     """/rope: the base (steps 1-3) and the seed (steps 1-2) are two groups; on step 1's slide
     they share one row below the chart, on step 3's the base is alone in it."""
-    first = open_page("pages/11_rope.py", lang="en", present="1", step="1")
+    first = open_page("pages/12_rope.py", lang="en", present="1", step="1")
     row = row_of(first.main, "_choice_base")
     assert row is not None and len(row.children) == 2 and holds(row, "seed")
-    third = open_page("pages/11_rope.py", lang="en", present="1", step="3")
+    third = open_page("pages/12_rope.py", lang="en", present="1", step="3")
     alone = row_of(third.main, "_choice_base")
     assert alone is not None and len(alone.children) == 1 and not holds(alone, "seed")
-    student = open_page("pages/11_rope.py", lang="en", step="1")
+    student = open_page("pages/12_rope.py", lang="en", step="1")
     assert row_of(student.sidebar, "_choice_base") is None
     assert row_of(student.sidebar, "seed") is None
 
@@ -92,7 +92,7 @@ def test_a_step_folds_a_shared_group_in_the_sidebar_for_students():
             assert not folds[0].proto.expanded  # closed
 
 
-TRAINING, HOMEWORK = "pages/15_training.py", "pages/16_homework.py"
+TRAINING, HOMEWORK = "pages/16_training.py", "pages/17_homework.py"
 SETTINGS = {"_choice_task", "_choice_d_k", "scaled", "steps", "seed", "twin"}  # /training's
 
 
@@ -258,7 +258,7 @@ def strip(at) -> list[str]:
     return [e.value for e in visible(head) if type(e).__name__ == "Markdown"]
 
 
-FLASH = "pages/13_flash.py"
+FLASH = "pages/14_flash.py"
 
 
 def test_a_students_step_opens_with_what_to_try_and_its_first_notice_above_its_chart():

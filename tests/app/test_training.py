@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app.conftest import chart_tables, texts, visible, visible_of
 
-PAGE = "pages/15_training.py"
+PAGE = "pages/16_training.py"
 SHORT = {"steps": "60"}  # a short run keeps the tests quick; the page's logic is the same
 # The steps, for students and on a slide alike: Train, four snapshots (start, early, a third
 # of the way, the end with the slider through every snapshot), why √d_k.

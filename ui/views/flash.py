@@ -1,4 +1,4 @@
-"""Presentation helpers for the FlashAttention page (pages/13_flash.py).
+"""Presentation helpers for the FlashAttention page (pages/14_flash.py).
 
 Controls, charts and words only: every number comes from :mod:`core.flash` and
 :mod:`core.findings.flash`. The charts are plain Vega-Lite dicts built by the module-level

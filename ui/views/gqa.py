@@ -1,4 +1,4 @@
-"""Presentation helpers for the grouped-query attention page (pages/12_gqa.py).
+"""Presentation helpers for the grouped-query attention page (pages/13_gqa.py).
 
 Controls, charts, words and the page's steps (drawn by :func:`ui.steps.run`) only: every
 number comes from :mod:`core.kv_cache` (grouped-query attention, the K/V expansions, the

@@ -1,4 +1,4 @@
-"""Presentation helpers and steps of the homework page (pages/16_homework.py).
+"""Presentation helpers and steps of the homework page (pages/17_homework.py).
 
 Every number comes from :mod:`core.homework`; uploads are read by :mod:`ui.uploads`. An
 upload lives only in this session's widget state (Streamlit keeps it in memory): nothing is

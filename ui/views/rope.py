@@ -1,4 +1,4 @@
-"""Presentation helpers for the rotary-positions page (pages/11_rope.py).
+"""Presentation helpers for the rotary-positions page (pages/12_rope.py).
 
 Controls, charts, words and the page's steps (drawn by :func:`ui.steps.run`) only: every
 number comes from :mod:`core.rope` (the one RoPE of ``core``, also used by

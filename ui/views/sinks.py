@@ -1,4 +1,4 @@
-"""Presentation helpers for the sliding-window and attention-sink page (pages/14_sinks.py).
+"""Presentation helpers for the sliding-window and attention-sink page (pages/15_sinks.py).
 
 Controls, charts, words and the page's steps (drawn by :func:`ui.steps.run`) only: every
 number comes from :mod:`core.masks`, :mod:`core.findings.sinks` and, for the real model,

@@ -1,4 +1,4 @@
-"""Presentation helpers and steps of the training page (pages/15_training.py).
+"""Presentation helpers and steps of the training page (pages/16_training.py).
 
 Controls, the cached and the live runs, one concatenated chart per view, metrics and
 "what to notice" lines, and the step functions. Every number comes from :mod:`core.training`.
