@@ -37,13 +37,16 @@ LATIN_OK = {
     # terms kept in Latin letters (each glossed in Chinese where it first appears)
     "token", "softmax", "Softmax", "logit", "logits", "Logits", "RoPE", "GQA", "MHA", "MQA",
     "KV", "MLP", "RNN", "Transformer", "FlashAttention", "attention", "sink", "one", "hot",
-    "tile", "dropout", "Adam", "Xavier", "Frobenius", "PAD", "GPU", "HBM",
+    "tile", "dropout", "Adam", "Xavier", "Frobenius", "PAD", "GPU", "HBM", "Top", "RMSNorm",
+    "SwiGLU", "W_E",
     # models, libraries, formats, keys, authors
     "SmolLM2", "Instruct", "GPT", "Llama", "Mistral", "Qwen", "Gemma", "StreamingLLM",
     "SentencePiece", "MiniLM", "multilingual", "small", "NumPy", "np", "PyTorch", "torch",
     "Python", "cpu", "repeat", "repeat_interleave", "reshape", "transpose", "W_QKV", "CSV",
     "JSON", "NPZ", "pickle", "PageDown",
-    "PageUp", "Dao", "Ainslie", "Shazeer", "Su", "Xiao",
+    "PageUp", "Dao", "Ainslie", "Shazeer", "Su", "Xiao", "vLLM", "llama", "cpp",
+    "nostalgebraist", "Belrose", "Michel", "McGrath", "Jain", "Wallace", "Wiegreffe", "Pinter",
+    "Wang",
 }  # fmt: skip
 
 
