@@ -1,14 +1,17 @@
 """ui.charts.specs: the chart builders (heatmaps, strips, bars, lines, histograms, layers)."""
 
 import html
+import io
 import json
 import re
 
 import numpy as np
 import pandas as pd
 import pytest
+from PIL import Image
 
 from ui import charts, exports
+from ui.charts.specs import LINK_COLOR
 
 
 def _spec(chart) -> dict:
@@ -141,6 +144,80 @@ def test_a_framed_row_is_outlined_across_the_panel() -> None:
     (frame,) = [layer for layer in spec["layer"] if layer["mark"].get("stroke") == charts.FRAME]
     assert frame["transform"] == [{"filter": "datum.i == 1"}]
     assert frame["encoding"]["x2"] == {"value": "width"}, "to the view's right edge"
+
+
+def _heads(seed: int = 0, heads: int = 3) -> dict[str, np.ndarray]:
+    """``heads`` panels of 4 × 4 attention weights (rows sum to 1)."""
+    rng = np.random.default_rng(seed)
+    return {f"head {h}": rng.dirichlet(np.ones(4), size=4) for h in range(heads)}
+
+
+def _linked(panels: dict[str, np.ndarray], link: bool | None, **kw: object) -> dict:
+    """A heatmap of ``panels`` with ``link_rows=link`` (None: the option left out)."""
+    option = {} if link is None else {"link_rows": link}
+    return _spec(charts.heatmap(panels, list("abcd"), list("abcd"), cell=30, **option, **kw))
+
+
+@pytest.mark.parametrize("heads", [1, 3], ids=["one panel", "facets"])
+def test_linked_rows_add_a_selection_on_the_row_and_an_outline_and_nothing_else(heads) -> None:
+    panels = _heads(heads=heads)
+    plain = _linked(panels, None, name="weights")
+    assert _linked(panels, False, name="weights") == plain, "off by default"
+    linked = _linked(panels, True, name="weights")
+    view = linked["spec"] if heads > 1 else linked
+    cells, *drawn, outline = view["layer"]
+    point, pin = cells.pop("params")  # held by the cells' layer
+    view["layer"] = [cells, *drawn]
+    assert linked == plain, "the selections and the outline are all the option adds"
+
+    for param in (point, pin):
+        assert param["select"]["type"] == "point"
+        assert param["select"]["fields"] == ["i"], "the row's index: the same row in any panel"
+        assert param["select"]["resolve"] == "global", "one row for every panel"
+    assert (point["name"], pin["name"]) == ("weights_point", "weights_pin")
+    assert (point["select"]["on"], point["select"]["clear"]) == ("pointerover", "pointerout")
+    assert pin["select"]["on"] == "click" and "weights_pin_store" in pin["select"]["toggle"]
+    shown = outline["encoding"]["strokeOpacity"]
+    assert shown["value"] == 0, "nobody points: nothing is drawn"
+    assert shown["condition"]["test"] == {
+        "or": [{"param": "weights_point", "empty": False}, {"param": "weights_pin", "empty": False}]
+    }
+    assert outline["mark"]["stroke"] == LINK_COLOR and outline["mark"]["fillOpacity"] == 0
+    assert outline["encoding"]["x2"] == {"value": "width"}, "across the panel"
+    assert outline["encoding"]["tooltip"] is None, "the pointer passes through to the cells"
+    assert {"groupby": ["row", "i"]}.items() <= outline["transform"][0].items(), "a rect a row"
+
+
+def test_linked_rows_keep_the_spec_when_only_the_values_change() -> None:
+    small, other = _linked(_heads(0), True), _linked(_heads(1), True)
+    assert small["datasets"] != other["datasets"]
+    assert {**small, "datasets": None} == {**other, "datasets": None}, "the browser swaps data"
+
+
+def test_linked_heatmaps_side_by_side_keep_their_selections_apart() -> None:
+    import vl_convert as vlc
+
+    both = charts.concat([_linked(_heads(0), True, name="a"), _linked(_heads(1), True, name="b")])
+    names = [p["name"] for part in both["hconcat"] for p in part["spec"]["layer"][0]["params"]]
+    assert names == ["a_point", "a_pin", "b_point", "b_pin"]
+    vega = vlc.vegalite_to_vega(json.dumps(charts.to_spec(both, False)))
+    stores = {d["name"] for d in vega["data"] if d["name"].endswith("_store")}
+    assert stores == {f"{n}_store" for n in names}
+
+
+def test_an_export_of_linked_rows_draws_no_outline() -> None:
+    """An export has no pointer: the chart as drawn without the option, pixel for pixel."""
+    panels = _heads()
+    plain, linked = (charts.to_spec(_linked(panels, link), False) for link in (False, True))
+    svg = exports.chart_svg(linked)
+    outlines = re.findall(rf'<path[^>]*stroke="{LINK_COLOR}"[^>]*>', svg)
+    assert len(outlines) == 3 * 4, "a rect for each row of each panel"
+    assert all('stroke-opacity="0"' in path for path in outlines), "none of them seen"
+
+    def pixels(spec: dict) -> np.ndarray:
+        return np.asarray(Image.open(io.BytesIO(exports.chart_png(spec))).convert("RGB"))
+
+    assert np.array_equal(pixels(linked), pixels(plain))
 
 
 def test_legend_can_be_hidden() -> None:

@@ -39,7 +39,7 @@ import pandas as pd
 
 from ui.charts.sizing import CROWDED_STEP, PAGE_WIDTH, PRESENTER_WIDTH, SKIP_TOUCHING, fit_cell
 from ui.charts.text import chars, data_title, fmt_cells, unique_labels
-from ui.charts.theme import FRAME, KEY_COLOR, MASKED
+from ui.charts.theme import FRAME, KEY_COLOR, MASKED, QUERY_COLOR
 
 # A tooltip's title for the field that names a coloured series (a line, a bar, a point): a
 # swatch-like dot in every language. An empty title would not hide the name: Vega-Lite then
@@ -53,6 +53,7 @@ CELL_FILL = 0.9  # the widest number in a heatmap takes at most this share of it
 # 0.556 em), wider than the theme's Source Sans, so the numbers fit whichever font draws them.
 _EM = {".": 0.28, ",": 0.28, "−": 0.56, "-": 0.35, "∞": 1.0, " ": 0.25}  # a digit: 0.56
 _VALID = "isValid(datum.value)"
+LINK_COLOR = QUERY_COLOR  # linked rows (heatmap's link_rows): the outline of the row pointed at
 
 Panel = tuple[str, np.ndarray, Sequence[str], Sequence[str]]  # title, matrix, rows, columns
 
@@ -138,6 +139,7 @@ def heatmap(
     digits: int = 2,
     max_font: int = 15,
     aspect: float = 1.0,
+    link_rows: bool = False,
 ) -> dict:
     """Annotated heatmap of one matrix, or one small multiple per panel (same shape, one
     shared colour scale, wrapped after ``columns`` panels), as a Vega-Lite dict.
@@ -165,6 +167,11 @@ def heatmap(
     ``domain`` while it holds the cells, and a new one only swaps the data as well.
 
     ``aspect`` < 1: cells lower than wide (a wide, low room: numbers need width, not height).
+
+    ``link_rows=True`` (linked views): pointing at a cell outlines its row (the query row,
+    the same ``i``) in :data:`LINK_COLOR` in every panel at once, and a click pins that
+    outline until a second click on the row or a click beside the cells (:func:`_linked`).
+    Nothing is outlined while nobody points (an export), and new data keeps the spec.
     """
     rows, cols = unique_labels(list(rows)), unique_labels(list(cols))
     n_r, n_c = len(rows), len(cols)
@@ -196,6 +203,9 @@ def heatmap(
             "encoding": {"color": color if legend else {**color, "legend": None}},
         }
     ]
+    if link_rows:  # the cells' layer holds the selections, the outline is drawn on top
+        params, outline = _linked(name, cell)
+        layers[0] = {"params": params, **layers[0]}
     if not all(np.isfinite(m).all() for m in mats.values()):
         blanks = {"type": "rect", "color": blank, **stroke}
         layers.append({"mark": blanks, "transform": [{"filter": f"!{_VALID}"}]})
@@ -233,6 +243,8 @@ def heatmap(
                 },
             }
         )
+    if link_rows:
+        layers.append(outline)
     # Labels that would touch are skipped (a chart scaled down by fit, low rows with aspect < 1):
     # upright labels always, slanted ones (long tokens) only in tiny cells, where they
     # would pile up; slanted boxes overlap long before their text does.
@@ -277,6 +289,54 @@ def heatmap(
         "spec": view,
         "resolve": {"scale": {"color": "shared"}},
     }
+
+
+def _linked(name: str, cell: float) -> tuple[list[dict], dict]:
+    """:func:`heatmap`'s ``link_rows``: the two point selections on the row index ``i`` that
+    the cells' layer holds, pointed at and pinned, both global (one row in every facet
+    panel), and the outline layer: one rect per row (aggregated once per data, so pointing
+    re-tests rows, not cells), seen (``strokeOpacity``) where its row is selected.
+    Their names carry the dataset's ``name``, so heatmaps side by side (:func:`concat`)
+    keep theirs apart. A second click on the pinned row unpins it (``toggle``: the clicked
+    row is the pinned one), a click anywhere in the chart but on a cell clears it. The
+    outline draws no tooltip, so the pointer passes through it to the cells."""
+    point, pin = f"{name}_point", f"{name}_pin"
+    shown = {"or": [{"param": point, "empty": False}, {"param": pin, "empty": False}]}
+    on = {"type": "point", "fields": ["i"], "resolve": "global"}
+    again = f"!!datum && vlSelectionTest('{pin}_store', datum)"
+    # a click not on a cell (a title, an axis, a gap); an event's filter knows no datum
+    on_cell = "event.item && event.item.datum && isValid(event.item.datum.i)"
+    beside = f"click[!({on_cell})]"
+    params = [
+        {"name": point, "select": {**on, "on": "pointerover", "clear": "pointerout"}},
+        {"name": pin, "select": {**on, "on": "click", "toggle": again, "clear": beside}},
+    ]
+    width = float(np.clip(cell / 6, 1.5, 3))
+    # Inside the row's band, and clipped to the panel (a chart that fit scaled, whose cells
+    # shrank but not the stroke): a stroke that stood out of the panel would widen its
+    # bounds and move the panels beside it while it is shown (round joins: no miter spike).
+    half = width / 2
+    outline = {
+        "transform": [{"aggregate": [{"op": "count", "as": "_n"}], "groupby": ["row", "i"]}],
+        "mark": {
+            "type": "rect",
+            "fillOpacity": 0,
+            "stroke": LINK_COLOR,
+            "strokeWidth": width,
+            "strokeJoin": "round",
+            "xOffset": half,
+            "x2Offset": -half,
+            "height": {"band": round(1 - width / cell, 3)},  # centred in the row, stroke inside
+            "clip": True,
+        },
+        "encoding": {
+            "x": {"value": 0},
+            "x2": {"value": "width"},
+            "strokeOpacity": {"condition": {"test": shown, "value": 1}, "value": 0},
+            "tooltip": None,
+        },
+    }
+    return params, outline
 
 
 def framed(

@@ -587,6 +587,8 @@ def grid_chart(
 
     ``rows`` ``(k, L, h, n)``: the queries' weight rows in every head. Three panels a row
     on a laptop, all six on a projector; a model of twelve layers in two rows of six.
+    Pointing at a head's row outlines the row of that head number in every layer's panel
+    (linked views: :func:`ui.charts.heatmap`'s ``link_rows``).
     """
     k, L, H, n = rows.shape  # noqa: N806
     width = charts.PRESENTER_WIDTH if presenter else charts.PAGE_WIDTH
@@ -611,6 +613,7 @@ def grid_chart(
             legend=False,
             annotate=False,
             name=f"grid{q}",
+            link_rows=True,  # the head pointed at, outlined in every layer's panel
         )
         grid = charts.framed(grid, selected[1], panel=f"L{selected[0]}")
         grid["title"] = t("encoder.grid_row", q=names[q])
