@@ -42,7 +42,7 @@ run(
         Step(
             "decoder.s4_title",
             view.next_step,
-            [view.NEXT, view.GENERATION, view.GENERATE],
+            [view.NEXT, view.GENERATION, view.SAMPLING, view.GENERATE],
             box="decoder.s4_controls",
             short="decoder.s4_short",
             height=480,
@@ -52,7 +52,7 @@ run(
             "decoder.s5_title",
             view.cache_step,
             [view.COMPARE],
-            reads=[view.NEXT, view.GENERATION],  # step 4's generation settings
+            reads=[view.NEXT, view.GENERATION, view.SAMPLING],  # step 4's generation settings
             box="decoder.s5_controls",
             short="decoder.s5_short",
             **BESIDE,
@@ -63,6 +63,7 @@ run(
             [view.MEASURE],
             box="decoder.s6_controls",
             short="decoder.s6_short",
+            height=400,
             **BESIDE,
         ),
     ],

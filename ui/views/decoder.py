@@ -601,34 +601,45 @@ class Generation:
         return found.later_mean(self.step_ms)
 
 
-def gen_controls(ctx: PageContext, got: Got) -> tuple[Settings, bool]:
-    """Step 4's number of tokens, greedy or sampled, top-k, top-p, seed, with or without the
-    cache (step 5 generates with them too). In the sidebar the sampling's details (used
-    only when sampling) and the cache switch (step 5 is about it) are folded."""
-    t, p, temperature = ctx.t, got[SETTINGS], got[NEXT]
+@dataclass(frozen=True)
+class Gen:
+    """Step 4's generation switches."""
+
+    n_tokens: int
+    sample: bool
+    use_cache: bool
+
+
+def gen_controls(ctx: PageContext, got: Got) -> Gen:
+    """Step 4's number of tokens, greedy or sampled, with or without the cache (step 5
+    generates with them too). In the sidebar the cache switch (step 5 is about it) is
+    folded with the sampling's details (:func:`sampling_controls`)."""
+    t = ctx.t
     n = slider(ctx, N_TOKENS, t("decoder.n_tokens"))
-    if ctx.presenter:  # the toggles beside the sampling's details
+    if ctx.presenter:  # the toggles side by side
         left, right = st.columns(2, vertical_alignment="bottom")
     else:
         left = right = nullcontext()
     with left:
         sample = toggle(ctx, SAMPLE, t("decoder.sample"), help=t("decoder.sample_help"))
-    with left if ctx.presenter else more_box(ctx, t("decoder.more")):
+    with right if ctx.presenter else more_box(ctx, t("decoder.cache_box")):
         cache = toggle(ctx, USE_CACHE, t("decoder.use_cache"), help=t("decoder.use_cache_help"))
-        with right:
-            off = not sample
-            k = slider(ctx, TOP_K, t("decoder.top_k"), help=t("decoder.top_k_help"), disabled=off)
-            top_p = slider(
-                ctx,
-                TOP_P,
-                t("decoder.top_p"),
-                step=0.01,
-                help=t("decoder.top_p_help"),
-                disabled=off,
-            )
-            seed = number(ctx, SEED, t("decoder.seed"), disabled=off)
-    s = Sampling(temperature, int(k), float(top_p), int(seed)) if sample else GREEDY
-    return Settings(p.ids, int(n), s if not s.greedy else GREEDY), bool(cache)
+    return Gen(int(n), bool(sample), bool(cache))
+
+
+def sampling_controls(ctx: PageContext, got: Got) -> tuple[Settings, bool]:
+    """Step 4's top-k, top-p and seed (used only when sampling; folded for students, in a
+    closed expander on a slide), and the generation's settings they complete."""
+    t, p, temperature, gen = ctx.t, got[SETTINGS], got[NEXT], got[GENERATION]
+    off = not gen.sample
+    with nullcontext() if ctx.presenter else more_box(ctx, t("decoder.more")):
+        k = slider(ctx, TOP_K, t("decoder.top_k"), help=t("decoder.top_k_help"), disabled=off)
+        top_p = slider(
+            ctx, TOP_P, t("decoder.top_p"), step=0.01, help=t("decoder.top_p_help"), disabled=off
+        )
+        seed = number(ctx, SEED, t("decoder.seed"), disabled=off)
+    s = Sampling(temperature, int(k), float(top_p), int(seed)) if gen.sample else GREEDY
+    return Settings(p.ids, gen.n_tokens, s if not s.greedy else GREEDY), gen.use_cache
 
 
 def generate(
@@ -955,6 +966,7 @@ ADJECTIVE = Controls(adjective_controls)  # a slide: in the step's text, above t
 SECOND = Controls(second_prompt, slide="notes")
 NEXT = Controls(next_controls, slide="above")  # read by step 5 too
 GENERATION = Controls(gen_controls, slide="notes")  # read by step 5 too
+SAMPLING = Controls(sampling_controls, slide="notes", fold="decoder.more")  # step 5 too
 GENERATE = Controls(generate_button, slide="notes", keep=False)
 COMPARE = Controls(compare_button, keep=False)
 MEASURE = Controls(measure_button, keep=False)
@@ -1036,7 +1048,7 @@ def next_step(v: View) -> None:
     setting keeps in colour), and a generation."""
     t, p, m = v.t, v[SETTINGS], loaded.smollm2()
     temperature = v[NEXT]
-    settings, use_cache = v[GENERATION]
+    settings, use_cache = v[SAMPLING]
     lead(v, p, 4)
     step_text(v, 4, **v.words)
     logits = run(p.ids).logits
@@ -1054,7 +1066,7 @@ def next_step(v: View) -> None:
 def cache_step(v: View) -> None:
     """Step 5: step 4's generation with and without the KV cache, timed step by step."""
     t, p, m = v.t, v[SETTINGS], loaded.smollm2()
-    settings, _ = v[GENERATION]
+    settings, _ = v[SAMPLING]
     lead(v, p, 5)
     step_text(v, 5, **v.words)
     with v.lead if v.presenter else v.figure:  # students: above the chart
