@@ -8,6 +8,7 @@ one /decoder runs) and keeps what each layer adds; what the notes point out come
 the process's line (:mod:`ui.turns`).
 """
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -164,65 +165,70 @@ def position_control(ctx: PageContext, got: Got) -> int:
 
 
 @dataclass(frozen=True)
-class HeadChoice:
-    """Step 4's controls: the layer, the ablation, the two tokens, the token looked at, the
-    heads off together."""
+class Compared:
+    """Step 4's folded choices: how a head is switched off, the two next tokens compared,
+    the prompt token whose attention is shown."""
 
-    layer: int
     mode: str
     target: int  # the model's most likely next token (a vocabulary id)
     other: int  # its rival (a vocabulary id)
     key: int  # the prompt position whose attention is shown beside the effects
-    off: tuple[int, ...]  # heads switched off together
 
 
-def head_controls(ctx: PageContext, got: Got) -> HeadChoice:
-    """Step 4: the layer, zero or mean ablation, the rival of the most likely next token,
-    the token whose attention is compared, and heads to switch off together. Defaults: the
-    rival is the second most likely next token (the example's: the repeated name), the
-    token looked at is the target's place in the prompt (else the one before the last)."""
-    t, p, m = ctx.t, got[SETTINGS], loaded.smollm2()
-    cfg = m.config
-    top = found.ranked(traced(p.ids).logits, RIVALS)  # (10,) most likely first
-    target = int(top[0])
+def head_controls(ctx: PageContext, got: Got) -> tuple[int, tuple[int, ...]]:
+    """Step 4: the layer, and heads of it to switch off together."""
+    t, cfg = ctx.t, loaded.smollm2().config
     layer = slider(
         ctx, Int("layer", min(23, cfg.n_layers - 1), 0, cfg.n_layers - 1), t("block.layer")
-    )
-    mode = select(
-        ctx, MODE, t("block.mode"), lambda x: t(f"block.mode_{x}"), help=t("block.mode_help")
-    )
-    rivals = tuple(str(int(i)) for i in top[1:])
-    named = [str(i) for i in smollm.encode(m, EXAMPLE_RIVAL)] if p.raw == EXAMPLE else []
-    default = named[0] if len(named) == 1 and named[0] in rivals else rivals[0]
-    other = select(
-        ctx,
-        Choice("rival", default, rivals),
-        t("block.rival", tgt=vocab_token(m, target)),
-        lambda i: vocab_token(m, int(i)),
-        widget="select",
-        help=t("block.rival_help"),
-    )
-    labels = p.labels
-    at = p.ids.index(target) if target in p.ids else max(0, len(p.ids) - 2)
-    options = tuple(str(i) for i in range(len(labels)))
-    key = select(
-        ctx,
-        Choice("key", str(at), options),
-        t("block.key"),
-        lambda i: token_name(labels, int(i)),
-        widget="select",
-        help=t("block.key_help"),
     )
     heads = Many("off", tuple(str(h) for h in range(cfg.n_heads)))
     off = pick_many(
         ctx, heads, t("block.off"), lambda h: f"H{h}", default_label=t("block.none_off")
     )
-    return HeadChoice(int(layer), mode, target, int(other), int(key), tuple(int(h) for h in off))
+    return int(layer), tuple(int(h) for h in off)
+
+
+def compared_controls(ctx: PageContext, got: Got) -> Compared:
+    """Step 4's zero or mean ablation, the rival of the most likely next token and the
+    token whose attention is compared (folded: students in the sidebar, a slide in a closed
+    expander). Defaults: the rival is the second most likely next token (the example's: the
+    repeated name), the token looked at is the target's place in the prompt (else the one
+    before the last)."""
+    t, p, m = ctx.t, got[SETTINGS], loaded.smollm2()
+    top = found.ranked(traced(p.ids).logits, RIVALS)  # (10,) most likely first
+    target = int(top[0])
+    with nullcontext() if ctx.presenter else more_box(ctx, t("block.compared_box")):
+        mode = select(
+            ctx, MODE, t("block.mode"), lambda x: t(f"block.mode_{x}"), help=t("block.mode_help")
+        )
+        rivals = tuple(str(int(i)) for i in top[1:])
+        named = [str(i) for i in smollm.encode(m, EXAMPLE_RIVAL)] if p.raw == EXAMPLE else []
+        default = named[0] if len(named) == 1 and named[0] in rivals else rivals[0]
+        other = select(
+            ctx,
+            Choice("rival", default, rivals),
+            t("block.rival", tgt=vocab_token(m, target)),
+            lambda i: vocab_token(m, int(i)),
+            widget="select",
+            help=t("block.rival_help"),
+        )
+        labels = p.labels
+        at = p.ids.index(target) if target in p.ids else max(0, len(p.ids) - 2)
+        key = select(
+            ctx,
+            Choice("key", str(at), tuple(str(i) for i in range(len(labels)))),
+            t("block.key"),
+            lambda i: token_name(labels, int(i)),
+            widget="select",
+            help=t("block.key_help"),
+        )
+    return Compared(mode, target, int(other), int(key))
 
 
 SETTINGS = Controls(prompt_controls, box="block.controls")
 POSITION = Controls(position_control, slide="above")
 HEADS = Controls(head_controls, slide="notes")
+COMPARED = Controls(compared_controls, slide="notes", fold="block.compared_box")
 
 
 # ---- step 1: the block ---------------------------------------------------------------------
@@ -302,8 +308,8 @@ KIND_COLORS = {
 def block_chart(t: Translator, rows: list[dict], layers: int, presenter: bool) -> dict:
     """The block as boxes top to bottom, each with what it computes and, below it, the shape
     of what it gives; the repeated part framed, "× L" beside it (larger on a slide)."""
-    step, width, boxes = (48, 900, 700) if presenter else (38, 560, 440)
-    big, small = (19, 15) if presenter else (13, 11)
+    step, width, boxes = (58, 980, 780) if presenter else (38, 560, 440)
+    big, small = (21, 18) if presenter else (13, 11)
     data = [
         {
             **r,
@@ -557,7 +563,7 @@ def lens_frame(t: Translator, m: smollm.SmolLM, ids: np.ndarray, probs: np.ndarr
 def lens_chart(t: Translator, frame: pd.DataFrame, presenter: bool) -> dict:
     """Rows: the embedding, then after each layer, the output on top; columns: the 5 most
     likely next tokens if the model stopped there, coloured by probability."""
-    cell_h, font = (19, 15) if presenter else (14, 12)  # 31 rows on a laptop's first screen
+    cell_h, font = (22, 18) if presenter else (14, 12)  # 31 rows on a laptop's first screen
     base = {
         "x": {
             "field": "rank",
@@ -717,28 +723,24 @@ def heads_notice(
     m: smollm.SmolLM,
     e: interpret.HeadEffects,
     f: found.Heads,
-    choice: HeadChoice,
-    target: int,
-    other: int,
+    layer: int,
+    c: Compared,
+    off: tuple[int, ...],
     key: str,
     together: np.ndarray | None,
 ) -> list[str]:
+    """The baseline, the head that matters against the head that looks, the heads switched
+    off together, and the caveats (in one line on a slide)."""
     t = ctx.t
-    tgt, oth = plain(vocab_token(m, target), 24), plain(vocab_token(m, other), 24)
+    tgt, oth = plain(vocab_token(m, c.target), 24), plain(vocab_token(m, c.other), 24)
     items = [
-        t(
-            "block.notice_base",
-            tgt=tgt,
-            oth=oth,
-            p=f"{e.base_prob:.3f}",
-            diff=f"{e.base_diff:.2f}",
-        ),
+        t("block.notice_base", tgt=tgt, oth=oth, p=f"{e.base_prob:.3f}", diff=f"{e.base_diff:.2f}"),
         t(
             "block.notice_matters",
-            layer=choice.layer,
+            layer=layer,
             head=f.matters,
             change=f"{e.diff[f.matters] - e.base_diff:+.2f}",
-            mode=t(f"block.mode_{choice.mode}"),
+            mode=t(f"block.mode_{c.mode}"),
         ),
         t(
             "block.notice_agree" if f.agree else "block.notice_disagree",
@@ -749,43 +751,47 @@ def heads_notice(
         ),
     ]
     if together is not None:
-        off = found.scored(together, target, other)
-        heads = ", ".join(f"H{h}" for h in choice.off)
+        both = found.scored(together, c.target, c.other)
         items.append(
             t(
                 "block.notice_together",
-                heads=heads,
-                layer=choice.layer,
+                heads=", ".join(f"H{h}" for h in off),
+                layer=layer,
                 p0=f"{e.base_prob:.3f}",
-                p1=f"{off.prob:.3f}",
+                p1=f"{both.prob:.3f}",
                 d0=f"{e.base_diff:.2f}",
-                d1=f"{off.diff:.2f}",
+                d1=f"{both.diff:.2f}",
                 tgt=tgt,
             )
         )
-    items += [t("block.caveat_redundant"), t("block.caveat_hydra"), t("block.caveat_attention")]
-    return items
+    if ctx.presenter:
+        return [*items, t("block.caveat_brief")]
+    return [
+        *items,
+        t("block.caveat_redundant"),
+        t("block.caveat_hydra"),
+        t("block.caveat_attention"),
+    ]
 
 
 def heads_step(v: View) -> None:
     """Step 4: switch heads off and see the prediction move, beside where each head looks."""
     t, p, m = v.t, v[SETTINGS], loaded.smollm2()
-    choice = v[HEADS]
+    layer, off = v[HEADS]
+    c = v[COMPARED]
     lead(v, p)
     tr = traced(p.ids)
-    target, other = choice.target, choice.other
-    e = effects(p.ids, choice.layer, target, other, choice.mode)
-    paid = interpret.attention_paid(tr.attention, len(p.ids) - 1, choice.key)[choice.layer]
+    e = effects(p.ids, layer, c.target, c.other, c.mode)
+    paid = interpret.attention_paid(tr.attention, len(p.ids) - 1, c.key)[layer]
     change = e.diff - e.base_diff  # (h,)
-    together = None
-    if choice.off:
-        heads = tuple((choice.layer, h) for h in choice.off)
-        together = ablated(p.ids, heads, choice.mode)
-    chart = v.chart(heads_chart, t, heads_frame(t, change, paid, choice.off))
-    key = plain(token_name(p.labels, choice.key), 24)
+    together = ablated(p.ids, tuple((layer, h) for h in off), c.mode) if off else None
+    chart = v.chart(heads_chart, t, heads_frame(t, change, paid, off))
+    key = plain(token_name(p.labels, c.key), 24)
     last = plain(token_name(p.labels, len(p.ids) - 1), 24)
-    tgt, oth = plain(vocab_token(m, target), 24), plain(vocab_token(m, other), 24)
+    tgt, oth = plain(vocab_token(m, c.target), 24), plain(vocab_token(m, c.other), 24)
     v.text("block.s4_text", tgt=tgt, oth=oth, tok_key=key, last=last, **v.words)
+    if v.presenter:
+        v.lead.markdown(t("block.s4_brief", tgt=tgt, oth=oth, tok_key=key, last=last))
     f = found.heads(change, paid)
-    v.notice(heads_notice(v.ctx, m, e, f, choice, target, other, key, together))
+    v.notice(heads_notice(v.ctx, m, e, f, layer, c, off, key, together))
     v.export("block_heads", chart, arrays={"logit_diff_change": change, "attention_paid": paid})
