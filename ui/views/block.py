@@ -227,8 +227,9 @@ def compared_controls(ctx: PageContext, got: Got) -> Compared:
 
 SETTINGS = Controls(prompt_controls, box="block.controls")
 POSITION = Controls(position_control, slide="above")
-HEADS = Controls(head_controls, slide="notes")
-COMPARED = Controls(compared_controls, slide="notes", fold="block.compared_box")
+# a slide: below the chart (the notes beside it keep the findings)
+HEADS = Controls(head_controls, slide="below")
+COMPARED = Controls(compared_controls, slide="below", fold="block.compared_box")
 
 
 # ---- step 1: the block ---------------------------------------------------------------------
@@ -308,8 +309,8 @@ KIND_COLORS = {
 def block_chart(t: Translator, rows: list[dict], layers: int, presenter: bool) -> dict:
     """The block as boxes top to bottom, each with what it computes and, below it, the shape
     of what it gives; the repeated part framed, "× L" beside it (larger on a slide)."""
-    step, width, boxes = (58, 980, 780) if presenter else (38, 560, 440)
-    big, small = (21, 18) if presenter else (13, 11)
+    step, width, boxes = (54, 980, 780) if presenter else (38, 560, 440)
+    big, small = (22, 19) if presenter else (13, 11)
     data = [
         {
             **r,
@@ -560,10 +561,36 @@ def lens_frame(t: Translator, m: smollm.SmolLM, ids: np.ndarray, probs: np.ndarr
     return pd.DataFrame(rows)
 
 
+SLIDE_RANKS = 3  # a slide: the 3 most likely tokens per row, the rows in two columns
+
+
 def lens_chart(t: Translator, frame: pd.DataFrame, presenter: bool) -> dict:
     """Rows: the embedding, then after each layer, the output on top; columns: the 5 most
-    likely next tokens if the model stopped there, coloured by probability."""
-    cell_h, font = (22, 18) if presenter else (14, 12)  # 31 rows on a laptop's first screen
+    likely next tokens if the model stopped there, coloured by probability. On a slide the
+    3 most likely, the rows in two halves side by side (text large enough for the hall)."""
+    if not presenter:
+        return {**_lens_part(t, "lens", 520, 14, 12), "datasets": {"lens": records(frame)}}
+    half = (int(frame["i"].max()) + 2) // 2  # the later layers on the left, output on top
+    shown = frame[frame["rank"] <= SLIDE_RANKS]
+    later, earlier = shown[shown["i"] >= half], shown[shown["i"] < half]
+    return {
+        "datasets": {"lens_later": records(later), "lens_earlier": records(earlier)},
+        "hconcat": [
+            _lens_part(t, "lens_later", 320, 27, 20),
+            _lens_part(t, "lens_earlier", 320, 27, 20),
+        ],
+        "spacing": 40,
+        "resolve": {"scale": {"color": "shared"}},
+    }
+
+
+def records(frame: pd.DataFrame) -> list[dict]:
+    """A frame's rows for a spec's datasets."""
+    return frame.to_dict("records")
+
+
+def _lens_part(t: Translator, name: str, width: int, cell_h: int, font: int) -> dict:
+    """One lens grid on the dataset ``name``."""
     base = {
         "x": {
             "field": "rank",
@@ -579,10 +606,9 @@ def lens_chart(t: Translator, frame: pd.DataFrame, presenter: bool) -> dict:
         },
     }
     return {
-        "width": 700 if presenter else 520,
+        "width": width,
         "height": {"step": cell_h},
-        "datasets": {"lens": frame.to_dict("records")},
-        "data": {"name": "lens"},
+        "data": {"name": name},
         "layer": [
             {
                 "mark": {"type": "rect", "stroke": "white"},
@@ -602,7 +628,7 @@ def lens_chart(t: Translator, frame: pd.DataFrame, presenter: bool) -> dict:
                 },
             },
             {
-                "mark": {"type": "text", "fontSize": font, "limit": 130 if presenter else 100},
+                "mark": {"type": "text", "fontSize": font, "limit": width / 3 - 4},
                 "encoding": {
                     **base,
                     "text": {"field": "token"},
