@@ -41,6 +41,7 @@ run(
             [view.HEADS, view.COMPARED],
             box="block.s4_controls",
             short="block.s4_short",
+            question=view.ASK_MATTERS,
             share=0.6,
             height=420,
         ),

@@ -196,3 +196,12 @@ def test_switching_heads_off_with_the_pills_writes_them_into_the_link():
     assert "With H3, H5 of layer 23 off together" in " ".join(noticed(at))
     cleared = at.button_group(key="_choice_off").set_value([]).run()
     assert "off" not in cleared.query_params
+
+
+def test_the_class_question_is_answered_by_the_ablation_not_by_the_attention():
+    ids, m = example_ids(), smollm2()
+    mary, john = smollm.encode(m, " Mary")[0], smollm.encode(m, " John")[0]
+    e = interpret.head_effects(m.weights, ids, bv.ASK_LAYER, mary, john, "zero")
+    truth = bv.ASK_MATTERS.truth()
+    assert truth.number == float(np.argmax(np.abs(e.diff - e.base_diff)))
+    assert truth.tolerance == 0 and truth.is_right(str(int(truth.number)))

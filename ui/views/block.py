@@ -20,7 +20,7 @@ import core.interpret as interpret
 import core.llama as llama
 from models import smollm
 from models.smollm_probe import PromptTokens
-from ui import charts, loaded
+from ui import charts, loaded, questions
 from ui import prompt as typed
 from ui.context import PageContext
 from ui.i18n import Translator
@@ -821,3 +821,25 @@ def heads_step(v: View) -> None:
     f = found.heads(change, paid)
     v.notice(heads_notice(v.ctx, m, e, f, layer, c, off, key, together))
     v.export("block_heads", chart, arrays={"logit_diff_change": change, "attention_paid": paid})
+
+
+# ---- Ask the class -------------------------------------------------------------------------
+# Step 4 on the example, layer ASK_LAYER, zero-ablation: which head's removal cuts the lead of
+# the model's answer over the repeated name the most? The class guesses (most pick the head
+# that looks at the answer most), the reveal is the ablation's own ranking.
+
+ASK_LAYER = 23
+
+
+def _ask_matters_truth() -> questions.Truth:
+    m = loaded.smollm2()
+    ids = tuple(smollm.encode(m, EXAMPLE))
+    target = int(found.ranked(traced(ids).logits, 1)[0])
+    (rival,) = smollm.encode(m, EXAMPLE_RIVAL)
+    e = effects(ids, min(ASK_LAYER, m.config.n_layers - 1), target, rival, "zero")
+    return questions.Truth(number=float(found.heads(e.diff - e.base_diff, e.prob).matters))
+
+
+# a number question (the head's number): more heads than a choice question's tap targets
+ASK_MATTERS = questions.Question("block.matters", "number", _ask_matters_truth)
+QUESTIONS = (ASK_MATTERS,)
