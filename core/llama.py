@@ -27,7 +27,7 @@ from core.masks import causal_mask
 from core.multihead import merge_heads, split_heads
 from core.rope import apply_rope, rope_angles
 from core.sampling import GREEDY, Sampling, generator, pick
-from core.softmax_numerics import log_softmax, softmax
+from core.softmax_numerics import log_softmax
 
 
 @dataclass(frozen=True)
@@ -343,13 +343,3 @@ def token_nll(logits: np.ndarray, targets: np.ndarray | list[int]) -> np.ndarray
     """
     logp = log_softmax(np.asarray(logits, dtype=np.float64))  # (m, vocab)
     return -logp[np.arange(logp.shape[0]), np.asarray(targets)]
-
-
-def top_tokens(logits: np.ndarray, temperature: float, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` most likely next tokens under ``softmax(logits / temperature)``.
-
-    Shapes: ``logits`` ``(vocab,)`` -> ``(ids (k,), probabilities (k,))``, most likely first.
-    """
-    p = softmax(logits.astype(np.float64), temperature=temperature)  # (vocab,)
-    ids = np.argsort(-p, kind="stable")[:k]  # (k,)
-    return ids, p[ids]

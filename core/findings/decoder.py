@@ -111,7 +111,7 @@ class NextToken:
 def next_token(probs: np.ndarray) -> NextToken:
     """The leader of the shown tokens and their total probability.
 
-    Shapes: ``probs`` ``(k,)`` most likely first (:func:`core.llama.top_tokens`).
+    Shapes: ``probs`` ``(k,)`` most likely first (the bars of /decoder's step 4).
     """
     return NextToken(0, float(probs[0]), float(np.sum(probs)))
 

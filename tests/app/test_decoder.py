@@ -86,10 +86,10 @@ def test_next_token_probabilities_follow_the_temperature():
     at = open_decoder(temp="0.5", step="4")  # next token
     ids = smollm.encode(model(), dv.LESSON)
     logits = llama.forward(model().weights, ids, all_logits=False).logits[-1]
-    _, p = llama.top_tokens(logits, 0.5, 1)
+    p = np.sort(distribution(logits, Sampling(0.5)))[::-1]
     assert f"probability {p[0]:.3f}" in texts(at)
     hot = open_decoder(temp="2.0", step="4")
-    _, p_hot = llama.top_tokens(logits, 2.0, 1)
+    p_hot = np.sort(distribution(logits, Sampling(2.0)))[::-1]
     assert f"probability {p_hot[0]:.3f}" in texts(hot) and p_hot[0] < p[0]
 
 

@@ -156,14 +156,6 @@ def test_sampling_is_reproducible_with_a_seed_and_stops_at_the_stop_token():
     assert stopped == first[: first.index(first[2]) + 1]
 
 
-def test_top_tokens_are_sorted_probabilities_of_the_tempered_softmax():
-    logits = np.array([1.0, 3.0, 2.0, 0.0])
-    ids, p = llama.top_tokens(logits, 2.0, 3)
-    assert ids.tolist() == [1, 2, 0]
-    e = np.exp(logits / 2.0)
-    np.testing.assert_allclose(p, (e / e.sum())[[1, 2, 0]])
-
-
 def test_first_token_share_ignores_the_first_query():
     att = np.zeros((1, 1, 3, 3))
     att[0, 0] = [[1.0, 0, 0], [0.8, 0.2, 0], [0.4, 0.1, 0.5]]
