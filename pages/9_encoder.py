@@ -1,5 +1,6 @@
 """Inside a real encoder: every head of all-MiniLM-L6-v2 (English) or multilingual-e5-small
-(about 100 languages, Chinese included), computed by core's own attention."""
+(about 100 languages, Chinese included), computed by core's own attention, and where the
+attention goes across the layers (attention rollout)."""
 
 from ui.steps import Step, run
 from ui.views import encoder as view
@@ -46,6 +47,14 @@ run(
             short="encoder.bar_explain",
             **BESIDE,
             height=view.EXPLAIN_HEIGHT,
+        ),
+        Step(
+            "encoder.step_rollout",
+            view.rollout_step,
+            [view.ROLLOUT],
+            short="encoder.bar_rollout",
+            **BESIDE,
+            height=view.FLOW_HEIGHT,
         ),
     ],
     [view.MODEL, view.SETTINGS],

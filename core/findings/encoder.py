@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.bert import head_ranking, key_share
+from core.interpret import rollout, uniform_baseline
 from core.multihead import average_heads
 
 WORD_START = "▁"  # SentencePiece's mark for a piece that starts a word (a space before it)
@@ -309,4 +310,123 @@ def spread(diff: np.ndarray, threshold: float) -> Spread:
         int(visible.any(axis=1).sum()),
         int(visible.sum()),
         diff.shape[0],
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class Flow:
+    """Where one query token's attention goes after the last layer, three ways: the last
+    layer's raw attention averaged over its heads, attention rollout through every layer
+    (Abnar & Zuidema 2020) and the uniform baseline. Each row is over all ``n`` tokens of
+    the sentence, special ones included, and sums to 1."""
+
+    raw: np.ndarray  # (n,) the query's row of the last layer, mean over the heads
+    rolled: np.ndarray  # (n,) the query's row of the rollout after the last layer
+    uniform: np.ndarray  # (n,) 1/n on every token
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The three rows stacked, raw, rollout, uniform: ``(3, n)``."""
+        return np.stack([self.raw, self.rolled, self.uniform])
+
+
+def flow(attention: np.ndarray, query: int, residual: float = 0.5) -> Flow:
+    """Query ``query``'s row of the last layer's head-averaged attention, of the rollout
+    after the last layer (:func:`core.interpret.rollout` with this ``residual`` share), and
+    of the uniform baseline (:func:`core.interpret.uniform_baseline`, no mask: an encoder
+    attends over every token).
+
+    Shapes: ``attention`` ``(L, h, n, n)`` -> :class:`Flow` of three ``(n,)`` rows.
+    """
+    n = attention.shape[-1]
+    return Flow(
+        average_heads(attention[-1])[query],
+        rollout(attention, residual)[-1, query],
+        uniform_baseline(n)[query],
+    )
+
+
+def total_variation(p: np.ndarray, q: np.ndarray) -> float:
+    """The total variation distance between two distributions over the same tokens: half
+    the sum of the absolute differences, 0 when they are equal, 1 when they share nothing
+    (from the uniform one over ``n`` tokens, at most 1 − 1/n: all weight on one token).
+
+    Shapes: ``p``, ``q`` ``(n,)``, each summing to 1 -> a float in [0, 1].
+    """
+    return 0.5 * float(np.abs(np.asarray(p, dtype=float) - np.asarray(q, dtype=float)).sum())
+
+
+def favourites(row: np.ndarray, skip: Sequence[int] = (), digits: int = 3) -> tuple[int, ...]:
+    """The tokens ``row`` puts most weight on, leaving out the positions in ``skip`` (the
+    special tokens: the favourite words): every token whose weight, printed with ``digits``
+    decimals, reads as the largest's (0.25001 and 0.24999 both read 0.250: a tie, not a
+    winner); in token order, empty if ``skip`` leaves none.
+
+    Shapes: ``row`` ``(n,)``.
+    """
+    kept = np.ones(len(row), dtype=bool)
+    kept[list(skip)] = False
+    printed = np.round(np.asarray(row, dtype=float), digits)  # (n,) as the page prints them
+    if not kept.any():
+        return ()
+    return tuple(int(k) for k in np.flatnonzero(kept & (printed == printed[kept].max())))
+
+
+def rank_of(row: np.ndarray, j: int, digits: int = 3) -> int:
+    """Token ``j``'s place in ``row`` by weight as printed with ``digits`` decimals: 1 for
+    the largest, ties sharing the better place (one more than the number of weights that
+    print larger).
+
+    Shapes: ``row`` ``(n,)``.
+    """
+    printed = np.round(np.asarray(row, dtype=float), digits)  # (n,)
+    return 1 + int((printed > printed[j]).sum())
+
+
+@dataclass(frozen=True)
+class FlowFacts:
+    """What the rollout step points out about a :class:`Flow`, read as the page prints its
+    numbers (three decimals)."""
+
+    raw_top: tuple[int, ...]  # the tokens raw attention puts most weight on (ties: all)
+    rolled_top: tuple[int, ...]  # the same for rollout
+    raw_words: tuple[int, ...]  # raw attention's favourites among the words (no special token)
+    rolled_words: tuple[int, ...]
+    raw_special: float  # the weight on the special tokens together
+    rolled_special: float
+    raw_distance: float  # total variation distance from the uniform baseline
+    rolled_distance: float
+
+    @property
+    def shared(self) -> tuple[int, ...]:
+        """The top tokens raw attention and rollout have in common (none: they disagree)."""
+        return tuple(k for k in self.raw_top if k in self.rolled_top)
+
+    @property
+    def farther(self) -> str | None:
+        """Which row is farther from uniform, ``"raw"`` or ``"rollout"``; None when their
+        distances print alike (three decimals)."""
+        raw, rolled = round(self.raw_distance, 3), round(self.rolled_distance, 3)
+        if raw == rolled:
+            return None
+        return "raw" if raw > rolled else "rollout"
+
+
+def flow_facts(f: Flow, special: Sequence[int]) -> FlowFacts:
+    """The favourites of raw attention and rollout (over every token, and over the words:
+    the ``special`` positions left out), their weight on the special tokens, and how far
+    each is from the uniform baseline (:func:`total_variation`).
+
+    Shapes: ``f``'s rows ``(n,)``; ``special`` positions in ``0..n-1``.
+    """
+    special = list(special)
+    return FlowFacts(
+        favourites(f.raw),
+        favourites(f.rolled),
+        favourites(f.raw, special),
+        favourites(f.rolled, special),
+        float(f.raw[special].sum()),
+        float(f.rolled[special].sum()),
+        total_variation(f.raw, f.uniform),
+        total_variation(f.rolled, f.uniform),
     )

@@ -152,18 +152,29 @@ def _heads(seed: int = 0, heads: int = 3) -> dict[str, np.ndarray]:
     return {f"head {h}": rng.dirichlet(np.ones(4), size=4) for h in range(heads)}
 
 
-def _linked(panels: dict[str, np.ndarray], link: bool | None, **kw: object) -> dict:
-    """A heatmap of ``panels`` with ``link_rows=link`` (None: the option left out)."""
-    option = {} if link is None else {"link_rows": link}
+def _linked(panels: dict[str, np.ndarray], link: str | None, **kw: object) -> dict:
+    """A heatmap of ``panels`` (4 × 4 each) with ``link=link`` (None: the option left out)."""
+    option = {} if link is None else {"link": link}
     return _spec(charts.heatmap(panels, list("abcd"), list("abcd"), cell=30, **option, **kw))
 
 
+# what each ``link`` selects and outlines: the index field, the label the outline's rects
+# are grouped by, the axis its rect spans (value channels) and the band it sits in
+LINKS = {
+    "rows": ("i", "row", ("x", "x2", "width"), "height"),
+    "cols": ("j", "col", ("y", "y2", "height"), "width"),
+}
+
+
+@pytest.mark.parametrize("link", ["rows", "cols"])
 @pytest.mark.parametrize("heads", [1, 3], ids=["one panel", "facets"])
-def test_linked_rows_add_a_selection_on_the_row_and_an_outline_and_nothing_else(heads) -> None:
+def test_linked_views_add_a_selection_on_the_index_and_an_outline_and_nothing_else(
+    heads, link
+) -> None:
+    index, label, (across, across2, edge), band = LINKS[link]
     panels = _heads(heads=heads)
     plain = _linked(panels, None, name="weights")
-    assert _linked(panels, False, name="weights") == plain, "off by default"
-    linked = _linked(panels, True, name="weights")
+    linked = _linked(panels, link, name="weights")
     view = linked["spec"] if heads > 1 else linked
     cells, *drawn, outline = view["layer"]
     point, pin = cells.pop("params")  # held by the cells' layer
@@ -172,24 +183,38 @@ def test_linked_rows_add_a_selection_on_the_row_and_an_outline_and_nothing_else(
 
     for param in (point, pin):
         assert param["select"]["type"] == "point"
-        assert param["select"]["fields"] == ["i"], "the row's index: the same row in any panel"
-        assert param["select"]["resolve"] == "global", "one row for every panel"
+        assert param["select"]["fields"] == [index], "the same row or column in any panel"
+        assert param["select"]["resolve"] == "global", "one index for every panel"
     assert (point["name"], pin["name"]) == ("weights_point", "weights_pin")
     assert (point["select"]["on"], point["select"]["clear"]) == ("pointerover", "pointerout")
     assert pin["select"]["on"] == "click" and "weights_pin_store" in pin["select"]["toggle"]
+    assert f"isValid(event.item.datum.{index})" in pin["select"]["clear"], "beside: no cell"
     shown = outline["encoding"]["strokeOpacity"]
     assert shown["value"] == 0, "nobody points: nothing is drawn"
     assert shown["condition"]["test"] == {
         "or": [{"param": "weights_point", "empty": False}, {"param": "weights_pin", "empty": False}]
     }
     assert outline["mark"]["stroke"] == LINK_COLOR and outline["mark"]["fillOpacity"] == 0
-    assert outline["encoding"]["x2"] == {"value": "width"}, "across the panel"
+    assert outline["encoding"][across] == {"value": 0}
+    assert outline["encoding"][across2] == {"value": edge}, "across the panel"
+    assert 0 < outline["mark"][band]["band"] < 1, "inside its row's or column's band"
+    kept = {across, across2, "strokeOpacity", "tooltip"}
+    assert set(outline["encoding"]) == kept, "the band's own axis comes from the view"
     assert outline["encoding"]["tooltip"] is None, "the pointer passes through to the cells"
-    assert {"groupby": ["row", "i"]}.items() <= outline["transform"][0].items(), "a rect a row"
+    group = {"groupby": [label, index]}
+    assert group.items() <= outline["transform"][0].items(), "a rect a row or column"
 
 
-def test_linked_rows_keep_the_spec_when_only_the_values_change() -> None:
-    small, other = _linked(_heads(0), True), _linked(_heads(1), True)
+def test_the_link_is_off_unless_asked_for() -> None:
+    panels = _heads()
+    plain = _linked(panels, None)
+    assert "params" not in json.dumps(plain)
+    assert LINK_COLOR not in json.dumps(plain)
+
+
+@pytest.mark.parametrize("link", ["rows", "cols"])
+def test_linked_views_keep_the_spec_when_only_the_values_change(link) -> None:
+    small, other = _linked(_heads(0), link), _linked(_heads(1), link)
     assert small["datasets"] != other["datasets"]
     assert {**small, "datasets": None} == {**other, "datasets": None}, "the browser swaps data"
 
@@ -197,7 +222,8 @@ def test_linked_rows_keep_the_spec_when_only_the_values_change() -> None:
 def test_linked_heatmaps_side_by_side_keep_their_selections_apart() -> None:
     import vl_convert as vlc
 
-    both = charts.concat([_linked(_heads(0), True, name="a"), _linked(_heads(1), True, name="b")])
+    parts = [_linked(_heads(0), "rows", name="a"), _linked(_heads(1), "cols", name="b")]
+    both = charts.concat(parts)
     names = [p["name"] for part in both["hconcat"] for p in part["spec"]["layer"][0]["params"]]
     assert names == ["a_point", "a_pin", "b_point", "b_pin"]
     vega = vlc.vegalite_to_vega(json.dumps(charts.to_spec(both, False)))
@@ -205,19 +231,45 @@ def test_linked_heatmaps_side_by_side_keep_their_selections_apart() -> None:
     assert stores == {f"{n}_store" for n in names}
 
 
-def test_an_export_of_linked_rows_draws_no_outline() -> None:
+@pytest.mark.parametrize("link", ["rows", "cols"])
+def test_an_export_of_a_linked_heatmap_draws_no_outline(link) -> None:
     """An export has no pointer: the chart as drawn without the option, pixel for pixel."""
     panels = _heads()
-    plain, linked = (charts.to_spec(_linked(panels, link), False) for link in (False, True))
+    plain, linked = (charts.to_spec(_linked(panels, k), False) for k in (None, link))
     svg = exports.chart_svg(linked)
     outlines = re.findall(rf'<path[^>]*stroke="{LINK_COLOR}"[^>]*>', svg)
-    assert len(outlines) == 3 * 4, "a rect for each row of each panel"
+    assert len(outlines) == 3 * 4, "a rect for each row (or column) of each panel"
     assert all('stroke-opacity="0"' in path for path in outlines), "none of them seen"
 
     def pixels(spec: dict) -> np.ndarray:
         return np.asarray(Image.open(io.BytesIO(exports.chart_png(spec))).convert("RGB"))
 
     assert np.array_equal(pixels(linked), pixels(plain))
+
+
+@pytest.mark.parametrize("link", ["rows", "cols"])
+def test_a_pinned_row_or_column_is_outlined_inside_its_band_across_the_panel(link) -> None:
+    """Drawn with index 2 pinned (its selection stored, as after a click), a 4 × 4 heatmap of
+    30 px cells outlines one rect: inside the third row's (column's) band, from one edge of
+    the panel to the other."""
+    import vl_convert as vlc
+
+    index = LINKS[link][0]
+    spec = charts.to_spec(_linked({"w": np.eye(4)}, link, name="w"), False)
+    vega = vlc.vegalite_to_vega(json.dumps(spec))
+    store = next(d for d in vega["data"] if d["name"] == "w_pin_store")
+    field = {"field": index, "channel": None, "type": "E"}
+    store["values"] = [{"unit": "layer_0", "fields": [field], "values": [2]}]
+    svg = vlc.vega_to_svg(json.dumps(vega))
+    rects = re.findall(rf'<path[^>]*stroke="{LINK_COLOR}"[^>]*>', svg)
+    seen = [p for p in rects if 'stroke-opacity="1"' in p]
+    assert len(rects) == 4 and len(seen) == 1, "the pinned one's rect only"
+    rect = r'd="M([\d.]+),([\d.]+)h([\d.]+)v([\d.]+)'  # the rect's corner, width, height
+    x, y, w, h = map(float, re.search(rect, seen[0]).groups())
+    along, across = ((y, h), (x, w)) if link == "rows" else ((x, w), (y, h))
+    assert along[0] >= 60 and along[0] + along[1] <= 90, "inside the band of index 2"
+    assert along[1] >= 24, "about a cell wide"
+    assert across[0] <= 2 and across[0] + across[1] >= 118, "across the panel"
 
 
 def test_legend_can_be_hidden() -> None:

@@ -10,9 +10,12 @@ from streamlit.testing.v1 import AppTest
 
 from core.bert import head_ranking, without_keys
 from core.findings.encoder import rare_link, specialist
+from core.interpret import rollout, uniform_baseline
 from models import minilm, multilingual_e5
 from tests.app.conftest import (
+    assert_each_step_exports,
     assert_waits_for_its_turn,
+    bad_value,
     chart_tables,
     keys,
     noticed,
@@ -124,7 +127,7 @@ def test_head_search_button_selects_that_head_everywhere(page):
     np.testing.assert_allclose(head_matrix(at), attention[5, 11], atol=1e-6)
 
 
-@pytest.mark.parametrize("step", ["1", "2", "3", "4", "5"])
+@pytest.mark.parametrize("step", ["1", "2", "3", "4", "5", "6"])
 def test_presenter_mode_shows_one_step_with_its_chart(page, step):
     at = page(PAGE, present="1", step=step)
     assert not at.exception
@@ -399,14 +402,16 @@ def test_texts_name_the_model_sizes_read_from_its_config(page):
 SETTINGS = {"text", "_q_pick", "_choice_target", "_choice_layer", "_choice_head", "hide_special"}
 
 
-@pytest.mark.parametrize("step", ["1", "2", "3", "4", "5"])
+@pytest.mark.parametrize("step", ["1", "2", "3", "4", "5", "6"])
 def test_students_find_the_settings_in_the_sidebar_a_lecturer_above_the_slide(page, step):
     at = page(PAGE, step=step)
     side, main = keys(at.sidebar), keys(at.main)
     assert side >= SETTINGS and not SETTINGS & main
     # sentence B is a control of step 4 only, above the comparison it changes (the sidebar
-    # has no room for it on a 1280 x 720 laptop); elsewhere it is kept, hidden, in the URL
+    # has no room for it on a 1280 x 720 laptop); elsewhere it is kept, hidden, in the URL;
+    # so is rollout's residual share, step 6's
     assert ("compare" in main) == (step == "4") and "compare" not in side
+    assert ("residual" in main) == (step == "6") and "residual" not in side
     assert at.text_input(key="compare").value == WIDE
     slide = page(PAGE, step=step, present="1")
     assert SETTINGS | {"compare"} <= keys(slide.main) and not SETTINGS & keys(slide.sidebar)
@@ -555,7 +560,7 @@ def test_e5_comparison_says_where_the_weight_that_leaves_went(page, lang):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_e5_step_draws_and_step_5_recomputes_the_forward_pass(page, lang):
-    for step in ("1", "2", "3", "4", "5"):
+    for step in ("1", "2", "3", "4", "5", "6"):
         at = page(PAGE, lang=lang, model="e5", step=step)
         assert not at.exception, step
         assert at.get("vega_lite_chart"), step
@@ -926,3 +931,143 @@ def test_the_chinese_it_question_is_e5s_row_of_it_in_its_own_best_head():
     tokens, attention = e5_reference(ZH_TIRED)
     assert attention[3, 1, tokens.index("它")].argmax() != tokens.index("动物")
     assert_pronoun_question(ASK_IT_ZH, ASK_ZH_HEAD, ZH_TIRED, ("它", "动物"))
+
+
+# --- step 6: across layers, attention rollout ------------------------------------------------
+
+
+def flow_rows(at: AppTest) -> dict[str, np.ndarray]:
+    """Step 6's chart: each of its three rows (by label) over the sentence's tokens."""
+    (frame,) = [f for f in chart_tables(at, 0) if "row" in f]
+    return {
+        row: part.sort_values("j")["value"].astype(float).to_numpy()
+        for row, part in frame.groupby("row", sort=False)
+    }
+
+
+def expected_flow(attention: np.ndarray, i: int, residual: float = 0.5) -> list[np.ndarray]:
+    """Raw attention of the last layer averaged over its heads, rollout after the last
+    layer and the uniform baseline, for query ``i``: core.interpret's numbers."""
+    n = attention.shape[-1]
+    raw = attention[-1, :, i].mean(axis=0)
+    return [raw, rollout(attention, residual)[-1, i], uniform_baseline(n)[i]]
+
+
+@pytest.mark.parametrize("present", ["0", "1"], ids=["student", "slide"])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_rollout_step_renders_in_both_languages_for_students_and_slides(page, lang, present):
+    params = {"present": "1"} if present == "1" else {}
+    at = page(PAGE, lang=lang, step="6", **params)
+    assert not at.exception and not at.warning
+    t = Translator(lang)
+    assert len(visible_of(at, "vega_lite_chart")) == 1
+    heads = [h.value for h in visible_of(at, "Subheader")]
+    assert heads == ([] if present == "1" else [t("encoder.step_rollout")])
+    assert at.slider(key="residual").value == 0.5
+    body = texts(at)
+    assert "Abnar & Zuidema 2020" in body and "Jain & Wallace 2019" in body
+    assert not re.search(r"\b(nan|inf)\b", body)
+
+
+@pytest.mark.parametrize(
+    ("lang", "model", "text", "query"),
+    [("en", MINILM, LESSON, "it"), ("zh", E5, ZH_TIRED, "它")],
+    ids=["minilm", "e5"],
+)
+def test_the_three_rows_are_core_interpret_s_numbers_on_the_real_model(
+    page, lang, model, text, query
+):
+    tokens, attention = (reference if model == MINILM else e5_reference)(text)
+    i = tokens.index(query)
+    at = page(PAGE, lang=lang, step="6")  # the page's default sentence and model
+    assert at.query_params.get("model") is None and at.text_input(key="text").value == text
+    rows = flow_rows(at)
+    t = Translator(lang)
+    labels = [
+        t("encoder.flow_raw", layer=attention.shape[0] - 1),
+        t("encoder.flow_rollout"),
+        t("encoder.flow_uniform", n=len(tokens)),
+    ]
+    assert list(rows) == labels, "raw, rollout, uniform: top to bottom"
+    for label_, want in zip(labels, expected_flow(attention, i), strict=True):
+        np.testing.assert_allclose(rows[label_], want, atol=1e-5)
+    # the residual share from the URL
+    moved = flow_rows(page(PAGE, lang=lang, step="6", residual="0.2"))
+    np.testing.assert_allclose(moved[labels[1]], rollout(attention, 0.2)[-1, i], atol=1e-5)
+    np.testing.assert_allclose(moved[labels[0]], rows[labels[0]], atol=0)  # raw: no residual
+
+
+def test_the_rollout_notes_state_the_numbers_of_the_lesson_sentence(page):
+    tokens, attention = reference(LESSON)
+    it, animal = tokens.index("it"), tokens.index("animal")
+    raw, rolled, uniform = expected_flow(attention, it)
+    at = page(PAGE, step="6")
+    said = "\n".join(noticed(at))
+    # which token each puts most weight on: [CLS] for both on this sentence
+    assert raw.argmax() == rolled.argmax() == 0
+    assert (
+        f"puts most weight on `[CLS]` ({raw[0]:.3f}), rollout on `[CLS]` ({rolled[0]:.3f})" in said
+    )
+    assert ": the same token." in said and f"1/16 = {1 / 16:.3f}" in said
+    special = [0, len(tokens) - 1]
+    words = [k for k in range(len(tokens)) if k not in special]
+    top_raw = words[int(raw[words].argmax())]
+    assert tokens[top_raw] == "animal"
+    assert f"[CLS] and [SEP] together get {raw[special].sum():.3f} of the raw attention" in said
+    assert f"raw attention weights `animal` ({raw[top_raw]:.3f}) most" in said
+    # how far each is from uniform: the total variation distance
+    d_raw, d_rolled = (0.5 * np.abs(r - uniform).sum() for r in (raw, rolled))
+    assert f"raw attention {d_raw:.3f}, rollout {d_rolled:.3f}" in said
+    assert "total variation distance" in said
+    assert ("Rollout is the farther" in said) == (d_rolled > d_raw)
+    # the target's weight and rank: not rollout's favourite here
+    rank = 1 + int((np.round(rolled, 3) > round(rolled[animal], 3)).sum())
+    assert rank > 1
+    assert f"rollout {rolled[animal]:.3f} (rank {rank} of 16)" in said
+    assert "Wiegreffe & Pinter 2019" in said and "Abnar & Zuidema 2020" in said
+
+
+def test_the_rollout_notes_say_where_raw_attention_ties_on_the_chinese_sentence(page):
+    tokens, attention = e5_reference(ZH_TIRED)
+    raw, rolled, _ = expected_flow(attention, tokens.index("它"))
+    assert f"{raw[0]:.3f}" == f"{raw[-1]:.3f}"  # <s> and </s>: a tie at three decimals
+    said = "\n".join(noticed(page(PAGE, lang="zh", step="6")))
+    assert f"最看重 `<s>`、`</s>`（各 {raw[0]:.3f}）" in said
+    assert f"注意力展开最看重 `<s>`（{rolled[0]:.3f}）：`<s>` 是两者共同最看重的 token" in said
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_with_the_whole_share_on_the_residual_rollout_keeps_the_query_to_itself(page, lang):
+    at = page(PAGE, lang=lang, step="6", residual="1.0", model="minilm")
+    assert not at.exception and not at.warning
+    rolled = flow_rows(at)[Translator(lang)("encoder.flow_rollout")]
+    np.testing.assert_array_equal(rolled, np.eye(16)[10])  # "it" keeps only itself
+    said = "\n".join(noticed(at))
+    assert ("two different tokens" in said) if lang == "en" else ("两者是不同的 token" in said)
+    assert "1.000" in said
+
+
+@pytest.mark.parametrize("raw", ["7", "-0.1", "half", "0.5x"])
+def test_a_bad_residual_in_the_link_warns_and_falls_back_to_a_half(raw):
+    at = bad_value(PAGE, "6", "residual", raw)
+    assert at.slider(key="residual").value == 0.5
+
+
+def test_the_rollout_step_exports_its_chart_and_arrays():
+    assert_each_step_exports(PAGE, ("6",), ("encoder_rollout",))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_with_special_tokens_hidden_rollout_still_spreads_over_them_and_says_so(page, lang):
+    at = page(PAGE, lang=lang, step="6", hide_special="true", model="minilm")
+    rows = flow_rows(at)
+    assert all(len(r) == 16 for r in rows.values())  # [CLS] and [SEP] included
+    kept = Translator(lang)("encoder.notice_flow_kept", n=16, **names(MINILM))
+    assert kept in noticed(at)
+
+
+def test_a_sentence_without_a_pronoun_asks_for_the_query_and_draws_no_rollout(page):
+    at = page(PAGE, step="6", text="The cat sat on the mat.")
+    assert not at.exception
+    assert not visible_of(at, "vega_lite_chart")
+    assert asks(at, "en", "query", **boxes("en"))

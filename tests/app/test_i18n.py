@@ -46,7 +46,7 @@ LATIN_OK = {
     "JSON", "NPZ", "pickle", "PageDown",
     "PageUp", "Dao", "Ainslie", "Shazeer", "Su", "Xiao", "vLLM", "llama", "cpp",
     "nostalgebraist", "Belrose", "Michel", "McGrath", "Jain", "Wallace", "Wiegreffe", "Pinter",
-    "Wang",
+    "Wang", "Abnar", "Zuidema",
 }  # fmt: skip
 
 

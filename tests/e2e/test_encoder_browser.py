@@ -1,6 +1,7 @@
 """The real-encoder page in Chromium: "it" → "animal" in L3H1 on screen and head search
 selecting a head, both languages; presenter mode; a Chinese sentence typed on the Chinese
-page's multilingual model finds 它 → 动物."""
+page's multilingual model finds 它 → 动物; attention rollout's residual share moved by a
+student redraws its chart."""
 
 import re
 from urllib.parse import quote
@@ -9,7 +10,8 @@ import pytest
 from playwright.sync_api import expect
 
 from models import E5, encoder_attention
-from tests.e2e.conftest import href, shot, wait_for_url, wait_idle
+from tests.e2e.conftest import href, press, shot, wait_for_url, wait_idle
+from tests.e2e.layout import CHART_PRINT, measure, wait_redrawn
 from ui.i18n import Translator
 from ui.views.encoder import LESSON
 
@@ -64,10 +66,10 @@ def test_l3h1_it_to_animal_is_on_the_page_and_head_search_selects_a_head(
 
 
 def test_presenter_steps_render_with_their_chart(server, open_app) -> None:
-    """Each of the five steps (the first one deep-linked, then Next) shows one chart, on the
+    """Each of the six steps (the first one deep-linked, then Next) shows one chart, on the
     slide, without errors."""
     page = open_app(server, "/encoder?lang=zh&present=1&step=1")
-    for step in [1, 2, 3, 4, 5]:
+    for step in [1, 2, 3, 4, 5, 6]:
         if step > 1:
             page.locator(".st-key-step_next button").click()
             wait_for_url(page, f"step={step}")
@@ -197,3 +199,25 @@ def test_a_slide_of_a_typed_sentence_asks_for_the_target_in_its_notes(server, op
     expect(metric).to_contain_text(f"{head}: 因为它 → 猫")
     expect(metric).to_contain_text(weight)
     shot(page, "encoder_zh_typed_presenter_picked")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_student_moves_rollout_s_residual_share_and_its_row_is_redrawn(
+    server, open_app, lang
+) -> None:
+    """Step 6 at 1366 x 768: the residual share's slider stands above the chart, both on the
+    first screen; a step of the slider puts it in the link and redraws the chart."""
+    page = open_app(server, f"/encoder?lang={lang}&step=6", width=1366, height=768)
+    _clean(page)
+    assert measure(page).problems() == []
+    label = Translator(lang)("encoder.residual")
+    main = page.locator('[data-testid="stMain"] [data-testid="stSlider"]').filter(has_text=label)
+    slider = main.get_by_role("slider").first
+    chart = page.locator('[data-testid="stVegaLiteChart"]:visible').first.bounding_box()
+    assert slider.bounding_box()["y"] < chart["y"], "the slider above the chart it moves"
+    shot(page, f"encoder_{lang}_rollout_laptop")
+    before = page.evaluate(CHART_PRINT)
+    press(page, slider, "ArrowRight", "residual=0.6")
+    wait_redrawn(page, before)
+    _clean(page)
+    shot(page, f"encoder_{lang}_rollout_moved_laptop")

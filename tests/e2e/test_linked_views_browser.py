@@ -1,8 +1,10 @@
-"""Linked views in Chromium: pointing at a cell of one panel outlines that row in every
-panel of the chart (heatmap's ``link_rows``), on /multi_head's grid of heads and /encoder's
-layer × head overview, in English and Chinese, on a student's laptop (a canvas) and on a
+"""Linked views in Chromium: pointing at a cell of one panel outlines its row or its column
+in every panel of the chart (heatmap's ``link``): on /multi_head's grid of heads the query's
+row (``"rows"``), on /encoder's layer × head overview the key token's column (``"cols"``:
+the same token in every layer and head; a row there is a head number, unrelated from one
+layer to the next), in English and Chinese, on a student's laptop (a canvas) and on a
 lecturer's slide (SVG). A click pins the outline after the pointer leaves; a second click on
-the row, or a click beside the cells, lets it go. Nothing else on the chart changes.
+it, or a click beside the cells, lets it go. Nothing else on the chart changes.
 
 The outline is found in the chart's pixels, so the same test reads a canvas and an SVG:
 the panels are the blocks of the blues colour scheme's cells, and a panel is outlined when
@@ -34,11 +36,14 @@ RED = tuple(int(LINK_COLOR[k : k + 2], 16) for k in (1, 3, 5))
 
 @dataclass(frozen=True)
 class View:
-    """A page's step whose chart links its rows: how many rows a panel has, how many of its
-    panels link them and how many others it draws (/encoder's layer means: another chart)."""
+    """A page's step whose chart links its rows or columns (``link``): how many rows and
+    columns a panel has, how many of its panels are linked and how many others it draws
+    (/encoder's layer means: another chart)."""
 
     path: str
+    link: str  # "rows" or "cols"
     rows: int
+    cols: int
     linked: int
     others: int = 0
 
@@ -46,12 +51,13 @@ class View:
 # /multi_head with 8 heads: 9 panels (their average the last) in two or three rows of
 # panels, each panel's rows the queries of "The cat sat on the mat" / "猫坐在垫子上"
 # (6 tokens). /encoder's overview of the query "it" / "它": a panel per layer (MiniLM 6,
-# multilingual-e5 12), a row per head (12).
+# multilingual-e5 12), a row per head (12), a column per token of the sentence (MiniLM 16,
+# e5 14, their special tokens included).
 VIEWS = {
-    ("multi_head", "en"): View("/multi_head?lang=en&step=2&heads=8", 6, 9),
-    ("multi_head", "zh"): View("/multi_head?lang=zh&step=2&heads=8", 6, 9),
-    ("encoder", "en"): View("/encoder?lang=en&step=2", 12, 6, others=1),
-    ("encoder", "zh"): View("/encoder?lang=zh&step=2", 12, 12, others=1),
+    ("multi_head", "en"): View("/multi_head?lang=en&step=2&heads=8", "rows", 6, 6, 9),
+    ("multi_head", "zh"): View("/multi_head?lang=zh&step=2&heads=8", "rows", 6, 6, 9),
+    ("encoder", "en"): View("/encoder?lang=en&step=2", "cols", 12, 16, 6, others=1),
+    ("encoder", "zh"): View("/encoder?lang=zh&step=2", "cols", 12, 14, 12, others=1),
 }
 
 
@@ -101,13 +107,15 @@ def panels(img: np.ndarray) -> list[Panel]:
     return found
 
 
-def outlined_rows(img: np.ndarray, found: list[Panel]) -> list[tuple[int, int] | None]:
-    """For each panel, the px (from its top) of the outlined band, or None without one."""
+def outlined(img: np.ndarray, found: list[Panel], link: str) -> list[tuple[int, int] | None]:
+    """For each panel, the px (from its top, or its left for ``link="cols"``) of the
+    outlined band, or None without one."""
     red = _red(img)
+    axis = 1 if link == "rows" else 0  # a row's red runs across the panel, a column's down
     out = []
     for p in found:
-        rows = np.flatnonzero(red[p.top : p.bottom, p.left : p.right].sum(axis=1) > 2)
-        out.append((int(rows.min()), int(rows.max())) if rows.size else None)
+        lines = np.flatnonzero(red[p.top : p.bottom, p.left : p.right].sum(axis=axis) > 2)
+        out.append((int(lines.min()), int(lines.max())) if lines.size else None)
     return out
 
 
@@ -138,11 +146,13 @@ class Chart:
         png = self.page.screenshot(clip=self.box())
         return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=int)
 
-    def at(self, panel: Panel, row: int, rows: int) -> tuple[float, float]:
-        """The window's px of the middle of ``row`` (of ``rows``) in ``panel``."""
+    def at(self, panel: Panel, view: View) -> tuple[float, float]:
+        """The window's px of the middle of the middle cell of ``panel`` (``view``'s rows
+        and columns)."""
         box = self.box()
-        y = panel.top + (row + 0.5) * (panel.bottom - panel.top) / rows
-        return box["x"] + (panel.left + panel.right) / 2, box["y"] + y
+        y = panel.top + (view.rows // 2 + 0.5) * (panel.bottom - panel.top) / view.rows
+        x = panel.left + (view.cols // 2 + 0.5) * (panel.right - panel.left) / view.cols
+        return box["x"] + x, box["y"] + y
 
     def wait_for(self, what: str, condition: Callable[[np.ndarray], bool]) -> np.ndarray:
         """The chart's pixels once ``condition(pixels)`` holds (Vega draws a moment after
@@ -173,7 +183,7 @@ def _open(server: Server, open_app, view: View, slide: bool) -> Chart:
 @pytest.mark.parametrize("slide", [False, True], ids=["laptop", "slide"])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("page_id", ["multi_head", "encoder"])
-def test_pointing_at_a_row_outlines_it_in_every_panel_and_a_click_pins_it(
+def test_pointing_at_a_cell_outlines_its_row_or_column_in_every_panel_and_a_click_pins_it(
     server, open_app, page_id: str, lang: str, slide: bool
 ) -> None:
     view = VIEWS[page_id, lang]
@@ -182,42 +192,63 @@ def test_pointing_at_a_row_outlines_it_in_every_panel_and_a_click_pins_it(
     before = chart.pixels()
     found = panels(before)
     assert len(found) == view.linked + view.others, found
-    assert outlined_rows(before, found) == [None] * len(found), "no outline before pointing"
+
+    def bands(img: np.ndarray) -> list[tuple[int, int] | None]:
+        return outlined(img, found, view.link)
+
+    assert bands(before) == [None] * len(found), "no outline before pointing"
 
     def all_outlined(img: np.ndarray) -> bool:
-        return sum(map(bool, outlined_rows(img, found))) == view.linked
+        return sum(map(bool, bands(img))) == view.linked
 
     top_left = min(found, key=lambda p: p.top + p.left)  # a linked panel: L0 on /encoder
-    cell = chart.at(top_left, view.rows // 2, view.rows)
+    cell = chart.at(top_left, view)
     chart.page.mouse.move(*cell)
-    pointed = chart.wait_for("the row outlined in every linked panel", all_outlined)
-    bands = outlined_rows(pointed, found)
-    assert bands.count(None) == view.others, "the layer means are not linked"
-    first, last = bands[found.index(top_left)]  # the row pointed at, in every panel
-    assert first <= cell[1] - chart.box()["y"] - top_left.top <= last
-    assert all(abs(b[0] - first) <= 1 and abs(b[1] - last) <= 1 for b in bands if b), bands
+    pointed = chart.wait_for(f"the {view.link} outlined in every linked panel", all_outlined)
+    seen = bands(pointed)
+    assert seen.count(None) == view.others, "the layer means are not linked"
+    first, last = seen[found.index(top_left)]  # the row or column pointed at, in every panel
+    box = chart.box()
+    at = (
+        cell[1] - box["y"] - top_left.top
+        if view.link == "rows"
+        else cell[0] - box["x"] - top_left.left
+    )
+    assert first <= at <= last
+    assert all(abs(b[0] - first) <= 1 and abs(b[1] - last) <= 1 for b in seen if b), seen
+    size = (
+        (top_left.bottom - top_left.top) / view.rows,
+        (top_left.right - top_left.left) / view.cols,
+    )
+    band = size[0] if view.link == "rows" else size[1]
+    assert last - first <= band + 2, "one row or column, not more"
+    red = _red(pointed)
+    for p, b in zip(found, seen, strict=True):  # a column runs the panel's height, a row its width
+        if b is not None:
+            inside = red[p.top : p.bottom, p.left : p.right]
+            extent = inside.any(axis=1) if view.link == "cols" else inside.any(axis=0)
+            assert extent.mean() > 0.9, "across the whole panel"
     assert panels(pointed) == found, "the panels stay where they were"
     changed = np.abs(pointed - before).max(axis=-1) > 40
-    assert not (changed & ~_near(_red(pointed), NEAR)).any(), "only the outlines are new"
+    assert not (changed & ~_near(red, NEAR)).any(), "only the outlines are new"
     shot(chart.page, f"{name}_pointed")
 
     chart.page.mouse.click(*cell)  # pinned: it stays while the lecturer talks
     chart.page.mouse.move(*AWAY)
-    pinned = chart.wait_for("the pinned row outlined", all_outlined)
-    assert outlined_rows(pinned, found) == bands
+    pinned = chart.wait_for(f"the pinned {view.link} outlined", all_outlined)
+    assert bands(pinned) == seen
     shot(chart.page, f"{name}_pinned")
 
     def clean(img: np.ndarray) -> bool:
-        return not any(outlined_rows(img, found))
+        return not any(bands(img))
 
-    chart.page.mouse.click(*cell)  # a second click on the row lets it go
+    chart.page.mouse.click(*cell)  # a second click on it lets it go
     chart.page.mouse.move(*AWAY)
     chart.wait_for("no outline after a second click", clean)
 
     chart.page.mouse.click(*cell)
     chart.page.mouse.move(*AWAY)
-    chart.wait_for("the row pinned again", all_outlined)
-    box = chart.box()
+    chart.wait_for(f"the {view.link} pinned again", all_outlined)
     chart.page.mouse.click(box["x"] + 2, box["y"] + 2)  # beside the cells: let go
     chart.page.mouse.move(*AWAY)
     after = chart.wait_for("no outline after a click beside the cells", clean)

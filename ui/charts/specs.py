@@ -33,6 +33,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from itertools import repeat
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -53,7 +54,10 @@ CELL_FILL = 0.9  # the widest number in a heatmap takes at most this share of it
 # 0.556 em), wider than the theme's Source Sans, so the numbers fit whichever font draws them.
 _EM = {".": 0.28, ",": 0.28, "−": 0.56, "-": 0.35, "∞": 1.0, " ": 0.25}  # a digit: 0.56
 _VALID = "isValid(datum.value)"
-LINK_COLOR = QUERY_COLOR  # linked rows (heatmap's link_rows): the outline of the row pointed at
+LINK_COLOR = (
+    QUERY_COLOR  # linked views (heatmap's link): the outline of the row or column pointed at
+)
+Link = Literal["rows", "cols"]  # what heatmap's ``link`` outlines in every panel
 
 Panel = tuple[str, np.ndarray, Sequence[str], Sequence[str]]  # title, matrix, rows, columns
 
@@ -139,7 +143,7 @@ def heatmap(
     digits: int = 2,
     max_font: int = 15,
     aspect: float = 1.0,
-    link_rows: bool = False,
+    link: Link | None = None,
 ) -> dict:
     """Annotated heatmap of one matrix, or one small multiple per panel (same shape, one
     shared colour scale, wrapped after ``columns`` panels), as a Vega-Lite dict.
@@ -168,10 +172,12 @@ def heatmap(
 
     ``aspect`` < 1: cells lower than wide (a wide, low room: numbers need width, not height).
 
-    ``link_rows=True`` (linked views): pointing at a cell outlines its row (the query row,
-    the same ``i``) in :data:`LINK_COLOR` in every panel at once, and a click pins that
-    outline until a second click on the row or a click beside the cells (:func:`_linked`).
-    Nothing is outlined while nobody points (an export), and new data keeps the spec.
+    ``link`` (linked views): pointing at a cell outlines its row (``"rows"``: the same ``i``,
+    e.g. a query's row in every head) or its column (``"cols"``: the same ``j``, e.g. a key
+    token in every layer and head) in :data:`LINK_COLOR` in every panel at once, and a click
+    pins that outline until a second click on it or a click beside the cells
+    (:func:`_linked`). Nothing is outlined while nobody points (an export), and new data
+    keeps the spec. None (the default): the spec has neither selections nor outline.
     """
     rows, cols = unique_labels(list(rows)), unique_labels(list(cols))
     n_r, n_c = len(rows), len(cols)
@@ -203,8 +209,8 @@ def heatmap(
             "encoding": {"color": color if legend else {**color, "legend": None}},
         }
     ]
-    if link_rows:  # the cells' layer holds the selections, the outline is drawn on top
-        params, outline = _linked(name, cell)
+    if link is not None:  # the cells' layer holds the selections, the outline is drawn on top
+        params, outline = _linked(name, cell, link)
         layers[0] = {"params": params, **layers[0]}
     if not all(np.isfinite(m).all() for m in mats.values()):
         blanks = {"type": "rect", "color": blank, **stroke}
@@ -243,7 +249,7 @@ def heatmap(
                 },
             }
         )
-    if link_rows:
+    if link is not None:
         layers.append(outline)
     # Labels that would touch are skipped (a chart scaled down by fit, low rows with aspect < 1):
     # upright labels always, slanted ones (long tokens) only in tiny cells, where they
@@ -291,47 +297,52 @@ def heatmap(
     }
 
 
-def _linked(name: str, cell: float) -> tuple[list[dict], dict]:
-    """:func:`heatmap`'s ``link_rows``: the two point selections on the row index ``i`` that
-    the cells' layer holds, pointed at and pinned, both global (one row in every facet
-    panel), and the outline layer: one rect per row (aggregated once per data, so pointing
-    re-tests rows, not cells), seen (``strokeOpacity``) where its row is selected.
+def _linked(name: str, cell: float, link: Link) -> tuple[list[dict], dict]:
+    """:func:`heatmap`'s ``link``: the two point selections on the row index ``i``
+    (``"rows"``) or the column index ``j`` (``"cols"``) that the cells' layer holds, pointed
+    at and pinned, both global (one row or column in every facet panel), and the outline
+    layer: one rect per row or column (aggregated once per data, so pointing re-tests rows
+    or columns, not cells), seen (``strokeOpacity``) where its index is selected.
     Their names carry the dataset's ``name``, so heatmaps side by side (:func:`concat`)
-    keep theirs apart. A second click on the pinned row unpins it (``toggle``: the clicked
-    row is the pinned one), a click anywhere in the chart but on a cell clears it. The
-    outline draws no tooltip, so the pointer passes through it to the cells."""
+    keep theirs apart. A second click on the pinned row or column unpins it (``toggle``:
+    the clicked one is the pinned one), a click anywhere in the chart but on a cell clears
+    it. The outline draws no tooltip, so the pointer passes through it to the cells."""
+    rows = link == "rows"
+    index, label = ("i", "row") if rows else ("j", "col")
     point, pin = f"{name}_point", f"{name}_pin"
     shown = {"or": [{"param": point, "empty": False}, {"param": pin, "empty": False}]}
-    on = {"type": "point", "fields": ["i"], "resolve": "global"}
+    on = {"type": "point", "fields": [index], "resolve": "global"}
     again = f"!!datum && vlSelectionTest('{pin}_store', datum)"
     # a click not on a cell (a title, an axis, a gap); an event's filter knows no datum
-    on_cell = "event.item && event.item.datum && isValid(event.item.datum.i)"
+    on_cell = f"event.item && event.item.datum && isValid(event.item.datum.{index})"
     beside = f"click[!({on_cell})]"
     params = [
         {"name": point, "select": {**on, "on": "pointerover", "clear": "pointerout"}},
         {"name": pin, "select": {**on, "on": "click", "toggle": again, "clear": beside}},
     ]
     width = float(np.clip(cell / 6, 1.5, 3))
-    # Inside the row's band, and clipped to the panel (a chart that fit scaled, whose cells
-    # shrank but not the stroke): a stroke that stood out of the panel would widen its
-    # bounds and move the panels beside it while it is shown (round joins: no miter spike).
+    # Inside the row's (column's) band, and clipped to the panel (a chart that fit scaled,
+    # whose cells shrank but not the stroke): a stroke that stood out of the panel would
+    # widen its bounds and move the panels beside it while it is shown (round joins: no
+    # miter spike). Across the panel: from one edge of the view to the other.
     half = width / 2
+    across, along = ("x", "height") if rows else ("y", "width")
     outline = {
-        "transform": [{"aggregate": [{"op": "count", "as": "_n"}], "groupby": ["row", "i"]}],
+        "transform": [{"aggregate": [{"op": "count", "as": "_n"}], "groupby": [label, index]}],
         "mark": {
             "type": "rect",
             "fillOpacity": 0,
             "stroke": LINK_COLOR,
             "strokeWidth": width,
             "strokeJoin": "round",
-            "xOffset": half,
-            "x2Offset": -half,
-            "height": {"band": round(1 - width / cell, 3)},  # centred in the row, stroke inside
+            f"{across}Offset": half,
+            f"{across}2Offset": -half,
+            along: {"band": round(1 - width / cell, 3)},  # centred in its band, stroke inside
             "clip": True,
         },
         "encoding": {
-            "x": {"value": 0},
-            "x2": {"value": "width"},
+            across: {"value": 0},
+            f"{across}2": {"value": "width" if rows else "height"},
             "strokeOpacity": {"condition": {"test": shown, "value": 1}, "value": 0},
             "tooltip": None,
         },

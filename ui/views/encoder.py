@@ -18,12 +18,16 @@ import streamlit as st
 import models
 from core.bert import BertWeights, explain_weight, head_ranking, without_keys
 from core.findings.encoder import (
+    Flow,
     Question,
     bare,
     favourite_flips,
+    flow,
+    flow_facts,
     parked,
     place_of,
     question,
+    rank_of,
     rare_link,
     specialist,
     spread,
@@ -37,11 +41,13 @@ from ui.i18n import Translator
 from ui.params import (
     Choice,
     Flag,
+    Float,
     Text,
     assign,
     options_of,
     select,
     select_or_none,
+    slider,
     text,
     toggle,
 )
@@ -80,11 +86,15 @@ SEEN_SENTENCE = "_encoder_sentence"  # session state: the sentence the picked to
 # the chart's share of the width where the notice (or the top heads) stand beside it.
 HEAD_HEIGHT, GRID_HEIGHT, COMPARE_HEIGHT, EXPLAIN_HEIGHT = 820, 430, 620, 600
 SEARCH_HEIGHT = 720  # a twelve-layer model's layer × head table, its numbers readable
+FLOW_HEIGHT = 420  # step 6's three rows (raw, rollout, uniform) over the sentence's tokens
+FLOW_ROW = 30  # px of each of those rows at least (cells as narrow as a long sentence needs)
 TALL_GRID = 1.15  # the grid of a model with two rows of panels: this much more height
 SIDE_SHARE = 0.58
 # A weight that moves by more than this between sentence A and B shows in the B − A cells
 # (two decimals) as a visible change; the comparison notice counts the rows that have one.
 VISIBLE_CHANGE = 0.05
+# Attention rollout's share of the residual connection (Abnar & Zuidema 2020 use 0.5)
+RESIDUAL = Float("residual", 0.5, 0.0, 1.0)
 
 
 def model_choice(lang: str) -> Choice:
@@ -587,8 +597,9 @@ def grid_chart(
 
     ``rows`` ``(k, L, h, n)``: the queries' weight rows in every head. Three panels a row
     on a laptop, all six on a projector; a model of twelve layers in two rows of six.
-    Pointing at a head's row outlines the row of that head number in every layer's panel
-    (linked views: :func:`ui.charts.heatmap`'s ``link_rows``).
+    Pointing at a cell outlines its key token's column in every layer's panel, across every
+    head (linked views: :func:`ui.charts.heatmap`'s ``link="cols"``): a row is a head
+    number, unrelated from one layer to the next, but a column is the same token in all.
     """
     k, L, H, n = rows.shape  # noqa: N806
     width = charts.PRESENTER_WIDTH if presenter else charts.PAGE_WIDTH
@@ -613,7 +624,7 @@ def grid_chart(
             legend=False,
             annotate=False,
             name=f"grid{q}",
-            link_rows=True,  # the head pointed at, outlined in every layer's panel
+            link="cols",  # the key token pointed at, outlined in every layer and head
         )
         grid = charts.framed(grid, selected[1], panel=f"L{selected[0]}")
         grid["title"] = t("encoder.grid_row", q=names[q])
@@ -1181,6 +1192,114 @@ def comparison(v: View, sa: Shown, sb: Shown, c: Controls, head: str) -> dict:
     return v.chart(compare_chart, *args, space=charts.room(v.ctx))
 
 
+def flow_chart(
+    t: Translator,
+    tokens: list[str],
+    rows: np.ndarray,
+    labels: tuple[str, str, str],
+    title: str,
+    presenter: bool,
+) -> dict:
+    """One query's row three ways (``rows`` ``(3, n)``: raw attention of the last layer,
+    rollout, uniform; ``labels`` their names), one row each over the sentence's tokens,
+    numbers in the cells while they fit (as large as the cells allow on a projector). A
+    long sentence's narrow cells stay :data:`FLOW_ROW` px high, so each row keeps its label."""
+    n = len(tokens)
+    cell = charts.fit_cell(n, 3, 620 if presenter else 700, lo=6, hi=44 if presenter else 60)
+    return charts.heatmap(
+        {title: rows},
+        list(labels),
+        charts.unique_labels(tokens),
+        x_title=t("encoder.keys"),
+        title=title,
+        cell=cell,
+        legend=False,
+        name="flow",
+        max_font=charts.SLIDE_FONT if presenter else 15,
+        aspect=max(1.0, FLOW_ROW / cell),
+    )
+
+
+def tops(ctx: PageContext, tokens: list[str], row: np.ndarray, found: tuple[int, ...]) -> str:
+    """`` `it` (0.258)``, or tokens tied at three decimals: `` `<s>`, `</s>` (0.250 each)``:
+    tokens as code, so that a special token or a punctuation mark reads as a token."""
+    labels, w = charts.unique_labels(tokens), charts.fmt(row[found[0]], 3)
+    named = joined(ctx, [code(labels[k]) for k in found])
+    return ctx.t(
+        "encoder.flow_top_one" if len(found) == 1 else "encoder.flow_top_tied", k=named, w=w
+    )
+
+
+def flow_notice(ctx: PageContext, a: Analysis, c: Controls, f: Flow) -> list[str]:
+    """What the rollout step points out, from the numbers: the favourites of raw attention
+    and rollout (and whether they share one), the special tokens' weight and the favourites
+    without them, how far each row is from uniform, the target's weight and rank, and the
+    caveat (a slide: each in fewer words)."""
+    t, tokens, n = ctx.t, a.tokens, len(a.tokens)
+    short = "_short" if ctx.presenter else ""
+    labels = charts.unique_labels(tokens)
+    facts = flow_facts(f, a.special)
+    u = charts.fmt(1 / n, 3)
+    if facts.shared == facts.raw_top == facts.rolled_top:
+        verdict = t("encoder.flow_same")
+    elif facts.shared:
+        verdict = t("encoder.flow_shared", k=joined(ctx, [code(labels[k]) for k in facts.shared]))
+    else:
+        verdict = t("encoder.flow_differ")
+    items = [
+        t(
+            f"encoder.notice_flow_top{short}",
+            q=label(tokens, c.queries[0]),
+            raw=tops(ctx, tokens, f.raw, facts.raw_top),
+            rolled=tops(ctx, tokens, f.rolled, facts.rolled_top),
+            verdict=verdict,
+            heads=a.attention.shape[1],
+            n=n,
+            u=u,
+        )
+    ]
+    if facts.raw_words and facts.rolled_words:  # a sentence of more than special tokens
+        items.append(
+            t(
+                f"encoder.notice_flow_words{short}",
+                s_raw=charts.fmt(facts.raw_special, 3),
+                s_rolled=charts.fmt(facts.rolled_special, 3),
+                raw=tops(ctx, tokens, f.raw, facts.raw_words),
+                rolled=tops(ctx, tokens, f.rolled, facts.rolled_words),
+                **names(a.model),
+            )
+        )
+    which = {"raw": "flow_farther_raw", "rollout": "flow_farther_rollout", None: "flow_as_far"}
+    items.append(
+        t(
+            f"encoder.notice_flow_distance{short}",
+            d_raw=charts.fmt(facts.raw_distance, 3),
+            d_rolled=charts.fmt(facts.rolled_distance, 3),
+            n=n,
+            most=charts.fmt(1 - 1 / n, 3),
+            which=t(f"encoder.{which[facts.farther]}"),
+        )
+    )
+    if c.target is not None:
+        j = c.target
+        items.append(
+            t(
+                "encoder.notice_flow_target",
+                k=label(tokens, j),
+                w_raw=charts.fmt(f.raw[j], 3),
+                r_raw=rank_of(f.raw, j),
+                w_rolled=charts.fmt(f.rolled[j], 3),
+                r_rolled=rank_of(f.rolled, j),
+                n=n,
+                u=u,
+            )
+        )
+    if c.hide:
+        items.append(t("encoder.notice_flow_kept", n=n, **names(a.model)))
+    items.append(t(f"encoder.notice_flow_caveat{short}"))
+    return items
+
+
 # ---- the page's controls ------------------------------------------------------------------
 
 
@@ -1226,9 +1345,17 @@ def sentence_b(ctx: PageContext, got: Got) -> str:
     return sentence_box(ctx, s.model, texts(s.model, ctx.lang)[1], ctx.t("encoder.compare"))
 
 
+def residual_control(ctx: PageContext, got: Got) -> float:
+    """Step 6: the residual share of attention rollout, URL-bound (``?residual=0.5``)."""
+    t = ctx.t
+    return float(slider(ctx, RESIDUAL, t("encoder.residual"), 0.1, help=t("encoder.residual_help")))
+
+
 MODEL = Group(model_switch, box="encoder.settings")
 SETTINGS = Group(settings)  # in the model's box
 SENTENCE_B = Group(sentence_b, student="above")
+# students: above the chart it changes (the sidebar has no room left on a 1280 × 720 laptop)
+ROLLOUT = Group(residual_control, slide="above", student="above")
 
 
 # ---- the steps ----------------------------------------------------------------------------
@@ -1335,6 +1462,36 @@ def explain_step(v: View) -> None:
     v.chart(explain_chart, t, a.tokens, ex.scores, ex.weights, ex.parts, query, v.presenter)
     noted(v, explain_notice(v.ctx, a, ex, asked(c)))
     v.links("multi_head", "softmax")
+
+
+def rollout_step(v: View) -> None:
+    """Step 6: where the first query token's attention goes after the last layer: the raw
+    attention of that layer (mean of its heads), attention rollout through every layer and
+    the uniform baseline, over every token the model reads (special ones included)."""
+    t, s = v.t, v[SETTINGS]
+    a, c = s.a, s.c
+    n = len(a.tokens)
+    step_text(v, "rollout", n=n)
+    if not c.queries:  # no row to follow
+        v.figure.info(prompt(v.ctx, a, c), icon=":material/touch_app:")
+        noted(v, [])
+        return
+    residual = v[ROLLOUT]
+    i = c.queries[0]
+    f = flow(a.attention, i, residual)
+    last = a.attention.shape[0] - 1
+    query = charts.unique_labels(a.tokens)[i]
+    rows = (
+        t("encoder.flow_raw", layer=last),
+        t("encoder.flow_rollout"),
+        t("encoder.flow_uniform", n=n),
+    )
+    title = t("encoder.flow_title", q=query)
+    chart = v.chart(flow_chart, t, a.tokens, f.rows, rows, title, v.presenter)
+    noted(v, flow_notice(v.ctx, a, c, f))
+    arrays = {"tokens": np.array(a.tokens), "raw": f.raw, "rollout": f.rolled, "uniform": f.uniform}
+    caption = t("encoder.flow_caption", q=query, r=charts.fmt(residual, 2))
+    v.export("encoder_rollout", chart, arrays=arrays, caption=caption)
 
 
 # ---- Ask the class ------------------------------------------------------------------------

@@ -226,7 +226,7 @@ def weights_chart(
     """Per-head attention weights (``weights``: (h, n, n)) next to their average, as small
     multiples in rows of equal length (up to 5 in a row), titled with what rows and columns
     are (a y-axis title would collide with the panel headers); the row pointed at (a query)
-    is outlined in every panel (linked views: :func:`ui.charts.heatmap`'s ``link_rows``)."""
+    is outlined in every panel (linked views: :func:`ui.charts.heatmap`'s ``link="rows"``)."""
     panels = head_panels(t, weights, {t("multi_head.average"): average})
     room = int(charts.PRESENTER_WIDTH * WEIGHTS_SHARE) if presenter else charts.PAGE_WIDTH
     columns = panel_columns(len(panels))
@@ -241,7 +241,7 @@ def weights_chart(
         cell=cell,
         name="weights",
         max_font=font,
-        link_rows=True,  # pointing at a query's row outlines it in every head
+        link="rows",  # pointing at a query's row outlines it in every head
     )
     return {**spec, "title": t("multi_head.axes")}
 

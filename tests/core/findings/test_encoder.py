@@ -7,18 +7,25 @@ from core.findings.encoder import (
     HIDDEN_RATIO,
     MUCH_PARKED,
     RARE_MEDIAN,
+    Flow,
     Pronoun,
     bare,
     favourite_flips,
+    favourites,
     find_pronoun,
+    flow,
+    flow_facts,
     parked,
     place_of,
     question,
+    rank_of,
     rare_link,
     specialist,
     spread,
+    total_variation,
     weight_shift,
 )
+from core.interpret import rollout
 
 
 def test_bare_drops_only_the_word_start_mark():
@@ -186,3 +193,71 @@ def test_much_of_the_weight_is_parked_only_from_a_quarter_on():
     assert parked(attention, 0).much and MUCH_PARKED == 0.25
     attention[..., 0], attention[..., 1] = 0.1, 0.4
     assert not parked(attention, 0).much
+
+
+def _attention(seed: int = 0, layers: int = 3, heads: int = 2, n: int = 5) -> np.ndarray:
+    """Random attention weights ``(L, h, n, n)``, every row summing to 1."""
+    return np.random.default_rng(seed).dirichlet(np.ones(n), size=(layers, heads, n))
+
+
+def test_flow_is_the_last_layer_s_head_mean_the_rollout_and_uniform():
+    attention = _attention()
+    f = flow(attention, 3, residual=0.3)
+    np.testing.assert_allclose(f.raw, attention[-1, :, 3].mean(axis=0))
+    np.testing.assert_allclose(f.rolled, rollout(attention, 0.3)[-1, 3])
+    np.testing.assert_array_equal(f.uniform, np.full(5, 0.2))
+    np.testing.assert_allclose(f.rows.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(f.rows, np.stack([f.raw, f.rolled, f.uniform]))
+
+
+def test_rollout_with_the_whole_share_on_the_residual_keeps_each_token_to_itself():
+    f = flow(_attention(1), 2, residual=1.0)
+    np.testing.assert_array_equal(f.rolled, np.eye(5)[2])
+
+
+def test_total_variation_is_half_the_sum_of_the_absolute_differences():
+    uniform = np.full(4, 0.25)
+    assert total_variation(uniform, uniform) == 0.0
+    assert total_variation(np.eye(4)[1], uniform) == pytest.approx(0.75)  # 1 − 1/n at most
+    assert total_variation(np.eye(4)[0], np.eye(4)[3]) == pytest.approx(1.0)
+    p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
+    assert total_variation(p, q) == pytest.approx(0.3) == total_variation(q, p)
+
+
+def test_favourites_are_the_tokens_that_print_as_the_largest():
+    row = np.array([0.25001, 0.2, 0.05, 0.24999, 0.25])  # 0.250 three times at three decimals
+    assert favourites(row) == (0, 3, 4)
+    assert favourites(row, digits=5) == (0,)
+    assert favourites(row, skip=[0, 4]) == (3,)
+    assert favourites(row, skip=range(5)) == ()
+
+
+def test_a_rank_counts_the_weights_that_print_larger():
+    row = np.array([0.4, 0.3, 0.3, 0.0001, 0.0])
+    assert [rank_of(row, j) for j in range(5)] == [1, 2, 2, 4, 4]  # 0.000 twice: a tie
+    assert rank_of(row, 4, digits=5) == 5
+
+
+def test_flow_facts_name_the_favourites_the_special_share_and_the_distances():
+    f = Flow(np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5]), np.full(3, 1 / 3))
+    facts = flow_facts(f, special=[0])
+    assert (facts.raw_top, facts.rolled_top, facts.shared) == ((0,), (2,), ())
+    assert (facts.raw_words, facts.rolled_words) == ((1,), (2,))  # without token 0
+    assert (facts.raw_special, facts.rolled_special) == (0.5, 0.2)
+    assert facts.raw_distance == pytest.approx(1 / 6) == facts.rolled_distance
+    assert facts.farther is None, "the same distance: neither is farther"
+    peaked = Flow(np.array([0.5, 0.3, 0.2]), np.array([0.9, 0.05, 0.05]), np.full(3, 1 / 3))
+    facts = flow_facts(peaked, special=[])
+    assert facts.shared == (0,) and facts.raw_words == (0,)
+    assert facts.raw_special == 0.0
+    assert facts.farther == "rollout" and facts.rolled_distance == pytest.approx(0.9 - 1 / 3)
+    flat = Flow(peaked.rolled, np.array([0.4, 0.3, 0.3]), np.full(3, 1 / 3))
+    assert flow_facts(flat, special=[2]).farther == "raw"
+
+
+def test_a_tie_on_one_side_shares_the_token_the_other_side_favours():
+    f = Flow(np.array([0.4, 0.2, 0.4]), np.array([0.1, 0.1, 0.8]), np.full(3, 1 / 3))
+    facts = flow_facts(f, special=[0, 2])
+    assert facts.raw_top == (0, 2) and facts.rolled_top == (2,) and facts.shared == (2,)
+    assert facts.raw_words == facts.rolled_words == (1,)
+    assert facts.raw_special == pytest.approx(0.8) and facts.rolled_special == pytest.approx(0.9)
