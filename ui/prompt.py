@@ -11,7 +11,7 @@ from streamlit.delta_generator import DeltaGenerator
 import core.llama as llama
 from models import smollm
 from models.smollm_probe import PromptTokens, prompt_tokens
-from ui import loaded
+from ui import charts, loaded
 from ui.context import PageContext
 
 
@@ -51,6 +51,24 @@ def model_or_stop(ctx: PageContext) -> smollm.SmolLM:
     if model is None:
         st.stop()
     return model
+
+
+def sizes(model: smollm.SmolLM) -> dict[str, str]:
+    """The model's sizes for running text, read from the loaded weights (never typed in):
+    parameters, layers, query heads, query heads per key/value head (group), key/value
+    heads, d_model, d_head, the MLP's width, the vocabulary."""
+    cfg = model.config
+    return {
+        "params": charts.thousands(llama.parameter_count(model.weights)),
+        "layers": str(cfg.n_layers),
+        "heads": str(cfg.n_heads),
+        "group": str(cfg.n_heads // cfg.n_kv_heads),
+        "kv": str(cfg.n_kv_heads),
+        "d": str(cfg.d_model),
+        "dh": str(cfg.d_head),
+        "ff": charts.thousands(cfg.d_ff),
+        "vocab": charts.thousands(cfg.vocab),
+    }
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

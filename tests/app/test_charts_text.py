@@ -34,3 +34,12 @@ def test_fmt_never_shows_negative_zero_and_keeps_integers_whole() -> None:
     assert charts.fmt_cells(np.array([-1.8369701987210297e-16, -0.5])) == ["0.00", "−0.50"]
     assert charts.fmt_cells(np.array([[1, -2]])) == ["1", "−2"]
     assert charts.fmt_list([3, 4]) == "[3, 4]"
+
+
+def test_thousands_groups_digits_by_spaces():
+    assert [charts.thousands(n) for n in (7, 1536, 49152, 134515008)] == [
+        "7",
+        "1 536",
+        "49 152",
+        "134 515 008",
+    ]

@@ -24,6 +24,7 @@ from tests.app.conftest import (
     visible_of,
 )
 from tests.conftest import smollm2
+from ui import prompt as typed
 from ui.i18n import Translator
 from ui.views import decoder as dv
 
@@ -392,7 +393,7 @@ def test_every_step_shows_title_step_bar_chart_then_text_like_the_other_pages(la
     """Issue 29 item 6: the step bar comes right below the title (no intro between them),
     then the chart, then the text; the intro on the first step only, below its chart."""
     t = Translator(lang)
-    sz = dv.sizes(model())
+    sz = typed.sizes(model())
     intro = t("decoder.intro", **sz)
     for step in range(1, 7):
         seen = order(open_decoder(lang=lang, step=str(step)))

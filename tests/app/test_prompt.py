@@ -3,9 +3,12 @@ says how to install it, in the page's language, instead of a traceback."""
 
 import pytest
 
+from core.llama import parameter_count
 from tests.app.conftest import open_page
+from tests.conftest import smollm2
 from ui import loaded
 from ui.i18n import Translator
+from ui.prompt import sizes
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -43,3 +46,12 @@ def test_the_smollm2_pages_name_the_4_bit_copy_they_run_with_the_files_shares(la
         assert len(note) == 1 and share in note[0] and "Q4_1" in note[0], (page, step)
     slide = open_page("pages/12_rope.py", lang=lang, step="4", present="1")
     assert not any("Q4_1" in c.value for c in slide.caption)  # a slide keeps its room
+
+
+def test_the_model_sizes_for_running_text_are_read_from_the_weights():
+    m = smollm2()
+    sz, cfg = sizes(m), m.config
+    assert sz["params"].replace(" ", "") == str(parameter_count(m.weights))
+    assert sz["group"] == str(cfg.n_heads // cfg.n_kv_heads)
+    assert (sz["d"], sz["dh"], sz["kv"]) == (str(cfg.d_model), str(cfg.d_head), str(cfg.n_kv_heads))
+    assert sz["ff"].replace(" ", "") == str(cfg.d_ff) and " " in sz["vocab"]

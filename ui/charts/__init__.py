@@ -66,6 +66,7 @@ from ui.charts.text import (
     fmt_cells,
     fmt_list,
     shape_title,
+    thousands,
     unique_labels,
     vector_tex,
 )
@@ -127,6 +128,7 @@ __all__ = [
     "table",
     "text_em",
     "theme_config",
+    "thousands",
     "to_spec",
     "unique_labels",
     "vector_tex",

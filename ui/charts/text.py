@@ -47,6 +47,11 @@ def data_title(name: str) -> dict:
     return {"text": {"expr": f"{cells}[0].panel + {shape}"}}
 
 
+def thousands(n: int) -> str:
+    """A whole number with its digits grouped by spaces: 49152 -> "49 152"."""
+    return f"{int(n):,}".replace(",", " ")
+
+
 def fmt(value: float, digits: int = 2) -> str:
     """A number as shown in cells: −∞/+∞ spelled out, minus sign typographic, NaN blank, no
     "−0.00" for a small negative number, and an integer (``int``, ``np.int64``) as one."""

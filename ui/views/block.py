@@ -82,25 +82,10 @@ def ablated(ids: tuple[int, ...], heads: tuple[tuple[int, int], ...], mode: str)
 # ---- words ---------------------------------------------------------------------------------
 
 
-def sizes(m: smollm.SmolLM) -> dict[str, str]:
-    """The model's sizes for running text, read from the loaded weights."""
-    cfg = m.config
-    return {
-        "params": f"{llama.parameter_count(m.weights):,}".replace(",", " "),
-        "layers": str(cfg.n_layers),
-        "heads": str(cfg.n_heads),
-        "kv": str(cfg.n_kv_heads),
-        "d": str(cfg.d_model),
-        "dh": str(cfg.d_head),
-        "ff": f"{cfg.d_ff:,}".replace(",", " "),
-        "vocab": f"{cfg.vocab:,}".replace(",", " "),
-    }
-
-
 def page_words(ctx: PageContext) -> dict[str, str]:
     """The model's sizes (loaded behind a spinner; if it is not installed the page says so
     and stops)."""
-    return sizes(typed.model_or_stop(ctx))
+    return typed.sizes(typed.model_or_stop(ctx))
 
 
 def token_name(labels: list[str], i: int) -> str:
@@ -250,7 +235,7 @@ def block_rows(t: Translator, cfg: llama.LlamaConfig, n: int) -> list[dict]:
         ("ids", t("block.box_ids"), f"({n},)", "io", False),
         (
             "embed",
-            t("block.box_embed", vocab=f"{vocab:,}".replace(",", " "), d=d),
+            t("block.box_embed", vocab=charts.thousands(vocab), d=d),
             f"({n}, {d})",
             "embed",
             False,
@@ -275,7 +260,7 @@ def block_rows(t: Translator, cfg: llama.LlamaConfig, n: int) -> list[dict]:
         ("norm2", t("block.box_norm"), f"({n}, {d})", "norm", True),
         (
             "mlp",
-            t("block.box_mlp", d=d, ff=f"{ff:,}".replace(",", " ")),
+            t("block.box_mlp", d=d, ff=charts.thousands(ff)),
             f"({n}, {ff}) → ({n}, {d})",
             "mlp",
             True,
@@ -284,7 +269,7 @@ def block_rows(t: Translator, cfg: llama.LlamaConfig, n: int) -> list[dict]:
         ("final", t("block.box_final"), f"({n}, {d})", "norm", False),
         (
             "logits",
-            t("block.box_logits", vocab=f"{vocab:,}".replace(",", " ")),
+            t("block.box_logits", vocab=charts.thousands(vocab)),
             f"(1, {vocab})",
             "io",
             False,
@@ -569,12 +554,18 @@ def lens_chart(t: Translator, frame: pd.DataFrame, presenter: bool) -> dict:
     likely next tokens if the model stopped there, coloured by probability. On a slide the
     3 most likely, the rows in two halves side by side (text large enough for the hall)."""
     if not presenter:
-        return {**_lens_part(t, "lens", 520, 14, 12), "datasets": {"lens": records(frame)}}
+        return {
+            **_lens_part(t, "lens", 520, 14, 12),
+            "datasets": {"lens": frame.to_dict("records")},
+        }
     half = (int(frame["i"].max()) + 2) // 2  # the later layers on the left, output on top
     shown = frame[frame["rank"] <= SLIDE_RANKS]
     later, earlier = shown[shown["i"] >= half], shown[shown["i"] < half]
     return {
-        "datasets": {"lens_later": records(later), "lens_earlier": records(earlier)},
+        "datasets": {
+            "lens_later": later.to_dict("records"),
+            "lens_earlier": earlier.to_dict("records"),
+        },
         "hconcat": [
             _lens_part(t, "lens_later", 320, 27, 20),
             _lens_part(t, "lens_earlier", 320, 27, 20),
@@ -582,11 +573,6 @@ def lens_chart(t: Translator, frame: pd.DataFrame, presenter: bool) -> dict:
         "spacing": 40,
         "resolve": {"scale": {"color": "shared"}},
     }
-
-
-def records(frame: pd.DataFrame) -> list[dict]:
-    """A frame's rows for a spec's datasets."""
-    return frame.to_dict("records")
 
 
 def _lens_part(t: Translator, name: str, width: int, cell_h: int, font: int) -> dict:

@@ -85,19 +85,6 @@ def places(ctx: PageContext, spec: dict) -> dict[str, str]:
     }
 
 
-def sizes(m: smollm.SmolLM) -> dict[str, str]:
-    """The model's sizes for running text, read from the loaded weights (never typed in)."""
-    cfg = m.config
-    count = llama.parameter_count(m.weights)
-    return {
-        "params": f"{count:,}".replace(",", " "),
-        "layers": str(cfg.n_layers),
-        "heads": str(cfg.n_heads),
-        "group": str(cfg.n_heads // cfg.n_kv_heads),
-        "vocab": f"{cfg.vocab:,}".replace(",", " "),
-    }
-
-
 @dataclass(frozen=True)
 class Prompt:
     """A prompt as the model reads it."""
@@ -201,7 +188,7 @@ def head_controls(ctx: PageContext, got: Got) -> tuple[int, int, int]:
     def pick(name: str, preferred: int, count: int) -> int:
         """The slider of a layer or a head, at ``preferred`` if the model has it, else its last."""
         spec = Int(name, min(preferred, count - 1), 0, count - 1)
-        help_ = t(f"decoder.{name}_help", **sizes(m))
+        help_ = t(f"decoder.{name}_help", **typed.sizes(m))
         return int(slider(ctx, spec, t(f"decoder.{name}"), help=help_))
 
     # beside the chart or in the sidebar: the sliders side by side, the token below them
@@ -483,14 +470,14 @@ def next_controls(ctx: PageContext, got: Got) -> float:
 
 
 def next_frame(
-    t: Translator, m: smollm.SmolLM, logits: np.ndarray, temperature: float, s: Sampling
+    t: Translator, m: smollm.SmolLM, logits: np.ndarray, temperature: float, keeps: np.ndarray
 ) -> pd.DataFrame:
     """The top-10 next tokens at ``temperature`` (readable token text, probability) and
-    whether the generation's setting ``s`` keeps each (:func:`kept`)."""
+    whether the generation's setting keeps each (``keeps``: :func:`kept`, ``(vocab,)``)."""
     p = distribution(logits, Sampling(temperature))  # (vocab,) 1 on the top token at 0
     ids = np.argsort(-p, kind="stable")[:BARS]  # (10,)
     labels = charts.unique_labels(smollm.token_labels(m, [int(i) for i in ids]))
-    keep = kept(logits, s)[ids]
+    keep = keeps[ids]
     return pd.DataFrame(
         {
             "token": [_axis(lab) for lab in labels],
@@ -550,12 +537,13 @@ def next_notice(
     ]
 
 
-def sampling_notice(ctx: PageContext, logits: np.ndarray, s: Sampling, vocab: str) -> list[str]:
-    """One sentence per sampling control, with what it keeps here (counted live)."""
+def sampling_notice(ctx: PageContext, keeps: np.ndarray, s: Sampling, vocab: str) -> list[str]:
+    """One sentence per sampling control, with what it keeps here (``keeps``: :func:`kept`,
+    counted live)."""
     t = ctx.t
     if s.greedy:
         return [t("decoder.notice_greedy")]
-    every = len(logits)
+    every = len(keeps)
     items = [
         t("decoder.notice_top_k", k=s.top_k)
         if 0 < s.top_k < every
@@ -563,7 +551,7 @@ def sampling_notice(ctx: PageContext, logits: np.ndarray, s: Sampling, vocab: st
         t("decoder.notice_top_p", p=f"{s.top_p:.2f}")
         if s.top_p < 1
         else t("decoder.notice_top_p_off"),
-        t("decoder.notice_kept", n=int(kept(logits, s).sum()), vocab=vocab),
+        t("decoder.notice_kept", n=int(keeps.sum()), vocab=vocab),
     ]
     if s.top_p <= 0:
         items.append(t("decoder.notice_top_p_zero"))
@@ -638,8 +626,11 @@ def sampling_controls(ctx: PageContext, got: Got) -> tuple[Settings, bool]:
             ctx, TOP_P, t("decoder.top_p"), step=0.01, help=t("decoder.top_p_help"), disabled=off
         )
         seed = number(ctx, SEED, t("decoder.seed"), disabled=off)
-    s = Sampling(temperature, int(k), float(top_p), int(seed)) if gen.sample else GREEDY
-    return Settings(p.ids, gen.n_tokens, s if not s.greedy else GREEDY), gen.use_cache
+    s = Sampling(temperature, int(k), float(top_p), int(seed))
+    # greedy (not sampling, or temperature 0): the other values change nothing, so one key
+    return Settings(
+        p.ids, gen.n_tokens, s if gen.sample and not s.greedy else GREEDY
+    ), gen.use_cache
 
 
 def generate(
@@ -848,14 +839,14 @@ def cache_box(ctx: PageContext, m: smollm.SmolLM, g: Generation) -> None:
 def cache_table(ctx: PageContext, m: smollm.SmolLM, g: Generation) -> pd.DataFrame:
     """The cache after each step: its shape per layer, and the memory of all layers with
     grouped-query attention and as it would be with one key/value head per query head."""
-    t, cfg = ctx.t, m.config
+    t, cfg, sz = ctx.t, m.config, typed.sizes(m)
     return pd.DataFrame(
         {
             t("decoder.col_step"): np.arange(1, len(g.tokens) + 1),
             t("decoder.col_token"): [_axis(lab) for lab in g.labels],
             t("decoder.col_shape"): [f"({cfg.n_kv_heads}, {n}, {cfg.d_head})" for n in g.cache_len],
-            t("decoder.col_memory", **sizes(m)): [f"{b / 1024:.0f} KiB" for b in g.cache_bytes],
-            t("decoder.col_mha", **sizes(m)): [
+            t("decoder.col_memory", **sz): [f"{b / 1024:.0f} KiB" for b in g.cache_bytes],
+            t("decoder.col_mha", **sz): [
                 f"{llama.mha_cache_bytes(b, cfg) / 1024:.0f} KiB" for b in g.cache_bytes
             ],
         }
@@ -930,7 +921,7 @@ def growth_notice(ctx: PageContext, on: Generation, off: Generation) -> list[str
 def page_words(ctx: PageContext) -> dict[str, str]:
     """What the page knows before its steps: the model's sizes (the model loaded behind a
     spinner on its first visit; if it is not installed, the page says so and stops)."""
-    return sizes(typed.model_or_stop(ctx))
+    return typed.sizes(typed.model_or_stop(ctx))
 
 
 def prompt_controls(ctx: PageContext, got: Got) -> Prompt:
@@ -1052,13 +1043,14 @@ def next_step(v: View) -> None:
     lead(v, p, 4)
     step_text(v, 4, **v.words)
     logits = run(p.ids).logits
-    top = next_frame(t, m, logits, temperature, settings.sampling)
+    keeps = kept(logits, settings.sampling)  # (vocab,) what the setting can write
+    top = next_frame(t, m, logits, temperature, keeps)
     v.chart(next_chart, t, top)
     with v.notes if v.presenter else v.below:  # students: the text below the chart
         made = generation(v.ctx, m, p, settings, use_cache, v[GENERATE])
     items = [] if made is None else generation_notice(v.ctx, made)
     items += next_notice(v.ctx, top, temperature, v.words)
-    v.notice(items + sampling_notice(v.ctx, logits, settings.sampling, v.words["vocab"]))
+    v.notice(items + sampling_notice(v.ctx, keeps, settings.sampling, v.words["vocab"]))
     typed.weights_note(v.ctx, v.notes)  # the 4-bit copy
     v.links(("softmax", t("decoder.softmax_link")))
 

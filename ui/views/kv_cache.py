@@ -198,7 +198,7 @@ def cached_diff(view: KVView, t: int) -> float:
 def count(value: float) -> str:
     """A large count, readable: 1 234 567 -> "1.23 × 10⁶"; small ones in full."""
     if abs(value) < 1e5:
-        return f"{int(value):,}".replace(",", " ")
+        return charts.thousands(value)
     mantissa, exponent = f"{value:.2e}".split("e")
     return f"{mantissa} × {power_of_ten(int(exponent))}"
 
