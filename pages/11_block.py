@@ -23,7 +23,7 @@ run(
             box="block.s2_controls",
             short="block.s2_short",
             share=0.6,
-            height=420,
+            height=560,
         ),
         Step(
             "block.s3_title",

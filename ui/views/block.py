@@ -464,8 +464,9 @@ def stream_frame(
     return pd.concat(parts, ignore_index=True)
 
 
-def stream_chart(t: Translator, frame: pd.DataFrame) -> dict:
-    """The stream's size and the two additions per layer (a log scale: they span decades)."""
+def stream_chart(t: Translator, frame: pd.DataFrame, presenter: bool) -> dict:
+    """The stream's size and the two additions per layer (a log scale: they span decades);
+    on a slide as wide as its column."""
     what = [t("block.series_stream"), t("block.series_attn"), t("block.series_mlp")]
     chart = charts.lines(
         frame,
@@ -477,12 +478,14 @@ def stream_chart(t: Translator, frame: pd.DataFrame) -> dict:
         log_y=True,
         color_domain=what,
         colors=[STREAM_COLOR, ATTN_COLOR, MLP_COLOR],
-        width=620,
-        height=300,
+        width=900 if presenter else 620,
+        height=480 if presenter else 300,
     )
     emb = t("block.emb").replace("'", "\\'")
+    last = int(frame["layer"].max())
+    chart["encoding"]["x"]["scale"] = {"domain": [-1, last], "nice": False, "zero": False}
     chart["encoding"]["x"]["axis"] = {
-        "tickMinStep": 1,
+        "values": [-1, *range(5, last + 1, 5)],  # the embedding, then every fifth layer
         "format": "d",
         "labelExpr": f"datum.value == -1 ? '{emb}' : datum.label",
     }
@@ -512,7 +515,7 @@ def stream_step(v: View) -> None:
     lead(v, p)
     tr = traced(p.ids)
     resid, attn, mlp = interpret.norms(tr, pos)
-    chart = v.chart(stream_chart, t, stream_frame(t, resid, attn, mlp))
+    chart = v.chart(stream_chart, t, stream_frame(t, resid, attn, mlp), v.presenter)
     token = plain(token_name(p.labels, pos), 24)
     v.text("block.s2_text", tok=token, **v.words)
     v.notice(stream_notice(v.ctx, found.stream(resid, attn, mlp), token))
