@@ -52,7 +52,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -69,6 +69,13 @@ TICK = 0.2  # how often the supervisor looks at its processes (s)
 # then tried again. Short, so a restarted replica gets its new students back soon; a
 # refused connection costs nothing, and a silent host at most proxy_connect_timeout.
 HEALTH = "max_fails=2 fail_timeout=5s"
+# A page whose replica died reconnects to that replica once it is back (a restarted one is
+# healthy about a second after it died), so the class stays spread. Only a replica down for
+# longer than MOVE_AFTER s (left down, restarting after a delay, another host lost) has its
+# pages' reconnects sent to the others: nginx is reloaded with that route mapped to its
+# failover upstream, and again with its own once it is healthy.
+MOVE_AFTER = 6.0
+REMOTE_LOOK = 1.0  # s between the front's looks at another host's replica
 # What the app reads, in every replica's environment (store/datadir.py, store/__main__.py).
 DATA_ENV = "ATTENTION_LAB_DATA"
 STORE_ENV = "ATTENTION_LAB_STORE"
@@ -118,8 +125,9 @@ def hostport(address: str, port: int) -> str:
 
 def upstream_blocks(upstreams: Sequence[str]) -> list[str]:
     """nginx ``upstream`` blocks: ``attention_lab`` (least connections over all) for new
-    visitors, and ``attention_lab_r<i>`` per route: its own replica, the others as backups
-    while it is down."""
+    visitors; per route ``attention_lab_r<i>``, its own replica with the others as backups
+    while it is down, and ``attention_lab_r<i>_own``, its own replica alone (a page's
+    reconnect waits for it)."""
     lines = [
         "    upstream attention_lab {",
         "        zone attention_lab 64k;",
@@ -136,16 +144,31 @@ def upstream_blocks(upstreams: Sequence[str]) -> list[str]:
         ]
         lines += [f"        server {u} backup;" for u in upstreams if u != own]
         lines += ["        keepalive 16;", "    }"]
+        lines += [
+            f"    upstream {name}_own {{",
+            f"        zone {name}_own 64k;",
+            f"        server {own};",
+            "        keepalive 16;",
+            "    }",
+        ]
     return lines
 
 
 def render_config(
-    template: str, run_dir: Path, address: str, port: int, upstreams: Sequence[str], static: Path
+    template: str,
+    run_dir: Path,
+    address: str,
+    port: int,
+    upstreams: Sequence[str],
+    static: Path,
+    moved: Collection[int] = (),
 ) -> str:
     """The nginx config: ``template`` with its ``@FIELD@`` placeholders filled in.
 
     Replica ``i`` (1-based) at ``upstreams[i - 1]`` (``address:port``) has the route ``ri``.
     ``static`` is the directory that holds Streamlit's ``index.html`` and ``static/``.
+    ``moved``: the routes whose pages reconnect to other replicas (theirs has been down
+    for longer than ``MOVE_AFTER``); the others' wait for their own.
     """
     routes = range(1, len(upstreams) + 1)
     host = f"[{address}]" if ":" in address else address
@@ -155,6 +178,9 @@ def render_config(
         "@RUN_DIR@": str(run_dir),
         "@LISTEN@": f"{host}:{port}",
         "@ROUTES@": "\n".join(f"        r{i} attention_lab_r{i};" for i in routes),
+        "@OWN_ROUTES@": "\n".join(
+            f"        r{i} attention_lab_r{i}{'' if i in moved else '_own'};" for i in routes
+        ),
         # $upstream_addr lists every server tried ("a, b" after a failover): the last one
         # answered.
         "@ANSWERED_BY@": "\n".join(
@@ -369,6 +395,8 @@ def status(run_dir: Path) -> int:
         key = hostport(p.address, p.port)
         extra = f"  restarted {restarts[key]}x" if restarts.get(key) else ""
         gave_up = "  LEFT DOWN (died too often)" if key in state.get("left_down", []) else ""
+        if key in state.get("moved", []):
+            gave_up += "; its pages reconnect to the others"
         health_text = ", healthy" if health else ", not healthy"
         print(
             f"{p.name:10} pid {p.pid:7} {key:>21}  {'up' if up else 'DOWN'}{health_text}"
@@ -376,7 +404,8 @@ def status(run_dir: Path) -> int:
         )
     for u in state.get("remote", []):
         health = healthy(f"http://{u}/_stcore/health")
-        print(f"{'remote':10} {'':11} {u:>21}  {'healthy' if health else 'NOT HEALTHY'}")
+        moved = "; its pages reconnect to the others" if u in state.get("moved", []) else ""
+        print(f"{'remote':10} {'':11} {u:>21}  {'healthy' if health else 'NOT HEALTHY'}{moved}")
         ok = ok and health
     print(f"serving {state['url']}" if ok else "some processes are down or not healthy")
     return 0 if ok else 1
@@ -421,6 +450,11 @@ class Supervisor:
     stopping: threading.Event = field(default_factory=threading.Event)
     where: list[str] = field(default_factory=list)  # where the class's answers live
     key: str = ""  # the lecturer key (roles all and replicas)
+    upstreams: list[str] = field(default_factory=list)  # nginx's, in route order
+    configure: Callable[[Collection[int]], None] | None = None  # writes nginx's config
+    moved: frozenset[int] = frozenset()  # routes whose pages reconnect to the others
+    remote_down: dict[str, float] = field(default_factory=dict)  # since when, per upstream
+    looked: float = float("-inf")  # when the remote replicas' health was last read
 
     def spawn(self, child: Child) -> None:
         with child.log.open("ab") as out:
@@ -440,6 +474,7 @@ class Supervisor:
             "remote": self.remote,
             "restarts": {c.key: c.restarts for c in self.children if c.restarts},
             "left_down": [c.key for c in self.children if c.left_down],
+            "moved": [self.upstreams[i - 1] for i in sorted(self.moved)],
         }
         new = self.run_dir / f".{STATE}.{os.getpid()}"
         new.write_text(json.dumps(state, indent=1))
@@ -539,6 +574,40 @@ class Supervisor:
             if c.down_since is not None and c.restart_at is None and healthy(c.health_url, 0.5):
                 say(f"{c.name} {c.key} healthy again, {now - c.down_since:.1f} s after it died")
                 c.down_since = None
+        self.follow_routes(now)
+
+    def follow_routes(self, now: float) -> None:
+        """Send the reconnects of a replica's pages to the others once it has been down for
+        ``MOVE_AFTER`` s, and to it again once it is healthy: when that changes, rewrite
+        nginx's config and reload it (SIGHUP: its open websockets stay where they are)."""
+        nginx = next((c for c in self.children if c.name == "nginx"), None)
+        if nginx is None or self.configure is None:
+            return
+        if self.remote and now - self.looked >= REMOTE_LOOK:
+            self.looked = now
+            for u in self.remote:
+                if healthy(f"http://{u}/_stcore/health", 0.5):
+                    self.remote_down.pop(u, None)
+                else:
+                    self.remote_down.setdefault(u, now)
+        local = {c.key: c.down_since for c in self.children if c.name == "streamlit"}
+        moved = set()
+        for i, u in enumerate(self.upstreams, 1):
+            since = local[u] if u in local else self.remote_down.get(u)
+            if since is not None and now - since >= MOVE_AFTER:
+                moved.add(i)
+        if moved == self.moved:
+            return
+        for i in sorted(moved - self.moved):
+            down = f"r{i} {self.upstreams[i - 1]} down for {MOVE_AFTER:.0f} s"
+            say(f"{down}: its pages reconnect to the others")
+        for i in sorted(self.moved - moved):
+            say(f"r{i} {self.upstreams[i - 1]} healthy: its pages reconnect to it again")
+        self.moved = frozenset(moved)
+        self.configure(self.moved)
+        if nginx.popen is not None and nginx.popen.poll() is None:
+            os.kill(nginx.popen.pid, signal.SIGHUP)
+        self.write_state()
 
 
 def check_store(python: str, env: Mapping[str, str]) -> tuple[list[str], str]:
@@ -609,14 +678,24 @@ def plan(args: argparse.Namespace, run_dir: Path) -> Supervisor:
     local = [hostport(c.address, c.port) for c in children]
     remote = [u for u in args.upstream if u not in local]
     url = f"replicas {', '.join(local)}"
+    upstreams: list[str] = []
+    configure = None
     if args.role != "replicas":
         nginx = find_nginx(args.nginx)
         conf = run_dir / "nginx.conf"
         static = streamlit_static(python)
         upstreams = local + remote
-        conf.write_text(
-            render_config(TEMPLATE.read_text(), run_dir, args.address, args.port, upstreams, static)
-        )
+        template = TEMPLATE.read_text()
+
+        def configure(moved: Collection[int]) -> None:
+            text = render_config(
+                template, run_dir, args.address, args.port, upstreams, static, moved
+            )
+            new = conf.with_name(f".{conf.name}.{os.getpid()}")
+            new.write_text(text)
+            new.replace(conf)  # nginx, reloading or restarting, never reads half a file
+
+        configure(())
         cmd = [nginx, "-p", str(run_dir), "-c", str(conf), "-e", str(run_dir / "error.log")]
         check = subprocess.run([*cmd, "-t", "-q"], capture_output=True, text=True)
         if check.returncode:
@@ -627,7 +706,18 @@ def plan(args: argparse.Namespace, run_dir: Path) -> Supervisor:
             args.address if args.address not in ("0.0.0.0", "::") else "<this machine's address>"
         )
         url = f"http://{f'[{shown}]' if ':' in shown else shown}:{args.port}/"
-    return Supervisor(args, run_dir, children, env, url, remote, where=where, key=key)
+    return Supervisor(
+        args,
+        run_dir,
+        children,
+        env,
+        url,
+        remote,
+        where=where,
+        key=key,
+        upstreams=upstreams,
+        configure=configure,
+    )
 
 
 def replica_env(args: argparse.Namespace) -> dict[str, str]:

@@ -615,8 +615,8 @@ def test_a_student_whose_replica_is_killed_mid_round_is_back_with_their_answer(
     expect(student.page.get_by_text(ASK_BEST.text(student.t))).to_be_visible(timeout=left() * 1e3)
     expect_recorded(student, WRONG[2], timeout=left())
     assert time.monotonic() - killed < 15
-    now = deployment.replicas()[int(_route(student)[1:]) - 1]
-    assert now["pid"] != victim["pid"], "the route cookie names a live replica"
+    assert _route(student) == route, "back on its own replica, restarted: the class stays spread"
+    assert deployment.replicas()[int(route[1:]) - 1]["pid"] != victim["pid"]
     no_error_on_screen(student.page)
     shot(student.page, "ask_student_en_laptop_after_replica_loss")
     with deployment.store() as store:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
 from store import STORE_FILE, lecturer_key
@@ -338,7 +339,7 @@ def _slider(page, label: str):
     return page.locator(f'input[type="range"][aria-label="{label}"]').first
 
 
-def test_a_page_whose_replica_dies_comes_back_with_its_controls_and_answers_them(
+def test_a_page_whose_replica_dies_comes_back_to_it_restarted_and_answers(
     chromium_path: Path, browser, tmp_path
 ) -> None:
     nginx = _nginx()
@@ -375,9 +376,12 @@ def test_a_page_whose_replica_dies_comes_back_with_its_controls_and_answers_them
         assert shown == ("16", "9"), "the same controls"
         assert page.locator('[data-testid="stMain"]').inner_text() == view, "the same view"
         no_error_on_screen(page)
+        # It waited for its own replica, restarted (the class stays spread): had its
+        # websocket reached the other one, nginx would have re-pinned the cookie there.
         now = next(c["value"] for c in context.cookies() if c["name"] == "attnlab_route")
-        alive = [f"r{i}" for i, p in enumerate(_replicas(run_dir), 1) if p["pid"] != victim["pid"]]
-        assert now in alive, "the route cookie names a live replica"
+        assert now == route, "the page is back on its own replica"
+        restarted = _replicas(run_dir)[int(route[1:]) - 1]
+        assert restarted["port"] == victim["port"] and restarted["pid"] != victim["pid"]
 
         # It answers: a slider move reruns on the server the page reached.
         ws = list(frames)[-1]
@@ -390,12 +394,11 @@ def test_a_page_whose_replica_dies_comes_back_with_its_controls_and_answers_them
         assert page.locator('[data-testid="stMain"]').inner_text() != view, "the chart moved"
         no_error_on_screen(page)
 
-        # The supervisor (detached: the default mode) restarted the replica on its port.
-        health = f"http://127.0.0.1:{victim['port']}/_stcore/health"
-        _wait(page, lambda: serve.healthy(health, 1), "the killed replica is back")
-        restarted = [p for p in _replicas(run_dir) if p["port"] == victim["port"]]
-        assert restarted and restarted[0]["pid"] != victim["pid"]
-        assert "healthy again" in (run_dir / "serve.log").read_text()
+        # The supervisor (detached: the default mode) restarted the replica on its port,
+        # soon enough that no page was sent elsewhere.
+        log = (run_dir / "serve.log").read_text()
+        assert "healthy again" in log
+        assert "reconnect to the others" not in log
     finally:
         if context is not None:
             context.close()
@@ -496,6 +499,19 @@ def test_two_hosts_share_a_class_and_one_takes_over_when_the_other_is_lost(tmp_p
             30,
             poll=0.1,
         )
+        # A reconnect of host B's pages waits for it (it may be restarting), until the
+        # front has seen it down for MOVE_AFTER s: then it goes to host A.
+        on_b = next(cookie for cookie, upstream in students if upstream == upstreams[1])
+        front_log = dirs["front"] / "serve.log"
+        moved_line = f"r2 {upstreams[1]} down for"
+        try:
+            taken = _handshake(url, on_b)
+        except InvalidStatus as refused:
+            assert refused.response.status_code == 502
+        else:
+            assert moved_line in front_log.read_text(), f"taken by {taken} before the move"
+        wait_until(lambda: moved_line in front_log.read_text(), "the front moves r2", 30)
+        assert _handshake(url, on_b) == upstreams[0], "then host A takes the reconnect"
         for cookie, upstream in students:
             if upstream == upstreams[0]:
                 assert _get(f"{url}/_stcore/health", cookie) == (upstream, ""), "undisturbed"
