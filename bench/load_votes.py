@@ -18,8 +18,9 @@ nginx (the venv's streamlit protobuf classes), as the frontend does: it fetches 
 run, reruns every ``st.fragment(run_every=…)`` on the server's timer, keeps the widget
 values it holds, runs the cookie assignments of the page's scripts (the only JavaScript of
 the app it needs), and after a dropped websocket reconnects as Streamlit 1.67's frontend
-and ``deploy/reconnect.js`` do (250-500 ms, health polled with backoff, a full rerun at
-once and one more within 200 ms). What it reads is what a screen shows: the elements left
+does (250-500 ms, health polled with backoff, then one full rerun: the frontend asks for it
+because both pages have a fragment on a timer, so ``deploy/reconnect.js`` adds none). nginx
+sends a reconnect to the tab's own replica, waiting while it restarts. What it reads is what a screen shows: the elements left
 after each run (stale ones pruned as the frontend prunes them).
 
 * The lecturer: ``/lookup?present=1&step=2&key=<KEY>`` (the lecturer key from
@@ -381,11 +382,10 @@ class Tab:
             await asyncio.sleep(max(0.02, min(0.2, soonest - time.monotonic())))
 
     async def _reconnect(self) -> None:
-        """What Streamlit 1.67's frontend and deploy/reconnect.js do after the websocket
-        closed: wait 250-500 ms, poll /_stcore/health (100 ms, doubling, at most 4 s),
-        fetch the host config, open a new websocket; then a full run at once (the frontend
-        asks for one when the page has fragments on a timer) and one more within 200 ms
-        (reconnect.js, which polls the connection state every 200 ms)."""
+        """What Streamlit 1.67's frontend does after the websocket closed: wait 250-500 ms,
+        poll /_stcore/health (100 ms, doubling, at most 4 s), fetch the host config, open a
+        new websocket; then a full run at once (the frontend asks for one when the page has
+        fragments on a timer; deploy/reconnect.js then asks for none)."""
         self.connected = False
         self.drops.append(time.monotonic())
         self.changed.set()
@@ -405,8 +405,6 @@ class Tab:
                     pass
             await asyncio.sleep(wait * random.uniform(0.7, 1.0))
             wait = min(4.0, wait * 2)
-        await self.rerun()
-        await asyncio.sleep(random.uniform(0.0, 0.2))
         await self.rerun()
 
     # -- reading the screen --------------------------------------------------------------

@@ -1,22 +1,35 @@
 // Attention Lab behind deploy/serve: nginx adds this script to every page it serves.
 //
 // When a replica dies, Streamlit's frontend reconnects its websocket by itself and nginx
-// sends it to another replica (or to the same one, restarted). The page stays on screen,
-// but the new process holds no session for it, and Streamlit 1.67's frontend does not rerun
-// a page that had run before the connection dropped. Every control of the app lives in an
-// st.fragment, and a fragment rerun the new process has never drawn is dropped without a
-// word (AppSession.request_rerun: "The fragment ... does not exist anymore"): the student
-// would see the page as it was, and nothing would answer a slider.
+// sends it to the same replica, restarted (or to another one if it stays down). The page
+// stays on screen, but the new process holds no session for it. Streamlit 1.67's frontend
+// asks for a full run after a reconnect only if the page has a fragment on a timer (or a
+// run was under way); otherwise it does not, and every control of the app lives in an
+// st.fragment, whose rerun a process that has never drawn it drops without a word
+// (AppSession.request_rerun: "The fragment ... does not exist anymore"): the student would
+// see the page as it was, and nothing would answer a slider.
 //
-// So after every reconnect this asks for one full rerun, as Streamlit's own "R" key does:
-// the URL's query string and the widgets' values restore the same view on the new
-// replica. (After a reconnect to the same, still running, process the rerun is harmless.)
+// So after a reconnect that the frontend did not follow with a run request, this asks for
+// one full run, as Streamlit's own "R" key does: the URL's query string and the widgets'
+// values restore the same view on the new replica. A second request on top of the
+// frontend's own would double the work of a restarted replica that a whole share of the
+// class reconnects to at once.
 (() => {
   "use strict";
   if (window.__attentionLabReconnect) return;
   window.__attentionLabReconnect = true;
   let last = null; // the connection state seen last
   let lost = false; // the websocket was connected once and dropped since
+  let sends = 0; // messages the page has sent on its websockets
+  let sendsAtLoss = 0; // ... when the connection dropped
+
+  // The frontend's own request is a message it sends on the new websocket before it
+  // writes the CONNECTED state on the page: count them.
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (...args) {
+    sends += 1;
+    return send.apply(this, args);
+  };
 
   function rerun() {
     for (const type of ["keydown", "keyup"]) {
@@ -29,15 +42,36 @@
   }
 
   // Streamlit writes its connection state on the app's root element.
-  setInterval(() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    const state = app && app.getAttribute("data-test-connection-state");
+  function look(app) {
+    const state = app.getAttribute("data-test-connection-state");
     if (!state || state === last) return;
-    if (last === "CONNECTED") lost = true;
+    if (last === "CONNECTED") {
+      lost = true;
+      sendsAtLoss = sends;
+    }
     last = state;
     if (lost && state === "CONNECTED") {
       lost = false;
-      rerun();
+      if (sends === sendsAtLoss) rerun(); // the frontend asked for nothing
     }
-  }, 200);
+  }
+
+  // Its first state, then every change, watched on the whole document (React may draw
+  // the root element anew).
+  const first = setInterval(() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (app) {
+      clearInterval(first);
+      look(app);
+    }
+  }, 50);
+  new MutationObserver((changes) => {
+    for (const change of changes) {
+      if (change.target.getAttribute("data-testid") === "stApp") look(change.target);
+    }
+  }).observe(document.documentElement, {
+    subtree: true,
+    attributes: true,
+    attributeFilter: ["data-test-connection-state"],
+  });
 })();

@@ -241,3 +241,14 @@ def shot(page, name: str) -> Path:
 def href(page) -> str:
     """The address bar (``page.url`` misses history.replaceState updates)."""
     return page.evaluate("location.href")
+
+
+def full_run_requests(sent: list[bytes | str]) -> int:
+    """How many of the websocket messages a page sent ask for a full run of its script (a
+    ``rerun_script`` without a fragment id: the page's load, the R key, a reconnect)."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    messages = [BackMsg.FromString(p.encode() if isinstance(p, str) else p) for p in sent]
+    return sum(
+        m.WhichOneof("type") == "rerun_script" and not m.rerun_script.fragment_id for m in messages
+    )

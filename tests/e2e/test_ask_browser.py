@@ -50,7 +50,14 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from store import Store, lecturer_key, open_store
 from tests.conftest import wait_until
-from tests.e2e.conftest import ROOT, Server, no_error_on_screen, shot, wait_idle
+from tests.e2e.conftest import (
+    ROOT,
+    Server,
+    full_run_requests,
+    no_error_on_screen,
+    shot,
+    wait_idle,
+)
 from tests.store.conftest import start_pg_server
 from ui.i18n import Translator
 from ui.safe import plain
@@ -131,6 +138,7 @@ class Frames:
     opens a new one), kept raw and decoded as Streamlit's ``ForwardMsg``."""
 
     sockets: list[list[tuple[bytes, ForwardMsg]]] = field(default_factory=list)
+    sent: list[list[bytes | str]] = field(default_factory=list)  # what the page sent, per socket
 
     def watch(self, page: Page) -> None:
         page.on("websocket", self._opened)
@@ -138,6 +146,9 @@ class Frames:
     def _opened(self, ws) -> None:
         got: list[tuple[bytes, ForwardMsg]] = []
         self.sockets.append(got)
+        mine: list[bytes | str] = []
+        self.sent.append(mine)
+        ws.on("framesent", lambda payload: mine.append(payload))
 
         def received(payload: bytes | str) -> None:
             raw = payload.encode() if isinstance(payload, str) else payload
@@ -616,6 +627,9 @@ def test_a_student_whose_replica_is_killed_mid_round_is_back_with_their_answer(
     expect_recorded(student, WRONG[2], timeout=left())
     assert time.monotonic() - killed < 15
     assert _route(student) == route, "back on its own replica, restarted: the class stays spread"
+    # /join has a fragment on a timer, so Streamlit's frontend asks for the run itself:
+    # deploy/reconnect.js adds none (a second would double a restarted replica's work).
+    assert full_run_requests(student.frames.sent[1]) == 1
     assert deployment.replicas()[int(route[1:]) - 1]["pid"] != victim["pid"]
     no_error_on_screen(student.page)
     shot(student.page, "ask_student_en_laptop_after_replica_loss")

@@ -39,7 +39,7 @@ from websockets.sync.client import connect as ws_connect
 
 from store import STORE_FILE, lecturer_key
 from tests.conftest import wait_until
-from tests.e2e.conftest import ROOT, no_error_on_screen, wait_idle
+from tests.e2e.conftest import ROOT, full_run_requests, no_error_on_screen, wait_idle
 from tests.store.conftest import start_pg_server
 from ui.i18n import Translator
 
@@ -354,10 +354,13 @@ def test_a_page_whose_replica_dies_comes_back_to_it_restarted_and_answers(
         context = browser.new_context(viewport={"width": 1366, "height": 900})
         page = context.new_page()
         frames: dict[object, int] = {}  # websocket -> messages the server sent on it
+        sent: dict[object, list] = {}  # websocket -> messages the page sent on it
 
         def watch(ws) -> None:
             frames[ws] = 0
+            sent[ws] = []
             ws.on("framereceived", lambda _: frames.__setitem__(ws, frames[ws] + 1))
+            ws.on("framesent", lambda payload: sent[ws].append(payload))
 
         page.on("websocket", watch)
         page.goto(f"{url}/scaling?d_model=16&d_k=9&lang=en")
@@ -380,6 +383,9 @@ def test_a_page_whose_replica_dies_comes_back_to_it_restarted_and_answers(
         # websocket reached the other one, nginx would have re-pinned the cookie there.
         now = next(c["value"] for c in context.cookies() if c["name"] == "attnlab_route")
         assert now == route, "the page is back on its own replica"
+        # /scaling has no fragment on a timer: Streamlit's frontend asks for no run after a
+        # reconnect, deploy/reconnect.js asks for one.
+        assert full_run_requests(sent[list(frames)[-1]]) == 1
         restarted = _replicas(run_dir)[int(route[1:]) - 1]
         assert restarted["port"] == victim["port"] and restarted["pid"] != victim["pid"]
 
