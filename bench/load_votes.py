@@ -20,8 +20,9 @@ values it holds, runs the cookie assignments of the page's scripts (the only Jav
 the app it needs), and after a dropped websocket reconnects as Streamlit 1.67's frontend
 does (250-500 ms, health polled with backoff, then one full rerun: the frontend asks for it
 because both pages have a fragment on a timer, so ``deploy/reconnect.js`` adds none). nginx
-sends a reconnect to the tab's own replica, waiting while it restarts. What it reads is what a screen shows: the elements left
-after each run (stale ones pruned as the frontend prunes them).
+sends a reconnect to the tab's own replica, waiting while it restarts. What it reads is
+what a screen shows: the elements left after each run (stale ones pruned as the frontend
+prunes them).
 
 * The lecturer: ``/lookup?present=1&step=2&key=<KEY>`` (the lecturer key from
   ``python -m store key``), pinned to the second replica (route ``r2``), presses *Ask the
