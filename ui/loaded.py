@@ -2,9 +2,10 @@
 
 Each loader is an ``st.cache_resource`` function: the first caller reads the files, every
 later one (any session) gets the same objects. :func:`warm_models` calls them in the
-background once per process, a few seconds after the server's first page run, so a
-lecture's first visit to a model page finds them in memory instead of waiting behind a
-spinner. A page opened meanwhile waits for that same load instead of starting a second one.
+background once per process, a few seconds after the server's first page run and once
+the process is not busy drawing pages (at most 30 s later), so a lecture's first visit to
+a model page finds them in memory instead of waiting behind a spinner. A page opened
+meanwhile waits for that same load instead of starting a second one.
 """
 
 import threading
@@ -21,6 +22,13 @@ from models import minilm, multilingual_e5, smollm
 # The models load this long after a server's first page run starts: that page is drawn
 # first, on a 2-core machine, and the models are in memory well before a lecture reaches them.
 WARM_DELAY_S = 3.0
+# ... and only once the process is not busy drawing pages: a replica restarted mid-lecture
+# has half a class reconnecting to it at once, and loading the models (~1.9 s of CPU)
+# beside their ~150 first runs made every page wait longer. Busy: it used more than
+# BUSY_SHARE of a core over the last BUSY_LOOK_S; after WARM_AT_MOST_S it loads anyway.
+BUSY_SHARE = 0.25
+BUSY_LOOK_S = 0.5
+WARM_AT_MOST_S = 30.0
 
 
 @st.cache_resource(show_spinner=False)
@@ -42,13 +50,30 @@ def e5_small() -> tuple[BertWeights, multilingual_e5.UnigramTokenizer]:
     return multilingual_e5.load_weights(), multilingual_e5.load_tokenizer()
 
 
-def warm(loaders: Sequence[Callable[[], object]], delay: float) -> threading.Thread:
+def process_busy(look: float = BUSY_LOOK_S, share: float = BUSY_SHARE) -> bool:
+    """Whether this process's threads used more than ``share`` of a core over the next
+    ``look`` seconds (the caller's thread sleeps meanwhile)."""
+    used = time.process_time()
+    time.sleep(look)
+    return time.process_time() - used > share * look
+
+
+def warm(
+    loaders: Sequence[Callable[[], object]],
+    delay: float,
+    busy: Callable[[], bool] = process_busy,
+    at_most: float = WARM_AT_MOST_S,
+) -> threading.Thread:
     """Call ``loaders`` one after the other in a background (daemon) thread, ``delay`` seconds
-    from now, and return the thread. A loader that fails is skipped: its page reports the
-    failure itself when it is opened (a cached loader keeps no failure)."""
+    from now and once ``busy()`` says no (or ``at_most`` seconds from now), and return the
+    thread. A loader that fails is skipped: its page reports the failure itself when it is
+    opened (a cached loader keeps no failure)."""
 
     def run() -> None:
+        start = time.monotonic()
         time.sleep(delay)
+        while time.monotonic() - start < at_most and busy():
+            pass
         for load in loaders:
             try:
                 load()
@@ -65,6 +90,6 @@ def warm_models() -> threading.Thread | None:
     """Once per server process: load every real model in the background (see the module's
     docstring). Not under AppTest, whose runtime is a stand-in: a test process reads a model
     only when a test opens its page."""
-    if not isinstance(runtime.get_instance(), runtime.Runtime):
+    if type(runtime.get_instance()) is not runtime.Runtime:  # AppTest's is a MagicMock(spec=...)
         return None
     return warm([smollm2, minilm_l6, e5_small], WARM_DELAY_S)

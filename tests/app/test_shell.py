@@ -3,13 +3,14 @@
 import json
 import re
 import threading
+import time
 from html import escape
 
 import pytest
 
 from tests.app.conftest import open_page, texts, visible_types
 from ui.i18n import Translator
-from ui.loaded import warm
+from ui.loaded import process_busy, warm
 from ui.pages import PAGES, SECTIONS, available_pages
 
 
@@ -189,11 +190,50 @@ def test_warm_calls_every_loader_in_the_background_and_skips_a_failing_one() -> 
         calls.append("broken")
         raise RuntimeError("model not installed")
 
-    thread = warm([broken, lambda: calls.append("second")], delay=0.5)
+    thread = warm([broken, lambda: calls.append("second")], delay=0.5, busy=lambda: False)
     assert thread.daemon and calls == []  # not yet: the first page is drawn first
     thread.join(timeout=10)
     assert not thread.is_alive()
     assert calls == ["broken", "second"]
+
+
+def test_warm_waits_while_the_process_is_busy_then_loads_at_the_latest_after_at_most() -> None:
+    calls: list[float] = []
+    looks: list[float] = []
+    start = time.monotonic()
+
+    def busy() -> bool:
+        looks.append(time.monotonic() - start)
+        time.sleep(0.05)
+        return len(looks) < 4  # busy for the first three looks
+
+    thread = warm([lambda: calls.append(time.monotonic() - start)], 0.1, busy, at_most=10)
+    thread.join(timeout=10)
+    assert len(looks) == 4 and calls and calls[0] >= looks[-1], "loaded after the quiet look"
+
+    looks.clear()
+    start = time.monotonic()
+    calls.clear()
+    thread = warm([lambda: calls.append(time.monotonic() - start)], 0.1, lambda: True, 0.5)
+    thread.join(timeout=10)
+    assert calls and 0.5 <= calls[0] < 2, "always busy: loaded once at_most has passed"
+
+
+def test_process_busy_tells_a_spinning_thread_from_an_idle_process() -> None:
+    assert not process_busy(0.3, 0.25)
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            sum(range(1000))
+
+    spinner = threading.Thread(target=spin, daemon=True)
+    spinner.start()
+    try:
+        assert process_busy(0.3, 0.25)
+    finally:
+        stop.set()
+        spinner.join()
 
 
 def test_pages_under_apptest_start_no_model_warm_up() -> None:
