@@ -109,6 +109,7 @@ CHANGERS = 0.2  # the share of students who change their answer
 FLOOD_TAPS = 40  # the flooder's taps, FLOOD_GAP s apart
 FLOOD_GAP = 0.1
 WRONG_CODES = 8  # the wrong-code abuser's typed codes (the app lets 6 a minute through)
+RETAP_AFTER = 3.0  # s a person waits for the screen to confirm a tap before tapping again
 CONFIRM_WITHIN = 30.0  # s a student waits for a tap's confirmation (over retaps)
 MAX_STUDENTS = 1000
 JS_COOKIE = re.compile(r"document\.cookie\s*=\s*'([A-Za-z0-9_]+)=([^;']*)")
@@ -526,36 +527,36 @@ async def tap(tab: Tab, label: str) -> bool:
 
 
 async def answer(s: Student, label: str) -> None:
-    """Tap ``label`` and wait until the screen says it is recorded; tap it again if the
-    screen, after a reconnect, shows another answer (the tap was lost with its replica)."""
+    """Tap ``label`` and wait until the screen says it is recorded, as a person would: not
+    while the page is disconnected (the browser disables its widgets then), and again if
+    the screen, after a reconnect or ``RETAP_AFTER`` s, does not show it (the tap was lost
+    with its replica, or reached a new one before the page's run had drawn the pills)."""
     tab = s.tab
-    record = Tap(label, time.monotonic())
-    s.taps.append(record)
-    await tap(tab, label)
     end = time.monotonic() + CONFIRM_WITHIN
+    record = None
 
     def shown_or_dropped(drops: int) -> bool:
         return tab.recorded() == label or len(tab.drops) > drops
 
     while time.monotonic() < end:
-        drops = len(tab.drops)
-        shown = await tab.until(lambda d=drops: shown_or_dropped(d), end - time.monotonic())
-        if shown and tab.recorded() == label:
-            record.confirmed = time.monotonic()
-            return
-        if not shown:
+        if not await tab.until(lambda: tab.connected and pills(tab), end - time.monotonic()):
             break
-        # The websocket dropped: once the page is back, a person sees whether their answer
-        # is there, and taps it again if not.
-        back = await tab.until(lambda: tab.connected and pills(tab), end - time.monotonic())
-        if back is None:
-            break
-        await tab.until(lambda: len(tab.reconnected) >= len(tab.drops), 5)
-        if tab.recorded() != label:
-            s.retaps += 1
+        if record is None:  # times run from the person's first tap, over any retaps
             record = Tap(label, time.monotonic())
             s.taps.append(record)
-            await tap(tab, label)
+        else:
+            s.retaps += 1
+        await tap(tab, label)
+        drops = len(tab.drops)
+        wait = min(RETAP_AFTER, end - time.monotonic())
+        if await tab.until(lambda d=drops: shown_or_dropped(d), wait) and tab.recorded() == label:
+            record.confirmed = time.monotonic()
+            return
+        if len(tab.drops) > drops:  # once the page is back, a person looks for the answer
+            await tab.until(lambda: len(tab.reconnected) >= len(tab.drops), 30)
+            if tab.recorded() == label:
+                record.confirmed = time.monotonic()
+                return
     s.notes.append(f"{label!r} not confirmed within {CONFIRM_WITHIN:g} s")
 
 
