@@ -32,7 +32,10 @@ One supervisor process owns the replicas and nginx, in the terminal (``--foregro
 detached (the default: ``start`` returns once all are healthy and the supervisor stays).
 It restarts a process that dies on the same port, at once the first time and then with a
 growing delay; a process that died ``MAX_RESTARTS`` times within ``RESTART_WINDOW`` s is
-left down (nginx sends its students to the others). Standard library only.
+left down. A page whose replica died reconnects to it once it is back (the class stays
+spread); a replica down for ``MOVE_AFTER`` s, here or on another host, has its pages'
+reconnects sent to the others (nginx's config rewritten and reloaded) until it is healthy
+again. Standard library only.
 """
 
 import argparse
