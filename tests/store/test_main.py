@@ -5,6 +5,8 @@ PostgreSQL server (tests/store/conftest.py)."""
 from __future__ import annotations
 
 import os
+import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -21,10 +23,16 @@ pytestmark = pytest.mark.xdist_group("store_pg")  # one PostgreSQL server per te
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(*args: str, **env: str) -> subprocess.CompletedProcess:
+def run(*args: str, full: bool = False, **env: str) -> subprocess.CompletedProcess:
     """``python -m store *args`` from the repository, with ``env`` as the only store
-    settings in its environment."""
+    settings in its environment; ``full``: every write to a file fails, as on a full disk
+    (a file size limit of 0 bytes: EFBIG where a full disk says ENOSPC)."""
     clean = {k: v for k, v in os.environ.items() if k not in (DATA_ENV, STORE_ENV)}
+
+    def no_room() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails instead of killing
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
     return subprocess.run(
         [sys.executable, "-m", "store", *args],
         cwd=ROOT,
@@ -32,6 +40,7 @@ def run(*args: str, **env: str) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         timeout=60,
+        preexec_fn=no_room if full else None,
     )
 
 
@@ -102,6 +111,16 @@ def test_a_data_directory_that_cannot_be_made_is_one_line_and_status_1(tmp_path:
     for action in ("key", "check"):
         line = assert_one_line_error(run(action, "--data-dir", inside), "data_dir")
         assert inside in line
+
+
+def test_a_data_directory_on_a_full_disk_is_one_line_and_status_1(tmp_path: Path) -> None:
+    folder = tmp_path / "full"
+    line = assert_one_line_error(run("key", "--data-dir", str(folder), full=True), "data_dir")
+    assert f"cannot keep the lecturer key in {folder / 'lecturer.key'}" in line
+    assert not (folder / "lecturer.key").exists(), "no empty key left behind"
+    line = assert_one_line_error(run("check", "--data-dir", str(folder), full=True), "data_dir")
+    assert f"cannot use the store file {folder / STORE_FILE}" in line
+    assert run("check", "--data-dir", str(folder)).returncode == 0, "room again: it works"
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")
