@@ -109,7 +109,6 @@ CHANGERS = 0.2  # the share of students who change their answer
 FLOOD_TAPS = 40  # the flooder's taps, FLOOD_GAP s apart
 FLOOD_GAP = 0.1
 WRONG_CODES = 8  # the wrong-code abuser's typed codes (the app lets 6 a minute through)
-RETAP_AFTER = 3.0  # s a person waits for the screen to confirm a tap before tapping again
 CONFIRM_WITHIN = 30.0  # s a student waits for a tap's confirmation (over retaps)
 MAX_STUDENTS = 1000
 JS_COOKIE = re.compile(r"document\.cookie\s*=\s*'([A-Za-z0-9_]+)=([^;']*)")
@@ -529,14 +528,14 @@ async def tap(tab: Tab, label: str) -> bool:
 async def answer(s: Student, label: str) -> None:
     """Tap ``label`` and wait until the screen says it is recorded, as a person would: not
     while the page is disconnected (the browser disables its widgets then), and again if
-    the screen, after a reconnect or ``RETAP_AFTER`` s, does not show it (the tap was lost
-    with its replica, or reached a new one before the page's run had drawn the pills)."""
+    the page, drawn anew after a reconnect, does not show it (the tap was lost with its
+    replica, or reached the new one before the page's run had drawn the pills there)."""
     tab = s.tab
     end = time.monotonic() + CONFIRM_WITHIN
     record = None
 
-    def shown_or_dropped(drops: int) -> bool:
-        return tab.recorded() == label or len(tab.drops) > drops
+    def redrawn() -> bool:
+        return len(tab.reconnected) >= len(tab.drops)
 
     while time.monotonic() < end:
         if not await tab.until(lambda: tab.connected and pills(tab), end - time.monotonic()):
@@ -546,17 +545,19 @@ async def answer(s: Student, label: str) -> None:
             s.taps.append(record)
         else:
             s.retaps += 1
+        drawn, drops = redrawn(), len(tab.drops)
         await tap(tab, label)
-        drops = len(tab.drops)
-        wait = min(RETAP_AFTER, end - time.monotonic())
-        if await tab.until(lambda d=drops: shown_or_dropped(d), wait) and tab.recorded() == label:
+
+        def settled(drawn: bool = drawn, drops: int = drops) -> bool:
+            """Recorded, or the page dropped, or (tapped before its redraw) redrawn."""
+            return tab.recorded() == label or len(tab.drops) > drops or (not drawn and redrawn())
+
+        if not await tab.until(settled, end - time.monotonic()):
+            break
+        await tab.until(redrawn, end - time.monotonic())  # a dropped page: back, drawn anew
+        if tab.recorded() == label:
             record.confirmed = time.monotonic()
             return
-        if len(tab.drops) > drops:  # once the page is back, a person looks for the answer
-            await tab.until(lambda: len(tab.reconnected) >= len(tab.drops), 30)
-            if tab.recorded() == label:
-                record.confirmed = time.monotonic()
-                return
     s.notes.append(f"{label!r} not confirmed within {CONFIRM_WITHIN:g} s")
 
 

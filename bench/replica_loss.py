@@ -13,9 +13,10 @@ one replica and goes on for ``--after`` s.
 A simulated student speaks Streamlit's websocket protocol (the protobuf classes of the
 venv's streamlit) and reconnects as Streamlit 1.67's frontend does: after its websocket
 drops it waits 250-500 ms (the frontend's first reconnect delay), polls
-``/_stcore/health`` through nginx (100 ms, doubling, at most 4 s), opens a new websocket
-and, within 200 ms (deploy/reconnect.js, which nginx adds to every page), asks for a full
-rerun with its URL and widget values. It is working again when that run finishes without
+``/_stcore/health`` through nginx (100 ms, doubling, at most 4 s; nginx sends it to the
+student's own replica, which it waits for while it restarts), opens a new websocket and at
+once (deploy/reconnect.js, which nginx adds to every page) asks for a full rerun with its
+URL and widget values. It is working again when that run finishes without
 an exception and shows the slider values it had before the kill; the time from the kill
 to that moment is its recovery time. Afterwards it keeps moving its slider, so a page that
 looks right but no longer answers counts as an error.
@@ -313,8 +314,7 @@ async def student_main(s: Student, args: argparse.Namespace, clock: dict, stop_a
             await s.reconnect(time.monotonic() + 60)
             if args.stock:  # Streamlit's frontend alone: no rerun after a reconnect
                 continue
-            await asyncio.sleep(rng.uniform(0.0, 0.2))  # deploy/reconnect.js polls every 200 ms
-            out = await s.load()
+            out = await s.load()  # deploy/reconnect.js's R key, as the connection is back
         except (websockets.exceptions.WebSocketException, OSError, TimeoutError) as e:
             s.errors.append(f"reconnect failed: {type(e).__name__} {e}")
             return
