@@ -1090,6 +1090,9 @@ def figures(result: dict, rows: list[tuple[str, str]], options: dict[str, str]) 
             for s in drops
             if s.last_confirmed() and len(s.tab.reconnected) == len(s.tab.drops)
         ),
+        "dropped_answered": sum(
+            bool(s.last_confirmed()) and len(s.tab.reconnected) == len(s.tab.drops) for s in drops
+        ),
         "screens_wrong": [(s.index, s.role, s.final, s.last_confirmed()) for s in wrong][:5],
         "back_after": [
             b - d for s in drops for d, b in zip(s.tab.drops, s.tab.reconnected, strict=False)
@@ -1131,7 +1134,8 @@ def report(f: dict, args: argparse.Namespace, extra: dict) -> list[str]:
             f"replica killed: {extra['killed']}; {f['dropped']} sessions lost their "
             f"websocket; {f['dropped_back']} had a run finish after their reconnect, after "
             f"median {s_(percentile(back, 50))} / max {s_(max(back, default=None))} s, "
-            f"{f['dropped_shown']} of those showing their last confirmed answer at the end; "
+            f"{f['dropped_shown']} of the {f['dropped_answered']} of them with a confirmed "
+            "answer showing their last one at the end; "
             f"{extra['restart']}"
         )
     for role, notes in f["abusers"].items():

@@ -564,10 +564,10 @@ async def lecture(args: argparse.Namespace, base: str, victim: dict, refs: dict)
 
 HOW = (
     "A student reconnects as Streamlit's frontend does (first retry after 250–500 ms, "
-    "health polled through nginx, new websocket, a full rerun within 200 ms as "
-    "deploy/reconnect.js asks) and is working again when that run finishes without an "
-    "exception and draws the same page as a fresh visit with its controls (and its "
-    "sliders hold the values they had)."
+    "health polled through nginx, which sends it to its own replica once that is back; "
+    "new websocket, a full rerun as deploy/reconnect.js asks) and is working again when "
+    "that run finishes without an exception and draws the same page as a fresh visit "
+    "with its controls (and its sliders hold the values they had)."
 )
 STOCK = (
     "`--stock`: a student reconnects as Streamlit's frontend does on its own, without "
