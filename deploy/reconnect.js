@@ -14,6 +14,11 @@
 // values restore the same view on the new replica. A second request on top of the
 // frontend's own would double the work of a restarted replica that a whole share of the
 // class reconnects to at once.
+//
+// Until that run has finished, the page takes no click or key (data-lab-redrawing on the
+// document): a control used meanwhile would ask for a rerun of a fragment the new process
+// has not drawn yet, which it drops, and a student's tapped answer would vanish when the
+// page is drawn. After REDRAW_AT_MOST ms the page takes input again whatever happened.
 (() => {
   "use strict";
   if (window.__attentionLabReconnect) return;
@@ -22,6 +27,37 @@
   let lost = false; // the websocket was connected once and dropped since
   let sends = 0; // messages the page has sent on its websockets
   let sendsAtLoss = 0; // ... when the connection dropped
+  let redrawn = null; // the timer that ends a redraw's wait at the latest
+  const REDRAW_AT_MOST = 15000;
+
+  const style = document.createElement("style");
+  style.textContent =
+    "html[data-lab-redrawing] { cursor: progress; }" +
+    " html[data-lab-redrawing] [data-testid='stApp'] { pointer-events: none; }";
+  document.head.appendChild(style);
+
+  function redrawing(on) {
+    clearTimeout(redrawn);
+    if (on) {
+      document.documentElement.setAttribute("data-lab-redrawing", "");
+      redrawn = setTimeout(() => redrawing(false), REDRAW_AT_MOST);
+    } else {
+      document.documentElement.removeAttribute("data-lab-redrawing");
+    }
+  }
+  // Keys too: pointer-events stops the pointer only.
+  for (const type of ["keydown", "keypress", "keyup", "input", "beforeinput"]) {
+    window.addEventListener(
+      type,
+      (event) => {
+        if (event.isTrusted && document.documentElement.hasAttribute("data-lab-redrawing")) {
+          event.stopImmediatePropagation();
+          event.preventDefault();
+        }
+      },
+      true,
+    );
+  }
 
   // The frontend's own request is a message it sends on the new websocket before it
   // writes the CONNECTED state on the page: count them.
@@ -52,6 +88,7 @@
     last = state;
     if (lost && state === "CONNECTED") {
       lost = false;
+      redrawing(true);
       if (sends === sendsAtLoss) rerun(); // the frontend asked for nothing
     }
   }
@@ -67,11 +104,15 @@
   }, 50);
   new MutationObserver((changes) => {
     for (const change of changes) {
-      if (change.target.getAttribute("data-testid") === "stApp") look(change.target);
+      if (change.target.getAttribute("data-testid") !== "stApp") continue;
+      if (change.attributeName === "data-test-connection-state") look(change.target);
+      // A run that was under way has ended: the page is drawn anew.
+      else if (change.oldValue === "running") redrawing(false);
     }
   }).observe(document.documentElement, {
     subtree: true,
     attributes: true,
-    attributeFilter: ["data-test-connection-state"],
+    attributeOldValue: true,
+    attributeFilter: ["data-test-connection-state", "data-test-script-state"],
   });
 })();

@@ -608,6 +608,14 @@ def test_a_student_whose_replica_is_killed_mid_round_is_back_with_their_answer(
     assert sockets == 1
     recorded = student.t("ask.recorded", answer=plain(label(WRONG[2], "en"))).encode()
 
+    student.page.evaluate(  # deploy/reconnect.js's redraw guard, each time it changes
+        """() => {
+          window.__guard = [];
+          new MutationObserver(() => window.__guard.push(
+            document.documentElement.hasAttribute("data-lab-redrawing"))
+          ).observe(document.documentElement, {attributeFilter: ["data-lab-redrawing"]});
+        }"""
+    )
     killed = time.monotonic()
     os.kill(victim["pid"], signal.SIGKILL)
 
@@ -630,6 +638,8 @@ def test_a_student_whose_replica_is_killed_mid_round_is_back_with_their_answer(
     # /join has a fragment on a timer, so Streamlit's frontend asks for the run itself:
     # deploy/reconnect.js adds none (a second would double a restarted replica's work).
     assert full_run_requests(student.frames.sent[1]) == 1
+    # No tap was taken between the reconnect and that run's end (it would have been lost).
+    assert student.page.evaluate("window.__guard") == [True, False]
     assert deployment.replicas()[int(route[1:]) - 1]["pid"] != victim["pid"]
     no_error_on_screen(student.page)
     shot(student.page, "ask_student_en_laptop_after_replica_loss")

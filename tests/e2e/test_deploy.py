@@ -371,6 +371,26 @@ def test_a_page_whose_replica_dies_comes_back_to_it_restarted_and_answers(
         shown = (_slider(page, "d_model").input_value(), _slider(page, "d_k").input_value())
         assert shown == ("16", "9")
 
+        # While the redraw guard is on, a key moves nothing (and sends nothing).
+        html = "document.documentElement"
+        page.evaluate(f"{html}.setAttribute('data-lab-redrawing', '')")
+        before_keys = len(sent[list(frames)[-1]])
+        _slider(page, "d_k").focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(500)
+        assert _slider(page, "d_k").input_value() == "9"
+        assert len(sent[list(frames)[-1]]) == before_keys
+        page.evaluate(f"{html}.removeAttribute('data-lab-redrawing')")
+
+        # Watch the page's redraw guard (deploy/reconnect.js): on while it is drawn anew.
+        page.evaluate(
+            """() => {
+              window.__guard = [];
+              new MutationObserver(() => window.__guard.push(
+                document.documentElement.hasAttribute("data-lab-redrawing"))
+              ).observe(document.documentElement, {attributeFilter: ["data-lab-redrawing"]});
+            }"""
+        )
         os.kill(victim["pid"], signal.SIGKILL)
         what = "the page reconnects and the server it reached redraws it"
         _wait(page, lambda: len(frames) > 1 and list(frames.values())[-1] > 0, what)
@@ -386,6 +406,8 @@ def test_a_page_whose_replica_dies_comes_back_to_it_restarted_and_answers(
         # /scaling has no fragment on a timer: Streamlit's frontend asks for no run after a
         # reconnect, deploy/reconnect.js asks for one.
         assert full_run_requests(sent[list(frames)[-1]]) == 1
+        # It took no input from the reconnect until that run had drawn the page.
+        assert page.evaluate("window.__guard") == [True, False]
         restarted = _replicas(run_dir)[int(route[1:]) - 1]
         assert restarted["port"] == victim["port"] and restarted["pid"] != victim["pid"]
 
