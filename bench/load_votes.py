@@ -527,9 +527,10 @@ async def tap(tab: Tab, label: str) -> bool:
 
 async def answer(s: Student, label: str) -> None:
     """Tap ``label`` and wait until the screen says it is recorded, as a person would: not
-    while the page is disconnected (the browser disables its widgets then), and again if
-    the page, drawn anew after a reconnect, does not show it (the tap was lost with its
-    replica, or reached the new one before the page's run had drawn the pills there)."""
+    while the page is disconnected (the browser disables its widgets then) or, after a
+    reconnect, before its first run has drawn it anew (deploy/reconnect.js takes no input
+    until then), and again if the page, drawn anew after a reconnect, does not show it
+    (the tap was lost with its replica)."""
     tab = s.tab
     end = time.monotonic() + CONFIRM_WITHIN
     record = None
@@ -538,19 +539,22 @@ async def answer(s: Student, label: str) -> None:
         return len(tab.reconnected) >= len(tab.drops)
 
     while time.monotonic() < end:
-        if not await tab.until(lambda: tab.connected and pills(tab), end - time.monotonic()):
+        ready = await tab.until(
+            lambda: tab.connected and redrawn() and pills(tab), end - time.monotonic()
+        )
+        if not ready:
             break
         if record is None:  # times run from the person's first tap, over any retaps
             record = Tap(label, time.monotonic())
             s.taps.append(record)
         else:
             s.retaps += 1
-        drawn, drops = redrawn(), len(tab.drops)
+        drops = len(tab.drops)
         await tap(tab, label)
 
-        def settled(drawn: bool = drawn, drops: int = drops) -> bool:
-            """Recorded, or the page dropped, or (tapped before its redraw) redrawn."""
-            return tab.recorded() == label or len(tab.drops) > drops or (not drawn and redrawn())
+        def settled(drops: int = drops) -> bool:
+            """Recorded, or the page dropped."""
+            return tab.recorded() == label or len(tab.drops) > drops
 
         if not await tab.until(settled, end - time.monotonic()):
             break
