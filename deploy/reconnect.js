@@ -15,42 +15,46 @@
 // frontend's own would double the work of a restarted replica that a whole share of the
 // class reconnects to at once.
 //
-// Until that run has finished, the page takes no click or key (data-lab-redrawing on the
-// document): a control used meanwhile would ask for a rerun of a fragment the new process
-// has not drawn yet, which it drops, and a student's tapped answer would vanish when the
-// page is drawn. After REDRAW_AT_MOST ms the page takes input again whatever happened.
+// Until that run has finished (the server's script_finished message on the new websocket),
+// the page takes no click or key (data-lab-redrawing on the document): a control used
+// meanwhile would ask for a rerun of a fragment the new process has not drawn yet, which
+// it drops, and a student's tapped answer would vanish when the page is drawn. After
+// REDRAW_AT_MOST ms the page takes input again whatever happened.
 (() => {
   "use strict";
   if (window.__attentionLabReconnect) return;
   window.__attentionLabReconnect = true;
+  const REDRAW_AT_MOST = 15000;
+  const GUARD = "data-lab-redrawing";
   let last = null; // the connection state seen last
   let lost = false; // the websocket was connected once and dropped since
   let sends = 0; // messages the page has sent on its websockets
   let sendsAtLoss = 0; // ... when the connection dropped
-  let redrawn = null; // the timer that ends a redraw's wait at the latest
-  const REDRAW_AT_MOST = 15000;
+  let ending = null; // the timer that ends a redraw's guard at the latest
+  const listened = new WeakSet(); // the websockets whose messages this reads
 
   const style = document.createElement("style");
   style.textContent =
-    "html[data-lab-redrawing] { cursor: progress; }" +
-    " html[data-lab-redrawing] [data-testid='stApp'] { pointer-events: none; }";
+    `html[${GUARD}] { cursor: progress; }` +
+    ` html[${GUARD}] [data-testid='stApp'] { pointer-events: none; }`;
   document.head.appendChild(style);
 
-  function redrawing(on) {
-    clearTimeout(redrawn);
+  function guard(on) {
+    clearTimeout(ending);
     if (on) {
-      document.documentElement.setAttribute("data-lab-redrawing", "");
-      redrawn = setTimeout(() => redrawing(false), REDRAW_AT_MOST);
+      document.documentElement.setAttribute(GUARD, "");
+      ending = setTimeout(() => guard(false), REDRAW_AT_MOST);
     } else {
-      document.documentElement.removeAttribute("data-lab-redrawing");
+      document.documentElement.removeAttribute(GUARD);
     }
   }
-  // Keys too: pointer-events stops the pointer only.
-  for (const type of ["keydown", "keypress", "keyup", "input", "beforeinput"]) {
+
+  // Keys too: pointer-events stops the pointer only. (The R key below is not trusted.)
+  for (const type of ["keydown", "keypress", "keyup", "beforeinput", "input"]) {
     window.addEventListener(
       type,
       (event) => {
-        if (event.isTrusted && document.documentElement.hasAttribute("data-lab-redrawing")) {
+        if (event.isTrusted && document.documentElement.hasAttribute(GUARD)) {
           event.stopImmediatePropagation();
           event.preventDefault();
         }
@@ -59,11 +63,47 @@
     );
   }
 
+  // Whether a server message (a ForwardMsg, protobuf) says a script run ended: its field 6,
+  // script_finished, holds any status but 2 (ended early for another run).
+  function runEnded(data) {
+    const bytes = new Uint8Array(data);
+    let at = 0;
+    const varint = () => {
+      let value = 0;
+      for (let shift = 0; at < bytes.length; shift += 7) {
+        const byte = bytes[at++];
+        value += (byte & 127) * 2 ** shift;
+        if (byte < 128) break;
+      }
+      return value;
+    };
+    while (at < bytes.length) {
+      const key = varint();
+      const wire = key % 8;
+      if (wire === 0) {
+        const value = varint();
+        if (Math.floor(key / 8) === 6) return value !== 2;
+      } else if (wire === 2) at += varint();
+      else if (wire === 1) at += 8;
+      else if (wire === 5) at += 4;
+      else return false;
+    }
+    return false;
+  }
+
   // The frontend's own request is a message it sends on the new websocket before it
-  // writes the CONNECTED state on the page: count them.
+  // writes the CONNECTED state on the page: count them. The first message sent on a
+  // websocket also starts the reading of its answers.
   const send = WebSocket.prototype.send;
   WebSocket.prototype.send = function (...args) {
     sends += 1;
+    if (!listened.has(this)) {
+      listened.add(this);
+      this.addEventListener("message", (event) => {
+        const guarded = document.documentElement.hasAttribute(GUARD);
+        if (guarded && event.data instanceof ArrayBuffer && runEnded(event.data)) guard(false);
+      });
+    }
     return send.apply(this, args);
   };
 
@@ -88,7 +128,7 @@
     last = state;
     if (lost && state === "CONNECTED") {
       lost = false;
-      redrawing(true);
+      guard(true);
       if (sends === sendsAtLoss) rerun(); // the frontend asked for nothing
     }
   }
@@ -104,15 +144,11 @@
   }, 50);
   new MutationObserver((changes) => {
     for (const change of changes) {
-      if (change.target.getAttribute("data-testid") !== "stApp") continue;
-      if (change.attributeName === "data-test-connection-state") look(change.target);
-      // A run that was under way has ended: the page is drawn anew.
-      else if (change.oldValue === "running") redrawing(false);
+      if (change.target.getAttribute("data-testid") === "stApp") look(change.target);
     }
   }).observe(document.documentElement, {
     subtree: true,
     attributes: true,
-    attributeOldValue: true,
-    attributeFilter: ["data-test-connection-state", "data-test-script-state"],
+    attributeFilter: ["data-test-connection-state"],
   });
 })();

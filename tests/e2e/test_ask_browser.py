@@ -611,8 +611,8 @@ def test_a_student_whose_replica_is_killed_mid_round_is_back_with_their_answer(
     student.page.evaluate(  # deploy/reconnect.js's redraw guard, each time it changes
         """() => {
           window.__guard = [];
-          new MutationObserver(() => window.__guard.push(
-            document.documentElement.hasAttribute("data-lab-redrawing"))
+          new MutationObserver(() => window.__guard.push([
+            document.documentElement.hasAttribute("data-lab-redrawing"), performance.now()])
           ).observe(document.documentElement, {attributeFilter: ["data-lab-redrawing"]});
         }"""
     )
@@ -639,7 +639,8 @@ def test_a_student_whose_replica_is_killed_mid_round_is_back_with_their_answer(
     # deploy/reconnect.js adds none (a second would double a restarted replica's work).
     assert full_run_requests(student.frames.sent[1]) == 1
     # No tap was taken between the reconnect and that run's end (it would have been lost).
-    assert student.page.evaluate("window.__guard") == [True, False]
+    (on, t_on), (off, t_off) = student.page.evaluate("window.__guard")
+    assert on and not off and t_off - t_on < 10_000, "on, then off when the run ended"
     assert deployment.replicas()[int(route[1:]) - 1]["pid"] != victim["pid"]
     no_error_on_screen(student.page)
     shot(student.page, "ask_student_en_laptop_after_replica_loss")

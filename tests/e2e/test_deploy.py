@@ -386,8 +386,8 @@ def test_a_page_whose_replica_dies_comes_back_to_it_restarted_and_answers(
         page.evaluate(
             """() => {
               window.__guard = [];
-              new MutationObserver(() => window.__guard.push(
-                document.documentElement.hasAttribute("data-lab-redrawing"))
+              new MutationObserver(() => window.__guard.push([
+                document.documentElement.hasAttribute("data-lab-redrawing"), performance.now()])
               ).observe(document.documentElement, {attributeFilter: ["data-lab-redrawing"]});
             }"""
         )
@@ -407,7 +407,8 @@ def test_a_page_whose_replica_dies_comes_back_to_it_restarted_and_answers(
         # reconnect, deploy/reconnect.js asks for one.
         assert full_run_requests(sent[list(frames)[-1]]) == 1
         # It took no input from the reconnect until that run had drawn the page.
-        assert page.evaluate("window.__guard") == [True, False]
+        (on, t_on), (off, t_off) = page.evaluate("window.__guard")
+        assert on and not off and t_off - t_on < 10_000, "on, then off when the run ended"
         restarted = _replicas(run_dir)[int(route[1:]) - 1]
         assert restarted["port"] == victim["port"] and restarted["pid"] != victim["pid"]
 
