@@ -252,3 +252,25 @@ def full_run_requests(sent: list[bytes | str]) -> int:
     return sum(
         m.WhichOneof("type") == "rerun_script" and not m.rerun_script.fragment_id for m in messages
     )
+
+
+REDRAW_GUARD = "data-lab-redrawing"  # deploy/reconnect.js: the page takes no input meanwhile
+
+
+def watch_redraw_guard(page) -> None:
+    """Record, in the page, each change of deploy/reconnect.js's redraw guard (on or off,
+    and when: ``performance.now()``); :func:`redraw_guard` reads them."""
+    page.evaluate(
+        """(name) => {
+          window.__guard = [];
+          new MutationObserver(() => window.__guard.push([
+            document.documentElement.hasAttribute(name), performance.now()])
+          ).observe(document.documentElement, {attributeFilter: [name]});
+        }""",
+        REDRAW_GUARD,
+    )
+
+
+def redraw_guard(page) -> list[list]:
+    """The guard's changes since :func:`watch_redraw_guard`: [on, ms] each."""
+    return page.evaluate("window.__guard")

@@ -55,8 +55,10 @@ from tests.e2e.conftest import (
     Server,
     full_run_requests,
     no_error_on_screen,
+    redraw_guard,
     shot,
     wait_idle,
+    watch_redraw_guard,
 )
 from tests.store.conftest import start_pg_server
 from ui.i18n import Translator
@@ -608,14 +610,7 @@ def test_a_student_whose_replica_is_killed_mid_round_is_back_with_their_answer(
     assert sockets == 1
     recorded = student.t("ask.recorded", answer=plain(label(WRONG[2], "en"))).encode()
 
-    student.page.evaluate(  # deploy/reconnect.js's redraw guard, each time it changes
-        """() => {
-          window.__guard = [];
-          new MutationObserver(() => window.__guard.push([
-            document.documentElement.hasAttribute("data-lab-redrawing"), performance.now()])
-          ).observe(document.documentElement, {attributeFilter: ["data-lab-redrawing"]});
-        }"""
-    )
+    watch_redraw_guard(student.page)  # deploy/reconnect.js: no input until redrawn
     killed = time.monotonic()
     os.kill(victim["pid"], signal.SIGKILL)
 
@@ -639,7 +634,7 @@ def test_a_student_whose_replica_is_killed_mid_round_is_back_with_their_answer(
     # deploy/reconnect.js adds none (a second would double a restarted replica's work).
     assert full_run_requests(student.frames.sent[1]) == 1
     # No tap was taken between the reconnect and that run's end (it would have been lost).
-    (on, t_on), (off, t_off) = student.page.evaluate("window.__guard")
+    (on, t_on), (off, t_off) = redraw_guard(student.page)
     assert on and not off and t_off - t_on < 10_000, "on, then off when the run ended"
     assert deployment.replicas()[int(route[1:]) - 1]["pid"] != victim["pid"]
     no_error_on_screen(student.page)

@@ -39,7 +39,15 @@ from websockets.sync.client import connect as ws_connect
 
 from store import STORE_FILE, lecturer_key
 from tests.conftest import wait_until
-from tests.e2e.conftest import ROOT, full_run_requests, no_error_on_screen, wait_idle
+from tests.e2e.conftest import (
+    REDRAW_GUARD,
+    ROOT,
+    full_run_requests,
+    no_error_on_screen,
+    redraw_guard,
+    wait_idle,
+    watch_redraw_guard,
+)
 from tests.store.conftest import start_pg_server
 from ui.i18n import Translator
 
@@ -373,24 +381,16 @@ def test_a_page_whose_replica_dies_comes_back_to_it_restarted_and_answers(
 
         # While the redraw guard is on, a key moves nothing (and sends nothing).
         html = "document.documentElement"
-        page.evaluate(f"{html}.setAttribute('data-lab-redrawing', '')")
+        page.evaluate(f"{html}.setAttribute('{REDRAW_GUARD}', '')")
         before_keys = len(sent[list(frames)[-1]])
         _slider(page, "d_k").focus()
         page.keyboard.press("ArrowRight")
         page.wait_for_timeout(500)
         assert _slider(page, "d_k").input_value() == "9"
         assert len(sent[list(frames)[-1]]) == before_keys
-        page.evaluate(f"{html}.removeAttribute('data-lab-redrawing')")
+        page.evaluate(f"{html}.removeAttribute('{REDRAW_GUARD}')")
 
-        # Watch the page's redraw guard (deploy/reconnect.js): on while it is drawn anew.
-        page.evaluate(
-            """() => {
-              window.__guard = [];
-              new MutationObserver(() => window.__guard.push([
-                document.documentElement.hasAttribute("data-lab-redrawing"), performance.now()])
-              ).observe(document.documentElement, {attributeFilter: ["data-lab-redrawing"]});
-            }"""
-        )
+        watch_redraw_guard(page)  # deploy/reconnect.js: on while the page is drawn anew
         os.kill(victim["pid"], signal.SIGKILL)
         what = "the page reconnects and the server it reached redraws it"
         _wait(page, lambda: len(frames) > 1 and list(frames.values())[-1] > 0, what)
@@ -407,7 +407,7 @@ def test_a_page_whose_replica_dies_comes_back_to_it_restarted_and_answers(
         # reconnect, deploy/reconnect.js asks for one.
         assert full_run_requests(sent[list(frames)[-1]]) == 1
         # It took no input from the reconnect until that run had drawn the page.
-        (on, t_on), (off, t_off) = page.evaluate("window.__guard")
+        (on, t_on), (off, t_off) = redraw_guard(page)
         assert on and not off and t_off - t_on < 10_000, "on, then off when the run ended"
         restarted = _replicas(run_dir)[int(route[1:]) - 1]
         assert restarted["port"] == victim["port"] and restarted["pid"] != victim["pid"]
